@@ -1,0 +1,37 @@
+# The library's sources, listed once for CMake; the Makefile reads the same
+# lists from this file (make's `sources.mk` is generated from nothing else).
+
+set(EDGEATTN_CORE_SOURCES
+  src/status.cpp
+  src/dispatch.cpp
+  src/arch/scalar.cpp
+  src/attention_rows.cpp
+  src/linear.cpp
+  src/masked_softmax.cpp
+  src/dot_product_attention.cpp
+  src/additive_attention.cpp
+  src/multi_head_attention.cpp
+  src/positional_encoding.cpp)
+
+# Per-ISA kernel files for the target processor, as "isa|file|flags".
+function(edgeattn_isa_sources out)
+  set(list "")
+  string(TOLOWER "${CMAKE_SYSTEM_PROCESSOR}" proc)
+  if(proc MATCHES "^(x86_64|amd64|i[3-6]86|x86)$")
+    list(APPEND list
+      "sse2|src/arch/x86_sse2.cpp|-msse2"
+      "avx2|src/arch/x86_avx2.cpp|-mavx2 -mfma"
+      "avx512|src/arch/x86_avx512.cpp|-mavx512f -mavx512dq -mavx2 -mfma")
+  elseif(proc MATCHES "^(aarch64|arm64|arm.*)$")
+    include(CheckCXXSourceCompiles)
+    check_cxx_source_compiles("
+      #if !defined(__ARM_NEON)
+      #error no neon
+      #endif
+      int main() { return 0; }" EDGEATTN_TARGET_HAS_NEON)
+    if(EDGEATTN_TARGET_HAS_NEON)
+      list(APPEND list "neon|src/arch/arm_neon.cpp|")
+    endif()
+  endif()
+  set(${out} "${list}" PARENT_SCOPE)
+endfunction()

@@ -1,0 +1,81 @@
+// C entry point of additive attention (d2l's AdditiveAttention).
+#include "attention_checks.hpp"
+#include "attention_rows.hpp"
+#include "edgeattn/detail/workspace_layout.hpp"
+#include "edgeattn/edgeattn.h"
+#include "linear.hpp"
+#include "parallel.hpp"
+
+using namespace edgeattn::detail;
+
+namespace {
+
+bool has_zero_dimension(const edgeattn_attention_dims &d) {
+    return d.batch == 0 || d.queries == 0 || d.keys == 0 || d.query_size == 0 ||
+           d.key_size == 0 || d.value_size == 0 || d.num_hiddens == 0;
+}
+
+}  // namespace
+
+extern "C" size_t edgeattn_additive_attention_workspace_size(const edgeattn_attention_dims *dims,
+                                                             size_t max_threads) {
+    if (!dims || has_zero_dimension(*dims)) return 0;
+    return make_additive_layout(dims->batch, dims->queries, dims->keys, dims->num_hiddens,
+                                max_threads)
+        .bytes;
+}
+
+extern "C" edgeattn_status edgeattn_additive_attention(
+    const edgeattn_attention_dims *dims, const float *queries, const float *keys,
+    const float *values, const edgeattn_valid_lens *valid_lens,
+    const edgeattn_additive_weights *weights, void *workspace, size_t workspace_bytes,
+    float *output, float *attention_weights) {
+    if (!dims || !queries || !keys || !values || !weights || !weights->W_q || !weights->W_k ||
+        !weights->w_v || !workspace || !output)
+        return EDGEATTN_ERR_NULL_POINTER;
+    const edgeattn_attention_dims d = *dims;
+    if (has_zero_dimension(d)) return EDGEATTN_ERR_ZERO_DIMENSION;
+    attention_counts counts;
+    if (edgeattn_status st = count_attention_tensors(d, d.value_size, 1, counts)) return st;
+    tensor_span params[3] = {{weights->W_q, 0}, {weights->W_k, 0}, {weights->w_v, d.num_hiddens}};
+    if (edgeattn_status st = tensor_count(params[0].count, d.num_hiddens, d.query_size)) return st;
+    if (edgeattn_status st = tensor_count(params[1].count, d.num_hiddens, d.key_size)) return st;
+    const additive_layout one = make_additive_layout(d.batch, d.queries, d.keys, d.num_hiddens, 1);
+    valid_lens_view lens;
+    if (edgeattn_status st = check_attention_call(d, counts, params, 3, queries, keys, values,
+                                                  valid_lens, workspace, workspace_bytes,
+                                                  one.bytes, output, attention_weights, lens))
+        return st;
+
+    const kernel_table &k = active_kernels();
+    float *ws = static_cast<float *>(workspace);
+    float *projected_queries = ws + one.projected_queries;  // (B, Q, h)
+    float *projected_keys = ws + one.projected_keys;        // (B, K, h)
+    const size_t h = d.num_hiddens;
+    linear(k, d.batch * d.queries, d.query_size, h, queries, weights->W_q, nullptr, projected_queries);
+    linear(k, d.batch * d.keys, d.key_size, h, keys, weights->W_k, nullptr, projected_keys);
+
+    float *scratch = ws + one.scores.scores;
+    const size_t slots = scratch_slots(one.bytes, one.scores.floats_per_slot, workspace_bytes);
+    const size_t blocks = row_blocks(d.queries);
+    const double flops_per_block = rows_per_block * d.keys * (20.0 * h + 2.0 * d.value_size);
+    parallel_for(d.batch * blocks, slots, flops_per_block, [&](size_t slot, size_t begin, size_t end) {
+        float *my_scratch = scratch + slot * one.scores.floats_per_slot;
+        for (size_t item = begin; item < end; ++item) {
+            const size_t b = item / blocks, row0 = item % blocks * rows_per_block;
+            const size_t rows = d.queries - row0 < rows_per_block ? d.queries - row0 : rows_per_block;
+            float *weights_b = attention_weights ? attention_weights + b * d.queries * d.keys : nullptr;
+            float *scores = weights_b ? weights_b + row0 * d.keys : my_scratch;
+            for (size_t r = 0; r < rows; ++r)
+                k.additive_scores_row(projected_queries + (b * d.queries + row0 + r) * h,
+                                      projected_keys + b * d.keys * h, d.keys, h, weights->w_v, h,
+                                      scores + r * d.keys);
+            const attention_slice s{nullptr, 0, nullptr, 0,
+                                    values + b * d.keys * d.value_size, d.value_size,
+                                    output + b * d.queries * d.value_size, d.value_size,
+                                    weights_b, d.queries, d.keys, h, d.value_size, b};
+            softmax_and_weighted_sum(k, s, row0, rows, lens, scores);
+        }
+    });
+    return EDGEATTN_OK;
+}

@@ -1,0 +1,10 @@
+// The plain C++ path: always built, needs neither xsimd nor OpenMP. It is
+// the Cortex-M port and the fallback on every other target.
+#include "../kernels/make_kernel_table.hpp"
+#include "../kernels/scalar_batch.hpp"
+
+namespace edgeattn {
+namespace detail {
+const kernel_table scalar_kernels = make_kernel_table<scalar_batch>(EDGEATTN_ISA_SCALAR);
+}
+}  // namespace edgeattn

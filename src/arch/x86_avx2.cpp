@@ -1,0 +1,16 @@
+// The avx2 path: the kernel templates instantiated for xsimd's xsimd::fma3<xsimd::avx2>.
+// This file alone is compiled with the avx2 flags (see CMakeLists.txt).
+#include <xsimd/xsimd.hpp>
+
+#include "../kernels/make_kernel_table.hpp"
+
+#if !(defined __AVX2__ && defined __FMA__)
+#error "compile this file with the avx2 instruction-set flags"
+#endif
+
+namespace edgeattn {
+namespace detail {
+const kernel_table avx2_kernels =
+    make_kernel_table<xsimd::batch<float, xsimd::fma3<xsimd::avx2>>>(EDGEATTN_ISA_AVX2);
+}
+}  // namespace edgeattn

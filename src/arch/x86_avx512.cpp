@@ -1,0 +1,16 @@
+// The avx512 path: the kernel templates instantiated for xsimd's xsimd::avx512f.
+// This file alone is compiled with the avx512 flags (see CMakeLists.txt).
+#include <xsimd/xsimd.hpp>
+
+#include "../kernels/make_kernel_table.hpp"
+
+#if !(defined __AVX512F__ && defined __AVX512DQ__)
+#error "compile this file with the avx512 instruction-set flags"
+#endif
+
+namespace edgeattn {
+namespace detail {
+const kernel_table avx512_kernels =
+    make_kernel_table<xsimd::batch<float, xsimd::avx512f>>(EDGEATTN_ISA_AVX512);
+}
+}  // namespace edgeattn

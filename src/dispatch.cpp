@@ -1,0 +1,114 @@
+// Chooses the kernel path once: the best one the build has and the CPU
+// runs, unless EDGEATTN_ISA or edgeattn_set_isa() forces another, so the
+// tests can run every path on one machine.
+#include <stdlib.h>
+#include <string.h>
+
+#include <atomic>
+
+#include "kernels/kernel_table.hpp"
+
+#if defined(EDGEATTN_HAVE_SSE2) || defined(EDGEATTN_HAVE_AVX2) || defined(EDGEATTN_HAVE_AVX512)
+#define EDGEATTN_DETECT_X86 1
+#endif
+
+namespace edgeattn {
+namespace detail {
+namespace {
+
+const kernel_table *table_for(edgeattn_isa isa) {
+    switch (isa) {
+        case EDGEATTN_ISA_SCALAR: return &scalar_kernels;
+#if defined(EDGEATTN_HAVE_SSE2)
+        case EDGEATTN_ISA_SSE2: return __builtin_cpu_supports("sse2") ? &sse2_kernels : nullptr;
+#endif
+#if defined(EDGEATTN_HAVE_AVX2)
+        case EDGEATTN_ISA_AVX2:
+            return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? &avx2_kernels
+                                                                                   : nullptr;
+#endif
+#if defined(EDGEATTN_HAVE_AVX512)
+        case EDGEATTN_ISA_AVX512:
+            return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq")
+                       ? &avx512_kernels
+                       : nullptr;
+#endif
+#if defined(EDGEATTN_HAVE_NEON)
+        // The NEON file is only built when the target's flags enable NEON
+        // (always on AArch64; -mfpu=neon on ARMv7), so the CPU has it.
+        case EDGEATTN_ISA_NEON: return &neon_kernels;
+#endif
+        default: return nullptr;
+    }
+}
+
+const kernel_table *best_table() {
+    const edgeattn_isa best_first[] = {EDGEATTN_ISA_AVX512, EDGEATTN_ISA_AVX2, EDGEATTN_ISA_NEON,
+                                       EDGEATTN_ISA_SSE2};
+    for (edgeattn_isa isa : best_first)
+        if (const kernel_table *t = table_for(isa)) return t;
+    return &scalar_kernels;
+}
+
+edgeattn_isa isa_from_name(const char *name) {
+    const edgeattn_isa all[] = {EDGEATTN_ISA_AUTO, EDGEATTN_ISA_SCALAR, EDGEATTN_ISA_SSE2,
+                                EDGEATTN_ISA_AVX2, EDGEATTN_ISA_AVX512, EDGEATTN_ISA_NEON};
+    for (edgeattn_isa isa : all)
+        if (strcmp(name, edgeattn_isa_name(isa)) == 0) return isa;
+    return EDGEATTN_ISA_AUTO;
+}
+
+// The first call reads EDGEATTN_ISA; an unknown or unsupported name falls
+// back to the best path (a library must not abort a program over it).
+const kernel_table *initial_table() {
+#if !defined(EDGEATTN_BARE_METAL)
+    if (const char *name = getenv("EDGEATTN_ISA")) {
+        if (const kernel_table *t = table_for(isa_from_name(name))) return t;
+    }
+#endif
+    return best_table();
+}
+
+std::atomic<const kernel_table *> active{nullptr};
+
+}  // namespace
+
+const kernel_table &active_kernels() {
+    const kernel_table *t = active.load(std::memory_order_acquire);
+    if (!t) {
+        t = initial_table();  // idempotent: racing first calls agree
+        active.store(t, std::memory_order_release);
+    }
+    return *t;
+}
+
+}  // namespace detail
+}  // namespace edgeattn
+
+using edgeattn::detail::active_kernels;
+
+extern "C" edgeattn_status edgeattn_set_isa(edgeattn_isa isa) {
+    using namespace edgeattn::detail;
+    const kernel_table *t = isa == EDGEATTN_ISA_AUTO ? best_table() : table_for(isa);
+    if (!t) return EDGEATTN_ERR_UNSUPPORTED_ISA;
+    active.store(t, std::memory_order_release);
+    return EDGEATTN_OK;
+}
+
+extern "C" edgeattn_isa edgeattn_current_isa(void) { return active_kernels().isa; }
+
+extern "C" int edgeattn_isa_supported(edgeattn_isa isa) {
+    return isa != EDGEATTN_ISA_AUTO && edgeattn::detail::table_for(isa) != nullptr;
+}
+
+extern "C" const char *edgeattn_isa_name(edgeattn_isa isa) {
+    switch (isa) {
+        case EDGEATTN_ISA_AUTO: return "auto";
+        case EDGEATTN_ISA_SCALAR: return "scalar";
+        case EDGEATTN_ISA_SSE2: return "sse2";
+        case EDGEATTN_ISA_AVX2: return "avx2";
+        case EDGEATTN_ISA_AVX512: return "avx512";
+        case EDGEATTN_ISA_NEON: return "neon";
+    }
+    return "unknown";
+}

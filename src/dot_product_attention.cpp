@@ -1,0 +1,69 @@
+// C entry point of scaled dot-product attention (d2l's DotProductAttention).
+#include "attention_checks.hpp"
+#include "attention_rows.hpp"
+#include "edgeattn/detail/workspace_layout.hpp"
+#include "edgeattn/edgeattn.h"
+#include "parallel.hpp"
+
+using namespace edgeattn::detail;
+
+namespace {
+
+// Dims with key_size filled in (0 means "same as query_size"); an error
+// when a dimension is zero or the key and query sizes differ.
+edgeattn_status normalize_dims(const edgeattn_attention_dims &in, edgeattn_attention_dims &d) {
+    d = in;
+    if (d.key_size == 0) d.key_size = d.query_size;
+    if (d.batch == 0 || d.queries == 0 || d.keys == 0 || d.query_size == 0 || d.value_size == 0)
+        return EDGEATTN_ERR_ZERO_DIMENSION;
+    if (d.key_size != d.query_size) return EDGEATTN_ERR_SHAPE_MISMATCH;
+    return EDGEATTN_OK;
+}
+
+}  // namespace
+
+extern "C" size_t edgeattn_dot_product_attention_workspace_size(const edgeattn_attention_dims *dims,
+                                                                size_t max_threads) {
+    edgeattn_attention_dims d;
+    if (!dims || normalize_dims(*dims, d) != EDGEATTN_OK) return 0;
+    return make_dot_product_layout(d.keys, max_threads).bytes;
+}
+
+extern "C" edgeattn_status edgeattn_dot_product_attention(
+    const edgeattn_attention_dims *dims, const float *queries, const float *keys,
+    const float *values, const edgeattn_valid_lens *valid_lens, void *workspace,
+    size_t workspace_bytes, float *output, float *attention_weights) {
+    if (!dims || !queries || !keys || !values || !workspace || !output)
+        return EDGEATTN_ERR_NULL_POINTER;
+    edgeattn_attention_dims d;
+    if (edgeattn_status st = normalize_dims(*dims, d)) return st;
+    attention_counts counts;
+    if (edgeattn_status st = count_attention_tensors(d, d.value_size, 1, counts)) return st;
+    const dot_product_layout one = make_dot_product_layout(d.keys, 1);
+    valid_lens_view lens;
+    if (edgeattn_status st = check_attention_call(d, counts, nullptr, 0, queries, keys, values,
+                                                  valid_lens, workspace, workspace_bytes,
+                                                  one.bytes, output, attention_weights, lens))
+        return st;
+
+    const kernel_table &k = active_kernels();
+    float *scratch = static_cast<float *>(workspace) + one.scores.scores;
+    const size_t slots = scratch_slots(one.bytes, one.scores.floats_per_slot, workspace_bytes);
+    const size_t blocks = row_blocks(d.queries);
+    const double flops_per_block = 2.0 * rows_per_block * d.keys * (d.query_size + d.value_size);
+    parallel_for(d.batch * blocks, slots, flops_per_block, [&](size_t slot, size_t begin, size_t end) {
+        float *my_scratch = scratch + slot * one.scores.floats_per_slot;
+        for (size_t item = begin; item < end; ++item) {
+            const size_t b = item / blocks, row0 = item % blocks * rows_per_block;
+            const size_t rows = d.queries - row0 < rows_per_block ? d.queries - row0 : rows_per_block;
+            const attention_slice s{queries + b * d.queries * d.query_size, d.query_size,
+                                    keys + b * d.keys * d.key_size, d.key_size,
+                                    values + b * d.keys * d.value_size, d.value_size,
+                                    output + b * d.queries * d.value_size, d.value_size,
+                                    attention_weights ? attention_weights + b * d.queries * d.keys : nullptr,
+                                    d.queries, d.keys, d.query_size, d.value_size, b};
+            dot_product_attention_block(k, s, row0, rows, lens, my_scratch);
+        }
+    });
+    return EDGEATTN_OK;
+}

@@ -1,0 +1,28 @@
+// Fills a kernel_table from the kernel templates for one batch type. Only
+// src/arch/*.cpp include this, each compiled with its own ISA flags; the
+// kernels live in an anonymous namespace so no instantiation compiled for
+// one ISA can be merged by the linker into another path.
+#ifndef EDGEATTN_KERNELS_MAKE_KERNEL_TABLE_HPP
+#define EDGEATTN_KERNELS_MAKE_KERNEL_TABLE_HPP
+
+#include "add.hpp"
+#include "additive.hpp"
+#include "gemm.hpp"
+#include "kernel_table.hpp"
+#include "softmax.hpp"
+
+namespace edgeattn {
+namespace detail {
+namespace {
+
+template <class B>
+constexpr kernel_table make_kernel_table(edgeattn_isa isa) {
+    return kernel_table{isa, &gemm_nt<B>, &gemm_nn<B>, &masked_softmax_row<B>,
+                        &additive_scores_row<B>, &add<B>};
+}
+
+}  // namespace
+}  // namespace detail
+}  // namespace edgeattn
+
+#endif

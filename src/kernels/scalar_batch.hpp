@@ -1,0 +1,45 @@
+// A one-lane stand-in for xsimd::batch<float, A>, with the same spelling of
+// the operations the kernels use. The kernel templates are written once
+// against this interface: with scalar_batch they are the plain C++ path
+// (the Cortex-M port, no xsimd needed); with xsimd::batch they are SIMD.
+#ifndef EDGEATTN_KERNELS_SCALAR_BATCH_HPP
+#define EDGEATTN_KERNELS_SCALAR_BATCH_HPP
+
+#include <math.h>
+#include <stddef.h>
+
+namespace edgeattn {
+namespace detail {
+
+struct scalar_batch {
+    static constexpr size_t size = 1;
+    float value;
+
+    scalar_batch() = default;
+    scalar_batch(float v) : value(v) {}
+
+    static scalar_batch load_unaligned(const float *p) { return scalar_batch(*p); }
+    void store_unaligned(float *p) const { *p = value; }
+
+    friend scalar_batch operator+(scalar_batch a, scalar_batch b) { return a.value + b.value; }
+    friend scalar_batch operator-(scalar_batch a, scalar_batch b) { return a.value - b.value; }
+    friend scalar_batch operator*(scalar_batch a, scalar_batch b) { return a.value * b.value; }
+    scalar_batch &operator+=(scalar_batch b) {
+        value += b.value;
+        return *this;
+    }
+};
+
+// Found by argument-dependent lookup, as xsimd's are for xsimd::batch.
+inline scalar_batch fma(scalar_batch a, scalar_batch b, scalar_batch c) {
+    return a.value * b.value + c.value;
+}
+inline scalar_batch max(scalar_batch a, scalar_batch b) { return a.value > b.value ? a : b; }
+inline float hadd(scalar_batch a) { return a.value; }
+inline scalar_batch exp(scalar_batch a) { return expf(a.value); }
+inline scalar_batch tanh(scalar_batch a) { return tanhf(a.value); }
+
+}  // namespace detail
+}  // namespace edgeattn
+
+#endif

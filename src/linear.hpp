@@ -1,0 +1,20 @@
+// y (rows, out) = x (rows, in) . W^T (+ b), W (out, in) in torch.nn.Linear
+// layout: the projections of additive and multi-head attention, split over
+// threads by blocks of rows.
+#ifndef EDGEATTN_LINEAR_HPP
+#define EDGEATTN_LINEAR_HPP
+
+#include <stddef.h>
+
+#include "kernels/kernel_table.hpp"
+
+namespace edgeattn {
+namespace detail {
+
+void linear(const kernel_table &k, size_t rows, size_t in_features, size_t out_features,
+            const float *x, const float *W, const float *b, float *y);
+
+}  // namespace detail
+}  // namespace edgeattn
+
+#endif

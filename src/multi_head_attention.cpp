@@ -1,0 +1,144 @@
+// C entry points of multi-head attention (d2l's MultiHeadAttention) and of
+// self-attention, its case queries = keys = values.
+#include "attention_checks.hpp"
+#include "attention_rows.hpp"
+#include "edgeattn/detail/workspace_layout.hpp"
+#include "edgeattn/edgeattn.h"
+#include "linear.hpp"
+#include "parallel.hpp"
+
+using namespace edgeattn::detail;
+
+namespace {
+
+edgeattn_status check_dims(const edgeattn_attention_dims &d) {
+    if (d.batch == 0 || d.queries == 0 || d.keys == 0 || d.query_size == 0 || d.key_size == 0 ||
+        d.value_size == 0 || d.num_hiddens == 0 || d.num_heads == 0)
+        return EDGEATTN_ERR_ZERO_DIMENSION;
+    if (d.num_hiddens % d.num_heads != 0) return EDGEATTN_ERR_HEADS_DO_NOT_DIVIDE;
+    return EDGEATTN_OK;
+}
+
+// Self-attention dims as full multi-head dims: keys = queries = n and every
+// feature size = query_size = d; fields given as 0 take those values.
+edgeattn_status self_attention_dims(const edgeattn_attention_dims &in, edgeattn_attention_dims &d) {
+    d = in;
+    size_t *same_as_n[] = {&d.keys};
+    size_t *same_as_d[] = {&d.key_size, &d.value_size, &d.num_hiddens};
+    for (size_t *f : same_as_n) {
+        if (*f == 0) *f = d.queries;
+        if (*f != d.queries) return EDGEATTN_ERR_SHAPE_MISMATCH;
+    }
+    for (size_t *f : same_as_d) {
+        if (*f == 0) *f = d.query_size;
+        if (*f != d.query_size) return EDGEATTN_ERR_SHAPE_MISMATCH;
+    }
+    return check_dims(d);
+}
+
+size_t workspace_bytes_for(const edgeattn_attention_dims &d, size_t threads) {
+    return make_multi_head_layout(d.batch, d.queries, d.keys, d.num_hiddens, threads).bytes;
+}
+
+edgeattn_status multi_head_attention(const edgeattn_attention_dims &d, const float *queries,
+                                     const float *keys, const float *values,
+                                     const edgeattn_valid_lens *valid_lens,
+                                     const edgeattn_mha_weights &w, void *workspace,
+                                     size_t workspace_bytes, float *output,
+                                     float *attention_weights) {
+    const size_t h = d.num_hiddens, heads = d.num_heads, head_size = h / heads;
+    attention_counts counts;
+    if (edgeattn_status st = count_attention_tensors(d, h, heads, counts)) return st;
+    tensor_span params[8] = {{w.W_q, 0}, {w.W_k, 0}, {w.W_v, 0}, {w.W_o, 0},
+                             {w.b_q, h}, {w.b_k, h}, {w.b_v, h}, {w.b_o, h}};
+    if (edgeattn_status st = tensor_count(params[0].count, h, d.query_size)) return st;
+    if (edgeattn_status st = tensor_count(params[1].count, h, d.key_size)) return st;
+    if (edgeattn_status st = tensor_count(params[2].count, h, d.value_size)) return st;
+    if (edgeattn_status st = tensor_count(params[3].count, h, h)) return st;
+    size_t num_params = 0;  // the biases given, after the four matrices
+    for (const tensor_span &p : params)
+        if (p.data) params[num_params++] = p;
+    const multi_head_layout one = make_multi_head_layout(d.batch, d.queries, d.keys, h, 1);
+    valid_lens_view lens;
+    if (edgeattn_status st = check_attention_call(d, counts, params, num_params, queries, keys,
+                                                  values, valid_lens, workspace, workspace_bytes,
+                                                  one.bytes, output, attention_weights, lens))
+        return st;
+
+    const kernel_table &k = active_kernels();
+    float *ws = static_cast<float *>(workspace);
+    float *Q = ws + one.projected_queries;        // (B, Q, h): head j is columns j*h/H ...
+    float *K = ws + one.projected_keys;           // (B, K, h)
+    float *V = ws + one.projected_values;         // (B, K, h)
+    float *heads_out = ws + one.concatenated_heads;  // (B, Q, h), d2l's transpose_output
+    linear(k, d.batch * d.queries, d.query_size, h, queries, w.W_q, w.b_q, Q);
+    linear(k, d.batch * d.keys, d.key_size, h, keys, w.W_k, w.b_k, K);
+    linear(k, d.batch * d.keys, d.value_size, h, values, w.W_v, w.b_v, V);
+
+    // Heads read strided columns of the projections in place: no copy for
+    // d2l's transpose_qkv.
+    float *scratch = ws + one.scores.scores;
+    const size_t slots = scratch_slots(one.bytes, one.scores.floats_per_slot, workspace_bytes);
+    const size_t blocks = row_blocks(d.queries);
+    const double flops_per_block = 4.0 * rows_per_block * d.keys * head_size;
+    parallel_for(d.batch * heads * blocks, slots, flops_per_block,
+                 [&](size_t slot, size_t begin, size_t end) {
+        float *my_scratch = scratch + slot * one.scores.floats_per_slot;
+        for (size_t item = begin; item < end; ++item) {
+            const size_t b = item / (heads * blocks), head = item / blocks % heads;
+            const size_t row0 = item % blocks * rows_per_block;
+            const size_t rows = d.queries - row0 < rows_per_block ? d.queries - row0 : rows_per_block;
+            const size_t column = head * head_size;
+            const attention_slice s{
+                Q + b * d.queries * h + column, h, K + b * d.keys * h + column, h,
+                V + b * d.keys * h + column, h, heads_out + b * d.queries * h + column, h,
+                attention_weights ? attention_weights + (b * heads + head) * d.queries * d.keys : nullptr,
+                d.queries, d.keys, head_size, head_size, b};
+            dot_product_attention_block(k, s, row0, rows, lens, my_scratch);
+        }
+    });
+    linear(k, d.batch * d.queries, h, h, heads_out, w.W_o, w.b_o, output);
+    return EDGEATTN_OK;
+}
+
+}  // namespace
+
+extern "C" size_t edgeattn_multi_head_attention_workspace_size(const edgeattn_attention_dims *dims,
+                                                               size_t max_threads) {
+    if (!dims || check_dims(*dims) != EDGEATTN_OK) return 0;
+    return workspace_bytes_for(*dims, max_threads);
+}
+
+extern "C" edgeattn_status edgeattn_multi_head_attention(
+    const edgeattn_attention_dims *dims, const float *queries, const float *keys,
+    const float *values, const edgeattn_valid_lens *valid_lens, const edgeattn_mha_weights *weights,
+    void *workspace, size_t workspace_bytes, float *output, float *attention_weights) {
+    if (!dims || !queries || !keys || !values || !weights || !weights->W_q || !weights->W_k ||
+        !weights->W_v || !weights->W_o || !workspace || !output)
+        return EDGEATTN_ERR_NULL_POINTER;
+    if (edgeattn_status st = check_dims(*dims)) return st;
+    return multi_head_attention(*dims, queries, keys, values, valid_lens, *weights, workspace,
+                                workspace_bytes, output, attention_weights);
+}
+
+extern "C" size_t edgeattn_self_attention_workspace_size(const edgeattn_attention_dims *dims,
+                                                         size_t max_threads) {
+    edgeattn_attention_dims d;
+    if (!dims || self_attention_dims(*dims, d) != EDGEATTN_OK) return 0;
+    return workspace_bytes_for(d, max_threads);
+}
+
+extern "C" edgeattn_status edgeattn_self_attention(const edgeattn_attention_dims *dims,
+                                                   const float *X,
+                                                   const edgeattn_valid_lens *valid_lens,
+                                                   const edgeattn_mha_weights *weights,
+                                                   void *workspace, size_t workspace_bytes,
+                                                   float *output, float *attention_weights) {
+    if (!dims || !X || !weights || !weights->W_q || !weights->W_k || !weights->W_v ||
+        !weights->W_o || !workspace || !output)
+        return EDGEATTN_ERR_NULL_POINTER;
+    edgeattn_attention_dims d;
+    if (edgeattn_status st = self_attention_dims(*dims, d)) return st;
+    return multi_head_attention(d, X, X, X, valid_lens, *weights, workspace, workspace_bytes,
+                                output, attention_weights);
+}

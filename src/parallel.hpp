@@ -1,0 +1,52 @@
+// Splits independent work items over OpenMP threads. Every item is computed
+// by one thread from its inputs alone, with no reduction across items, so the
+// results are bitwise identical for any thread count. Without OpenMP (or
+// for work too small to pay for a thread team) the loop runs serially.
+#ifndef EDGEATTN_PARALLEL_HPP
+#define EDGEATTN_PARALLEL_HPP
+
+#include <stddef.h>
+
+#if defined(EDGEATTN_HAVE_OPENMP)
+#include <omp.h>
+#endif
+
+namespace edgeattn {
+namespace detail {
+
+// Below this many floating-point operations per thread, starting a team
+// costs more than it saves.
+constexpr double min_flops_per_thread = 200000.0;
+
+// Calls body(slot, begin, end) for contiguous ranges covering [0, items),
+// slot < max_slots naming the thread's scratch. flops_per_item sizes the team.
+template <class Body>
+void parallel_for(size_t items, size_t max_slots, double flops_per_item, Body body) {
+    if (items == 0) return;
+#if defined(EDGEATTN_HAVE_OPENMP)
+    size_t threads = static_cast<size_t>(omp_get_max_threads());
+    if (threads > max_slots) threads = max_slots;
+    if (threads > items) threads = items;
+    const double by_work = static_cast<double>(items) * flops_per_item / min_flops_per_thread;
+    if (by_work < static_cast<double>(threads)) threads = by_work < 1.0 ? 1 : static_cast<size_t>(by_work);
+    if (threads > 1) {
+#pragma omp parallel num_threads(static_cast<int>(threads))
+        {
+            const size_t t = static_cast<size_t>(omp_get_thread_num());
+            const size_t n = static_cast<size_t>(omp_get_num_threads());
+            const size_t begin = items * t / n, end = items * (t + 1) / n;
+            if (begin < end) body(t, begin, end);
+        }
+        return;
+    }
+#else
+    (void)max_slots;
+    (void)flops_per_item;
+#endif
+    body(size_t{0}, size_t{0}, items);
+}
+
+}  // namespace detail
+}  // namespace edgeattn
+
+#endif

@@ -1,0 +1,21 @@
+// Text for every status code.
+#include "edgeattn/edgeattn.h"
+
+extern "C" const char *edgeattn_status_str(edgeattn_status status) {
+    switch (status) {
+        case EDGEATTN_OK: return "ok";
+        case EDGEATTN_ERR_NULL_POINTER: return "a required pointer is NULL";
+        case EDGEATTN_ERR_ZERO_DIMENSION: return "a dimension is zero";
+        case EDGEATTN_ERR_SIZE_OVERFLOW: return "a tensor's size in bytes overflows size_t";
+        case EDGEATTN_ERR_HEADS_DO_NOT_DIVIDE: return "num_hiddens is not divisible by num_heads";
+        case EDGEATTN_ERR_NEGATIVE_VALID_LEN: return "a valid length is negative";
+        case EDGEATTN_ERR_WORKSPACE_TOO_SMALL: return "the workspace is smaller than *_workspace_size()";
+        case EDGEATTN_ERR_SEQUENCE_TOO_LONG: return "the sequence is longer than the positional table (n > max_len)";
+        case EDGEATTN_ERR_OVERLAP: return "an output overlaps an input, another output or the workspace";
+        case EDGEATTN_ERR_SHAPE_MISMATCH: return "the dimensions do not fit together";
+        case EDGEATTN_ERR_BAD_VALID_LENS_KIND: return "valid_lens->kind is not a valid edgeattn_valid_lens_kind";
+        case EDGEATTN_ERR_MISALIGNED: return "a float array or the workspace is not 4-byte aligned";
+        case EDGEATTN_ERR_UNSUPPORTED_ISA: return "that instruction-set path is not built in or not supported by this CPU";
+    }
+    return "unknown status";
+}

@@ -1,0 +1,117 @@
+// Argument checks shared by the C entry points. Each returns EDGEATTN_OK or
+// the status to report; the entry points run all of them before they write
+// anything, so a failed call leaves outputs and workspace untouched.
+#ifndef EDGEATTN_VALIDATE_HPP
+#define EDGEATTN_VALIDATE_HPP
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "edgeattn/detail/workspace_layout.hpp"
+#include "edgeattn/edgeattn.h"
+
+namespace edgeattn {
+namespace detail {
+
+// A float tensor the call reads or writes: its address and element count.
+struct tensor_span {
+    const void *data;
+    size_t count;  // elements; bytes are count * sizeof(float)
+};
+
+// Element count of a tensor of the given dimensions (any of which may be 1),
+// or EDGEATTN_ERR_SIZE_OVERFLOW when its byte size does not fit in size_t.
+inline edgeattn_status tensor_count(size_t &count, size_t a, size_t b = 1, size_t c = 1,
+                                    size_t d = 1) {
+    size_t ab = 0, abc = 0, abcd = 0, bytes = 0;
+    if (mul_overflows(a, b, ab) || mul_overflows(ab, c, abc) || mul_overflows(abc, d, abcd) ||
+        mul_overflows(abcd, sizeof(float), bytes))
+        return EDGEATTN_ERR_SIZE_OVERFLOW;
+    count = abcd;
+    return EDGEATTN_OK;
+}
+
+inline bool is_float_aligned(const void *p) {
+    return reinterpret_cast<uintptr_t>(p) % alignof(float) == 0;
+}
+
+inline bool spans_overlap(const void *a, size_t a_bytes, const void *b, size_t b_bytes) {
+    const uintptr_t a0 = reinterpret_cast<uintptr_t>(a), b0 = reinterpret_cast<uintptr_t>(b);
+    return a_bytes != 0 && b_bytes != 0 && a0 < b0 + b_bytes && b0 < a0 + a_bytes;
+}
+
+// Every output must be disjoint from every input and from every other
+// output. Null outputs (optional ones not requested) are skipped.
+inline edgeattn_status check_disjoint(const tensor_span *outputs, size_t num_outputs,
+                                      const tensor_span *inputs, size_t num_inputs) {
+    for (size_t o = 0; o < num_outputs; ++o) {
+        if (!outputs[o].data) continue;
+        const size_t bytes = outputs[o].count * sizeof(float);
+        for (size_t i = 0; i < num_inputs; ++i)
+            if (inputs[i].data &&
+                spans_overlap(outputs[o].data, bytes, inputs[i].data, inputs[i].count * sizeof(float)))
+                return EDGEATTN_ERR_OVERLAP;
+        for (size_t p = o + 1; p < num_outputs; ++p)
+            if (outputs[p].data &&
+                spans_overlap(outputs[o].data, bytes, outputs[p].data, outputs[p].count * sizeof(float)))
+                return EDGEATTN_ERR_OVERLAP;
+    }
+    return EDGEATTN_OK;
+}
+
+// The valid lengths of rows (batch, queries): where row (b, i) finds its
+// length. lens == nullptr means nothing is masked.
+struct valid_lens_view {
+    const int32_t *lens = nullptr;
+    size_t batch_stride = 0;  // per batch: 1, per query: queries
+    size_t query_stride = 0;  // per batch: 0, per query: 1
+
+    // Valid positions of row (b, i) among `keys`, clamped to [0, keys].
+    size_t of_row(size_t b, size_t i, size_t keys) const {
+        if (!lens) return keys;
+        const int32_t n = lens[b * batch_stride + i * query_stride];
+        return static_cast<size_t>(n) < keys ? static_cast<size_t>(n) : keys;
+    }
+};
+
+// Checks valid_lens against (batch, queries) and fills `view`. A length
+// above `keys` masks nothing (as d2l); a negative one is an error.
+inline edgeattn_status check_valid_lens(const edgeattn_valid_lens *valid_lens, size_t batch,
+                                        size_t queries, valid_lens_view &view) {
+    view = valid_lens_view{};
+    if (!valid_lens || valid_lens->kind == EDGEATTN_VALID_LENS_NONE) return EDGEATTN_OK;
+    size_t count = 0;
+    if (valid_lens->kind == EDGEATTN_VALID_LENS_PER_BATCH) {
+        count = batch;
+        view.batch_stride = 1;
+    } else if (valid_lens->kind == EDGEATTN_VALID_LENS_PER_QUERY) {
+        count = batch * queries;  // cannot overflow: the caller checked (batch, queries, ...) sizes
+        view.batch_stride = queries;
+        view.query_stride = 1;
+    } else {
+        return EDGEATTN_ERR_BAD_VALID_LENS_KIND;
+    }
+    if (!valid_lens->lens) return EDGEATTN_ERR_NULL_POINTER;
+    for (size_t r = 0; r < count; ++r)
+        if (valid_lens->lens[r] < 0) return EDGEATTN_ERR_NEGATIVE_VALID_LEN;
+    view.lens = valid_lens->lens;
+    return EDGEATTN_OK;
+}
+
+// Bytes of the valid_lens array, for overlap checks against outputs.
+inline size_t valid_lens_bytes(const valid_lens_view &view, size_t batch, size_t queries) {
+    if (!view.lens) return 0;
+    return (view.query_stride ? batch * queries : batch) * sizeof(int32_t);
+}
+
+// How many threads' scratch a workspace of `workspace_bytes` holds, given a
+// layout's size for one thread and the size of each further thread's slot.
+inline size_t scratch_slots(size_t one_thread_bytes, size_t floats_per_slot,
+                            size_t workspace_bytes) {
+    return 1 + (workspace_bytes - one_thread_bytes) / (floats_per_slot * sizeof(float));
+}
+
+}  // namespace detail
+}  // namespace edgeattn
+
+#endif
