@@ -16,8 +16,7 @@ extern "C" edgeattn_status edgeattn_positional_encoding_table(size_t max_len, si
     size_t count = 0;
     if (edgeattn_status st = tensor_count(count, max_len, d)) return st;
     if (!is_float_aligned(P)) return EDGEATTN_ERR_MISALIGNED;
-    for (size_t i = 0; i < max_len; ++i)
-        for (size_t c = 0; c < d; ++c) P[i * d + c] = positional_encoding_value(i, c, d);
+    fill_positional_encoding(P, max_len, d);
     return EDGEATTN_OK;
 }
 

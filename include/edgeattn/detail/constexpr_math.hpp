@@ -42,7 +42,7 @@ constexpr double constexpr_exp(double x) {
 constexpr double sin_reduced(double r) {
     double term = r, sum = r;
     const double r2 = r * r;
-    for (int n = 1; n < 12; ++n) {
+    for (int n = 1; n < 9; ++n) {  // next term < 1e-18 for |r| <= pi/4
         term *= -r2 / ((2.0 * n) * (2.0 * n + 1.0));
         sum += term;
     }
@@ -52,7 +52,7 @@ constexpr double sin_reduced(double r) {
 constexpr double cos_reduced(double r) {
     double term = 1.0, sum = 1.0;
     const double r2 = r * r;
-    for (int n = 1; n < 12; ++n) {
+    for (int n = 1; n < 9; ++n) {
         term *= -r2 / ((2.0 * n - 1.0) * (2.0 * n));
         sum += term;
     }
@@ -96,13 +96,34 @@ constexpr double constexpr_cos(double x) {
     }
 }
 
-// The positional encoding of position `pos`, column `col` of a d-wide table:
-// sin(pos / 10000^(2j/d)) for col = 2j, cos(pos / 10000^(2j/d)) for col = 2j+1.
-constexpr float positional_encoding_value(unsigned long pos, unsigned long col, unsigned long d) {
-    const unsigned long pair = col / 2;
-    const double inverse_wavelength = constexpr_exp(-ln10000 * (2.0 * pair) / d);
-    const double angle = static_cast<double>(pos) * inverse_wavelength;
-    return static_cast<float>(col % 2 == 0 ? constexpr_sin(angle) : constexpr_cos(angle));
+// 1 / 10000^(2j/d): the angular frequency of column pair j of a d-wide table.
+constexpr double positional_frequency(unsigned long pair, unsigned long d) {
+    return constexpr_exp(-ln10000 * (2.0 * pair) / d);
+}
+
+// Fills P (max_len, d) one column pair at a time. Within a pair, row i+1
+// comes from row i by the rotation (sin, cos)(a + w) = (s cos w + c sin w,
+// c cos w - s sin w), which costs a few operations instead of a series (the
+// compiler's constexpr budget is ~3e7 operations); every 32nd row is
+// evaluated directly so rounding cannot drift (error stays below 1e-14).
+constexpr void fill_positional_encoding(float *P, unsigned long max_len, unsigned long d) {
+    for (unsigned long col = 0; col < d; col += 2) {
+        const double frequency = positional_frequency(col / 2, d);
+        const double sin_step = constexpr_sin(frequency), cos_step = constexpr_cos(frequency);
+        double s = 0.0, c = 1.0;
+        for (unsigned long i = 0; i < max_len; ++i) {
+            if (i % 32 == 0) {
+                s = constexpr_sin(static_cast<double>(i) * frequency);
+                c = constexpr_cos(static_cast<double>(i) * frequency);
+            } else {
+                const double next_s = s * cos_step + c * sin_step;
+                c = c * cos_step - s * sin_step;
+                s = next_s;
+            }
+            P[i * d + col] = static_cast<float>(s);
+            if (col + 1 < d) P[i * d + col + 1] = static_cast<float>(c);
+        }
+    }
 }
 
 }  // namespace detail

@@ -1,0 +1,175 @@
+// edgeattn C++17 fixed-size API: dimensions are template parameters, the
+// workspace is a member array, so sizeof(Module) is the RAM a module needs
+// and shapes that cannot work fail at compile time. Each module is a thin
+// layer over the C API (edgeattn.h): same kernels, same status codes.
+//
+// Tensors are flat row-major float arrays with the shapes given per module in
+// d2l's (batch, queries, keys) notation; weights are borrowed (in flash on a
+// microcontroller), in torch.nn.Linear's (out, in) layout. MaxThreads is how
+// many OpenMP threads a call may use (the workspace grows with it).
+#ifndef EDGEATTN_EDGEATTN_HPP
+#define EDGEATTN_EDGEATTN_HPP
+
+#include <cstddef>
+
+#include "detail/workspace_layout.hpp"
+#include "edgeattn.h"
+#include "positional_encoding.hpp"
+
+namespace edgeattn {
+
+using Status = edgeattn_status;
+using ValidLens = edgeattn_valid_lens;
+
+namespace detail {
+template <std::size_t Bytes>
+struct workspace_storage {
+    static_assert(Bytes != 0, "the workspace of these dimensions overflows size_t");
+    alignas(64) float floats[Bytes / sizeof(float)];
+    void *data() { return floats; }
+    static constexpr std::size_t bytes = Bytes;
+};
+}  // namespace detail
+
+// d2l's masked_softmax: X, Y (Batch, Queries, Keys); Y may be X.
+template <std::size_t Batch, std::size_t Queries, std::size_t Keys>
+Status masked_softmax(const float *X, const ValidLens *valid_lens, float *Y) {
+    static_assert(Batch > 0 && Queries > 0 && Keys > 0, "dimensions must be positive");
+    const edgeattn_softmax_dims dims{Batch, Queries, Keys};
+    return edgeattn_masked_softmax(&dims, X, valid_lens, Y);
+}
+
+// Scaled dot-product attention: queries (Batch, Queries, Dim), keys
+// (Batch, Keys, Dim), values (Batch, Keys, ValueSize) -> output (Batch,
+// Queries, ValueSize); attention_weights (Batch, Queries, Keys) if not null.
+template <std::size_t Batch, std::size_t Queries, std::size_t Keys, std::size_t Dim,
+          std::size_t ValueSize, std::size_t MaxThreads = 1>
+class DotProductAttention {
+    static_assert(Batch > 0 && Queries > 0 && Keys > 0 && Dim > 0 && ValueSize > 0 &&
+                      MaxThreads > 0,
+                  "dimensions must be positive");
+
+  public:
+    static constexpr edgeattn_attention_dims dims{Batch, Queries, Keys, Dim, Dim, ValueSize, 0, 0};
+
+    Status forward(const float *queries, const float *keys, const float *values,
+                   const ValidLens *valid_lens, float *output,
+                   float *attention_weights = nullptr) {
+        return edgeattn_dot_product_attention(&dims, queries, keys, values, valid_lens,
+                                              workspace_.data(), workspace_.bytes, output,
+                                              attention_weights);
+    }
+
+  private:
+    detail::workspace_storage<detail::make_dot_product_layout(Keys, MaxThreads).bytes> workspace_;
+};
+
+// Additive attention with W_q (NumHiddens, QuerySize), W_k (NumHiddens,
+// KeySize), w_v (1, NumHiddens): queries (Batch, Queries, QuerySize), keys
+// (Batch, Keys, KeySize), values (Batch, Keys, ValueSize) -> output (Batch,
+// Queries, ValueSize); attention_weights (Batch, Queries, Keys) if not null.
+template <std::size_t Batch, std::size_t Queries, std::size_t Keys, std::size_t QuerySize,
+          std::size_t KeySize, std::size_t ValueSize, std::size_t NumHiddens,
+          std::size_t MaxThreads = 1>
+class AdditiveAttention {
+    static_assert(Batch > 0 && Queries > 0 && Keys > 0 && QuerySize > 0 && KeySize > 0 &&
+                      ValueSize > 0 && NumHiddens > 0 && MaxThreads > 0,
+                  "dimensions must be positive");
+
+  public:
+    static constexpr edgeattn_attention_dims dims{Batch,   Queries,   Keys,       QuerySize,
+                                                  KeySize, ValueSize, NumHiddens, 0};
+
+    explicit AdditiveAttention(const edgeattn_additive_weights &weights) : weights_(weights) {}
+
+    Status forward(const float *queries, const float *keys, const float *values,
+                   const ValidLens *valid_lens, float *output,
+                   float *attention_weights = nullptr) {
+        return edgeattn_additive_attention(&dims, queries, keys, values, valid_lens, &weights_,
+                                           workspace_.data(), workspace_.bytes, output,
+                                           attention_weights);
+    }
+
+  private:
+    edgeattn_additive_weights weights_;
+    detail::workspace_storage<
+        detail::make_additive_layout(Batch, Queries, Keys, NumHiddens, MaxThreads).bytes>
+        workspace_;
+};
+
+// d2l's MultiHeadAttention: queries (Batch, Queries, QuerySize), keys
+// (Batch, Keys, KeySize), values (Batch, Keys, ValueSize) -> output (Batch,
+// Queries, NumHiddens); attention_weights (Batch, NumHeads, Queries, Keys)
+// if not null. Self-attention without positions is forward(X, X, X, ...).
+template <std::size_t Batch, std::size_t Queries, std::size_t Keys, std::size_t QuerySize,
+          std::size_t KeySize, std::size_t ValueSize, std::size_t NumHiddens,
+          std::size_t NumHeads, std::size_t MaxThreads = 1>
+class MultiHeadAttention {
+    static_assert(Batch > 0 && Queries > 0 && Keys > 0 && QuerySize > 0 && KeySize > 0 &&
+                      ValueSize > 0 && NumHiddens > 0 && NumHeads > 0 && MaxThreads > 0,
+                  "dimensions must be positive");
+    static_assert(NumHiddens % NumHeads == 0, "num_hiddens must be divisible by num_heads");
+
+  public:
+    static constexpr edgeattn_attention_dims dims{Batch,     Queries,   Keys,       QuerySize,
+                                                  KeySize,   ValueSize, NumHiddens, NumHeads};
+
+    explicit MultiHeadAttention(const edgeattn_mha_weights &weights) : weights_(weights) {}
+
+    Status forward(const float *queries, const float *keys, const float *values,
+                   const ValidLens *valid_lens, float *output,
+                   float *attention_weights = nullptr) {
+        return edgeattn_multi_head_attention(&dims, queries, keys, values, valid_lens, &weights_,
+                                             workspace_.data(), workspace_.bytes, output,
+                                             attention_weights);
+    }
+
+  private:
+    edgeattn_mha_weights weights_;
+    detail::workspace_storage<
+        detail::make_multi_head_layout(Batch, Queries, Keys, NumHiddens, MaxThreads).bytes>
+        workspace_;
+};
+
+// The input block of d2l's Transformer: X + P (sinusoidal positions from a
+// compile-time table in .rodata), then multi-head self-attention with
+// W_q, W_k, W_v, W_o all (Dim, Dim). X (Batch, SeqLen, Dim) -> output
+// (Batch, SeqLen, Dim); attention_weights (Batch, NumHeads, SeqLen, SeqLen).
+template <std::size_t Batch, std::size_t SeqLen, std::size_t Dim, std::size_t NumHeads,
+          std::size_t MaxLen = SeqLen, std::size_t MaxThreads = 1>
+class SelfAttention {
+    static_assert(Batch > 0 && SeqLen > 0 && Dim > 0 && NumHeads > 0 && MaxThreads > 0,
+                  "dimensions must be positive");
+    static_assert(Dim % NumHeads == 0, "num_hiddens must be divisible by num_heads");
+    static_assert(SeqLen <= MaxLen, "the sequence is longer than the positional table");
+
+  public:
+    static constexpr edgeattn_attention_dims dims{Batch, SeqLen, SeqLen, Dim,
+                                                  Dim,   Dim,    Dim,    NumHeads};
+    static constexpr const PositionalEncodingTable<MaxLen, Dim> &positions =
+        positional_encoding_table<MaxLen, Dim>;
+
+    explicit SelfAttention(const edgeattn_mha_weights &weights) : weights_(weights) {}
+
+    Status forward(const float *X, const ValidLens *valid_lens, float *output,
+                   float *attention_weights = nullptr) {
+        if (X == inputs_with_positions_) return EDGEATTN_ERR_OVERLAP;
+        const Status st = edgeattn_positional_encoding_add(Batch, SeqLen, Dim, X, positions.data(),
+                                                           MaxLen, inputs_with_positions_);
+        if (st != EDGEATTN_OK) return st;
+        return edgeattn_self_attention(&dims, inputs_with_positions_, valid_lens, &weights_,
+                                       workspace_.data(), workspace_.bytes, output,
+                                       attention_weights);
+    }
+
+  private:
+    edgeattn_mha_weights weights_;
+    alignas(64) float inputs_with_positions_[Batch * SeqLen * Dim];  // X + P
+    detail::workspace_storage<
+        detail::make_multi_head_layout(Batch, SeqLen, SeqLen, Dim, MaxThreads).bytes>
+        workspace_;
+};
+
+}  // namespace edgeattn
+
+#endif
