@@ -1,0 +1,28 @@
+# Tests of the library's own promises (included from tests/CMakeLists.txt):
+#
+#   test_fixed_size_api        every golden case through the C++17 modules
+#   test_positional_encoding   table accuracy, relative-position rotation,
+#                              compile-time == runtime table
+#   test_status                each bad argument: its status, outputs untouched
+#   hygiene.library_symbols    libedgeattn.a references no heap, exceptions,
+#                              RTTI, iostream or stdio
+#   hygiene.table_in_rodata    the constexpr positional table is in .rodata
+
+foreach(t test_fixed_size_api test_positional_encoding test_status)
+  add_executable(${t} ${t}.cpp $<TARGET_OBJECTS:edgeattn_isa_main>)
+  target_link_libraries(${t} PRIVATE edgeattn_conform edgeattn_doctest)
+  target_compile_definitions(${t} PRIVATE EDGEATTN_GOLDEN_DIR="${EDGEATTN_GOLDEN_DIR}")
+  edgeattn_test_options(${t})
+  add_test(NAME ${t} COMMAND ${t})
+endforeach()
+foreach(isa IN LISTS EDGEATTN_TEST_ISAS)
+  add_test(NAME test_fixed_size_api.${isa} COMMAND test_fixed_size_api)
+  set_tests_properties(test_fixed_size_api.${isa} PROPERTIES ENVIRONMENT EDGEATTN_ISA=${isa} SKIP_RETURN_CODE 77)
+endforeach()
+
+add_test(NAME hygiene.library_symbols
+  COMMAND ${CMAKE_COMMAND} -DNM=${CMAKE_NM} -DLIB=$<TARGET_FILE:edgeattn>
+    -P ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_library_symbols.cmake)
+add_test(NAME hygiene.table_in_rodata
+  COMMAND ${CMAKE_COMMAND} -DOBJDUMP=${CMAKE_OBJDUMP} -DBINARY=$<TARGET_FILE:test_positional_encoding>
+    -P ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_rodata.cmake)
