@@ -65,8 +65,8 @@ $(BUILD)/src/%.o: src/%.cpp
 
 -include $(LIB_OBJECTS:.o=.d)
 
--include tests/tests.mk
--include examples/demo/demo.mk
+include tests/tests.mk
+include examples/demo/demo.mk
 
 install: $(LIB)
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/edgeattn/detail

@@ -1,0 +1,69 @@
+# `make test`: the CTest suite's programs, built and run by make (included
+# from the top-level Makefile, which defines LIB, BUILD and the flags).
+
+TEST_CXXFLAGS := -std=c++17 $(CXXFLAGS) -Wall -Wextra -Iinclude -Itests $(OPENMP_FLAGS) \
+                 -DEDGEATTN_GOLDEN_DIR='"$(CURDIR)/tests/golden"'
+TEST_LDFLAGS  := $(LDFLAGS) $(OPENMP_FLAGS)
+TEST_BIN      := $(BUILD)/tests
+
+CONFORM_OBJECTS := $(patsubst %.cpp,$(BUILD)/%.o,tests/conform/case_file.cpp tests/conform/accuracy.cpp \
+                                                 tests/conform/run_case.cpp)
+ISA_MAIN     := $(BUILD)/tests/isa_main.o
+DOCTEST_MAIN := $(BUILD)/tests/doctest_main.o
+
+# Tests run once per kernel path this architecture can have (skipped with
+# exit 77 where the build or the CPU lacks it).
+ifneq ($(filter x86_64% i%86%,$(MACHINE)),)
+  TEST_ISAS := scalar sse2 avx2 avx512
+else ifneq ($(filter aarch64% arm%,$(MACHINE)),)
+  TEST_ISAS := scalar neon
+else
+  TEST_ISAS := scalar
+endif
+
+ISA_TESTS   := test_golden_c test_reference_shapes test_fixed_size_api
+PLAIN_TESTS := test_positional_encoding test_status
+TEST_PROGRAMS := $(addprefix $(TEST_BIN)/,$(ISA_TESTS) $(PLAIN_TESTS) test_case_file)
+
+$(BUILD)/tests/%.o: tests/%.cpp
+	@mkdir -p $(dir $@)
+	$(CXX) $(TEST_CXXFLAGS) -MMD -MP -c $< -o $@
+
+-include $(CONFORM_OBJECTS:.o=.d) $(ISA_MAIN:.o=.d) $(DOCTEST_MAIN:.o=.d)
+
+$(TEST_BIN)/test_case_file: $(BUILD)/tests/test_case_file.o $(DOCTEST_MAIN) $(CONFORM_OBJECTS) $(LIB)
+$(TEST_BIN)/test_reference_shapes: $(BUILD)/tests/test_reference_shapes.o $(BUILD)/tests/reference.o \
+                                   $(ISA_MAIN) $(CONFORM_OBJECTS) $(LIB)
+$(TEST_BIN)/test_%: $(BUILD)/tests/test_%.o $(ISA_MAIN) $(CONFORM_OBJECTS) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CXX) $(filter %.o %.a,$^) $(TEST_LDFLAGS) -o $@
+$(TEST_BIN)/test_case_file $(TEST_BIN)/test_reference_shapes:
+	@mkdir -p $(dir $@)
+	$(CXX) $(filter %.o %.a,$^) $(TEST_LDFLAGS) -o $@
+
+$(TEST_BIN)/edgeattn-conform: $(BUILD)/tests/conform/conform_main.o $(CONFORM_OBJECTS) $(LIB)
+	$(CXX) $(filter %.o %.a,$^) $(TEST_LDFLAGS) -o $@
+$(TEST_BIN)/edgeattn-check-result: $(BUILD)/tests/conform/check_result_main.o $(CONFORM_OBJECTS) $(LIB)
+	$(CXX) $(filter %.o %.a,$^) $(TEST_LDFLAGS) -o $@
+
+.PHONY: test test-programs conform
+test-programs: $(TEST_PROGRAMS) $(TEST_BIN)/edgeattn-conform $(TEST_BIN)/edgeattn-check-result
+conform: $(TEST_BIN)/edgeattn-conform
+
+# Runs everything, counts, and fails at the end if anything failed.
+test: test-programs
+	@pass=0; fail=0; skip=0; \
+	run() { name=$$1; shift; out=$$("$$@" 2>&1); rc=$$?; \
+	  if [ $$rc -eq 0 ]; then pass=$$((pass+1)); echo "  ok    $$name"; \
+	  elif [ $$rc -eq 77 ]; then skip=$$((skip+1)); echo "  skip  $$name"; \
+	  else fail=$$((fail+1)); echo "  FAIL  $$name"; echo "$$out" | tail -20; fi; }; \
+	for t in $(ISA_TESTS) $(PLAIN_TESTS) test_case_file; do run $$t $(TEST_BIN)/$$t; done; \
+	for t in $(ISA_TESTS); do for isa in $(TEST_ISAS); do \
+	  run "$$t.$$isa" env EDGEATTN_ISA=$$isa $(TEST_BIN)/$$t; done; done; \
+	mkdir -p $(BUILD)/conform_out; \
+	for c in tests/golden/*.case; do n=$$(basename $$c .case); \
+	  run "conform.$$n" sh -c "$(TEST_BIN)/edgeattn-conform $$c $(BUILD)/conform_out/$$n.case && \
+	    $(TEST_BIN)/edgeattn-check-result $$c $(BUILD)/conform_out/$$n.case"; done; \
+	run hygiene.library_symbols sh -c "! nm -C $(LIB) | grep -E ' (U|T|W) (malloc|calloc|realloc|free|operator new|operator delete|__cxa_throw|typeinfo for|std::ios_base|printf|puts)'"; \
+	echo "$$pass passed, $$fail failed, $$skip skipped"; \
+	[ $$fail -eq 0 ]
