@@ -51,6 +51,7 @@ LIB := $(BUILD)/libedgeattn.a
 LIB_OBJECTS := $(patsubst %.cpp,$(BUILD)/%.o,$(CORE_SOURCES) $(ISA_SOURCES))
 
 .PHONY: all lib test demo install clean
+.SECONDARY:  # keep test objects between runs
 all: lib
 lib: $(LIB)
 
