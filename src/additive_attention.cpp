@@ -57,25 +57,20 @@ extern "C" edgeattn_status edgeattn_additive_attention(
 
     float *scratch = ws + one.scores.scores;
     const size_t slots = scratch_slots(one.bytes, one.scores.floats_per_slot, workspace_bytes);
-    const size_t blocks = row_blocks(d.queries);
     const double flops_per_block = rows_per_block * d.keys * (20.0 * h + 2.0 * d.value_size);
-    parallel_for(d.batch * blocks, slots, flops_per_block, [&](size_t slot, size_t begin, size_t end) {
-        float *my_scratch = scratch + slot * one.scores.floats_per_slot;
-        for (size_t item = begin; item < end; ++item) {
-            const size_t b = item / blocks, row0 = item % blocks * rows_per_block;
-            const size_t rows = d.queries - row0 < rows_per_block ? d.queries - row0 : rows_per_block;
-            float *weights_b = attention_weights ? attention_weights + b * d.queries * d.keys : nullptr;
-            float *scores = weights_b ? weights_b + row0 * d.keys : my_scratch;
-            for (size_t r = 0; r < rows; ++r)
-                k.additive_scores_row(projected_queries + (b * d.queries + row0 + r) * h,
-                                      projected_keys + b * d.keys * h, d.keys, h, weights->w_v, h,
-                                      scores + r * d.keys);
-            const attention_slice s{nullptr, 0, nullptr, 0,
-                                    values + b * d.keys * d.value_size, d.value_size,
-                                    output + b * d.queries * d.value_size, d.value_size,
-                                    weights_b, d.queries, d.keys, h, d.value_size, b};
-            softmax_and_weighted_sum(k, s, row0, rows, lens, scores);
-        }
+    parallel_row_blocks(d.batch, d.queries, slots, flops_per_block, scratch, one.scores.floats_per_slot,
+                        [&](size_t b, size_t row0, size_t rows, float *my_scratch) {
+        float *weights_b = attention_weights ? attention_weights + b * d.queries * d.keys : nullptr;
+        float *scores = weights_b ? weights_b + row0 * d.keys : my_scratch;
+        for (size_t r = 0; r < rows; ++r)
+            k.additive_scores_row(projected_queries + (b * d.queries + row0 + r) * h,
+                                  projected_keys + b * d.keys * h, d.keys, h, weights->w_v, h,
+                                  scores + r * d.keys);
+        const attention_slice s{nullptr, 0, nullptr, 0,
+                                values + b * d.keys * d.value_size, d.value_size,
+                                output + b * d.queries * d.value_size, d.value_size,
+                                weights_b, d.queries, d.keys, h, d.value_size, b};
+        softmax_and_weighted_sum(k, s, row0, rows, lens, scores);
     });
     return EDGEATTN_OK;
 }

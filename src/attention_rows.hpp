@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "kernels/kernel_table.hpp"
+#include "parallel.hpp"
 #include "validate.hpp"
 
 namespace edgeattn {
@@ -40,9 +41,22 @@ void softmax_and_weighted_sum(const kernel_table &k, const attention_slice &s, s
 void dot_product_attention_block(const kernel_table &k, const attention_slice &s, size_t row0,
                                  size_t rows, const valid_lens_view &valid_lens, float *scratch);
 
-// Number of row blocks of `queries` rows.
-inline size_t row_blocks(size_t queries) {
-    return (queries + rows_per_block - 1) / rows_per_block;
+// Runs body(slice, row0, rows, scratch) for every block of at most
+// rows_per_block query rows of every slice (a batch element, or a batch
+// element's head), split over threads; each thread gets its own slot of
+// `floats_per_slot` floats at `scratch`.
+template <class Body>
+void parallel_row_blocks(size_t slices, size_t queries, size_t slots, double flops_per_block,
+                         float *scratch, size_t floats_per_slot, Body body) {
+    const size_t blocks = (queries + rows_per_block - 1) / rows_per_block;
+    parallel_for(slices * blocks, slots, flops_per_block, [&](size_t slot, size_t begin, size_t end) {
+        float *my_scratch = scratch + slot * floats_per_slot;
+        for (size_t item = begin; item < end; ++item) {
+            const size_t row0 = item % blocks * rows_per_block;
+            const size_t rows = queries - row0 < rows_per_block ? queries - row0 : rows_per_block;
+            body(item / blocks, row0, rows, my_scratch);
+        }
+    });
 }
 
 }  // namespace detail

@@ -49,21 +49,16 @@ extern "C" edgeattn_status edgeattn_dot_product_attention(
     const kernel_table &k = active_kernels();
     float *scratch = static_cast<float *>(workspace) + one.scores.scores;
     const size_t slots = scratch_slots(one.bytes, one.scores.floats_per_slot, workspace_bytes);
-    const size_t blocks = row_blocks(d.queries);
     const double flops_per_block = 2.0 * rows_per_block * d.keys * (d.query_size + d.value_size);
-    parallel_for(d.batch * blocks, slots, flops_per_block, [&](size_t slot, size_t begin, size_t end) {
-        float *my_scratch = scratch + slot * one.scores.floats_per_slot;
-        for (size_t item = begin; item < end; ++item) {
-            const size_t b = item / blocks, row0 = item % blocks * rows_per_block;
-            const size_t rows = d.queries - row0 < rows_per_block ? d.queries - row0 : rows_per_block;
-            const attention_slice s{queries + b * d.queries * d.query_size, d.query_size,
-                                    keys + b * d.keys * d.key_size, d.key_size,
-                                    values + b * d.keys * d.value_size, d.value_size,
-                                    output + b * d.queries * d.value_size, d.value_size,
-                                    attention_weights ? attention_weights + b * d.queries * d.keys : nullptr,
-                                    d.queries, d.keys, d.query_size, d.value_size, b};
-            dot_product_attention_block(k, s, row0, rows, lens, my_scratch);
-        }
+    parallel_row_blocks(d.batch, d.queries, slots, flops_per_block, scratch, one.scores.floats_per_slot,
+                        [&](size_t b, size_t row0, size_t rows, float *my_scratch) {
+        const attention_slice s{queries + b * d.queries * d.query_size, d.query_size,
+                                keys + b * d.keys * d.key_size, d.key_size,
+                                values + b * d.keys * d.value_size, d.value_size,
+                                output + b * d.queries * d.value_size, d.value_size,
+                                attention_weights ? attention_weights + b * d.queries * d.keys : nullptr,
+                                d.queries, d.keys, d.query_size, d.value_size, b};
+        dot_product_attention_block(k, s, row0, rows, lens, my_scratch);
     });
     return EDGEATTN_OK;
 }

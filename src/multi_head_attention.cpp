@@ -7,6 +7,8 @@
 #include "linear.hpp"
 #include "parallel.hpp"
 
+#include <initializer_list>
+
 using namespace edgeattn::detail;
 
 namespace {
@@ -23,15 +25,11 @@ edgeattn_status check_dims(const edgeattn_attention_dims &d) {
 // feature size = query_size = d; fields given as 0 take those values.
 edgeattn_status self_attention_dims(const edgeattn_attention_dims &in, edgeattn_attention_dims &d) {
     d = in;
-    size_t *same_as_n[] = {&d.keys};
-    size_t *same_as_d[] = {&d.key_size, &d.value_size, &d.num_hiddens};
-    for (size_t *f : same_as_n) {
-        if (*f == 0) *f = d.queries;
-        if (*f != d.queries) return EDGEATTN_ERR_SHAPE_MISMATCH;
-    }
-    for (size_t *f : same_as_d) {
-        if (*f == 0) *f = d.query_size;
-        if (*f != d.query_size) return EDGEATTN_ERR_SHAPE_MISMATCH;
+    if (d.keys == 0) d.keys = d.queries;
+    if (d.keys != d.queries) return EDGEATTN_ERR_SHAPE_MISMATCH;
+    for (size_t *size : {&d.key_size, &d.value_size, &d.num_hiddens}) {
+        if (*size == 0) *size = d.query_size;
+        if (*size != d.query_size) return EDGEATTN_ERR_SHAPE_MISMATCH;
     }
     return check_dims(d);
 }
@@ -79,23 +77,17 @@ edgeattn_status multi_head_attention(const edgeattn_attention_dims &d, const flo
     // d2l's transpose_qkv.
     float *scratch = ws + one.scores.scores;
     const size_t slots = scratch_slots(one.bytes, one.scores.floats_per_slot, workspace_bytes);
-    const size_t blocks = row_blocks(d.queries);
     const double flops_per_block = 4.0 * rows_per_block * d.keys * head_size;
-    parallel_for(d.batch * heads * blocks, slots, flops_per_block,
-                 [&](size_t slot, size_t begin, size_t end) {
-        float *my_scratch = scratch + slot * one.scores.floats_per_slot;
-        for (size_t item = begin; item < end; ++item) {
-            const size_t b = item / (heads * blocks), head = item / blocks % heads;
-            const size_t row0 = item % blocks * rows_per_block;
-            const size_t rows = d.queries - row0 < rows_per_block ? d.queries - row0 : rows_per_block;
-            const size_t column = head * head_size;
-            const attention_slice s{
-                Q + b * d.queries * h + column, h, K + b * d.keys * h + column, h,
-                V + b * d.keys * h + column, h, heads_out + b * d.queries * h + column, h,
-                attention_weights ? attention_weights + (b * heads + head) * d.queries * d.keys : nullptr,
-                d.queries, d.keys, head_size, head_size, b};
-            dot_product_attention_block(k, s, row0, rows, lens, my_scratch);
-        }
+    parallel_row_blocks(d.batch * heads, d.queries, slots, flops_per_block, scratch,
+                        one.scores.floats_per_slot,
+                        [&](size_t slice, size_t row0, size_t rows, float *my_scratch) {
+        const size_t b = slice / heads, column = slice % heads * head_size;
+        const attention_slice s{
+            Q + b * d.queries * h + column, h, K + b * d.keys * h + column, h,
+            V + b * d.keys * h + column, h, heads_out + b * d.queries * h + column, h,
+            attention_weights ? attention_weights + slice * d.queries * d.keys : nullptr,
+            d.queries, d.keys, head_size, head_size, b};
+        dot_product_attention_block(k, s, row0, rows, lens, my_scratch);
     });
     linear(k, d.batch * d.queries, h, h, heads_out, w.W_o, w.b_o, output);
     return EDGEATTN_OK;
