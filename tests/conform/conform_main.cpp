@@ -1,0 +1,38 @@
+// edgeattn-conform IN.case OUT.case
+//
+// Runs the op of IN through the C API and writes OUT: IN's header, params and
+// input tensors, then one `result` tensor (f32) per expected tensor. A port
+// (another target, an emulator, a board with a file system) runs this and
+// hands OUT to edgeattn-check-result on any machine.
+//
+// Exit status: 0 written; 2 usage error, malformed or unsupported case, or a
+// library error (exactly one line on stderr, OUT not created); 1 OUT could
+// not be written.
+#include "case_file.hpp"
+#include "run_case.hpp"
+
+#include <cstdio>
+#include <string>
+
+int main(int argc, char **argv) {
+    using namespace edgeattn_conform;
+    if (argc != 3) {
+        std::fprintf(stderr, "usage: edgeattn-conform IN.case OUT.case\n");
+        return 2;
+    }
+    Case in, out;
+    std::string err;
+    if (!read_case_file(argv[1], in, err)) {
+        std::fprintf(stderr, "edgeattn-conform: %s\n", err.c_str());
+        return 2;
+    }
+    if (!run_case(in, out, err)) {
+        std::fprintf(stderr, "edgeattn-conform: %s: %s\n", argv[1], err.c_str());
+        return 2;
+    }
+    if (!write_case_file(argv[2], out, err)) {
+        std::fprintf(stderr, "edgeattn-conform: %s\n", err.c_str());
+        return 1;
+    }
+    return 0;
+}

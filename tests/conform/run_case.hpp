@@ -1,0 +1,30 @@
+// Runs one case file's op through the edgeattn C API.
+#ifndef EDGEATTN_TESTS_RUN_CASE_HPP
+#define EDGEATTN_TESTS_RUN_CASE_HPP
+
+#include "case_file.hpp"
+
+#include <cstddef>
+#include <string>
+
+namespace edgeattn_conform {
+
+// Threads a workspace is sized for when run_case is given 0: OpenMP's
+// maximum where this file is built with OpenMP, else 64 (more room than any
+// call here uses; the library uses at most what the workspace fits).
+std::size_t default_max_threads();
+
+// Runs in.op on the input tensors and params of `in`. On success `out` holds
+// in's version, op, params and input tensors, then one `result` tensor
+// (kind f32) per `expect` tensor of `in`, same name and shape, in the same
+// order; a case with no expected tensors gets every output the op has.
+// Optional outputs (attention_weights) are requested from the library only
+// when expected, so a case without them exercises the weight-free path.
+// A malformed or unsupported case, or a library error, gives false and a
+// one-line `err`; nothing crashes and no allocation exceeds kMaxElements
+// floats per tensor.
+bool run_case(const Case &in, Case &out, std::string &err, std::size_t max_threads = 0);
+
+} // namespace edgeattn_conform
+
+#endif

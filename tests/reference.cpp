@@ -1,0 +1,134 @@
+// float64 reference; see reference.hpp. Written from the d2l definitions,
+// clarity over speed.
+#include "reference.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace edgeattn_ref {
+
+std::int64_t ValidLens::of(std::size_t b, std::size_t i, std::size_t Q, std::size_t K) const {
+    switch (kind) {
+    case per_batch: return lens[b];
+    case per_query: return lens[b * Q + i];
+    case none: break;
+    }
+    return static_cast<std::int64_t>(K);
+}
+
+void masked_softmax(std::size_t B, std::size_t Q, std::size_t K, const double *X, const ValidLens &vl, double *Y) {
+    std::vector<double> row(K);
+    for (std::size_t b = 0; b < B; ++b)
+        for (std::size_t i = 0; i < Q; ++i) {
+            const double *x = X + (b * Q + i) * K;
+            double *y = Y + (b * Q + i) * K;
+            std::int64_t len = vl.of(b, i, Q, K);
+            // d2l's sequence_mask: -1e6, not -inf, so an all-masked row is uniform.
+            for (std::size_t j = 0; j < K; ++j) row[j] = static_cast<std::int64_t>(j) < len ? x[j] : -1e6;
+            double mx = *std::max_element(row.begin(), row.end());
+            double sum = 0;
+            for (std::size_t j = 0; j < K; ++j) sum += (y[j] = std::exp(row[j] - mx));
+            for (std::size_t j = 0; j < K; ++j) y[j] /= sum;
+        }
+}
+
+// w (Q,K) times values (K,v) -> out (Q,v), for one batch element (or head).
+static void weighted_sum(std::size_t Q, std::size_t K, std::size_t v, const double *w, const double *values,
+                         std::size_t value_stride, double *out, std::size_t out_stride) {
+    for (std::size_t i = 0; i < Q; ++i)
+        for (std::size_t c = 0; c < v; ++c) {
+            double s = 0;
+            for (std::size_t j = 0; j < K; ++j) s += w[i * K + j] * values[j * value_stride + c];
+            out[i * out_stride + c] = s;
+        }
+}
+
+void dot_product_attention(std::size_t B, std::size_t Q, std::size_t K, std::size_t d, std::size_t v,
+                           const double *queries, const double *keys, const double *values, const ValidLens &vl,
+                           double *out, double *w) {
+    std::vector<double> scores(B * Q * K);
+    const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+    for (std::size_t b = 0; b < B; ++b)
+        for (std::size_t i = 0; i < Q; ++i)
+            for (std::size_t j = 0; j < K; ++j) {
+                double s = 0;
+                for (std::size_t c = 0; c < d; ++c) s += queries[(b * Q + i) * d + c] * keys[(b * K + j) * d + c];
+                scores[(b * Q + i) * K + j] = s * scale;
+            }
+    masked_softmax(B, Q, K, scores.data(), vl, w);
+    for (std::size_t b = 0; b < B; ++b) weighted_sum(Q, K, v, w + b * Q * K, values + b * K * v, v, out + b * Q * v, v);
+}
+
+// x (n, in) W^T (+ bias) -> y (n, out), W (out, in).
+static void linear(std::size_t n, std::size_t in, std::size_t out, const double *x, const double *W,
+                   const double *bias, double *y) {
+    for (std::size_t r = 0; r < n; ++r)
+        for (std::size_t o = 0; o < out; ++o) {
+            double s = bias ? bias[o] : 0.0;
+            for (std::size_t c = 0; c < in; ++c) s += x[r * in + c] * W[o * in + c];
+            y[r * out + o] = s;
+        }
+}
+
+void additive_attention(std::size_t B, std::size_t Q, std::size_t K, std::size_t qs, std::size_t ks, std::size_t vs,
+                        std::size_t h, const double *queries, const double *keys, const double *values,
+                        const ValidLens &vl, const double *W_q, const double *W_k, const double *w_v, double *out,
+                        double *w) {
+    std::vector<double> pq(B * Q * h), pk(B * K * h), scores(B * Q * K);
+    linear(B * Q, qs, h, queries, W_q, nullptr, pq.data());
+    linear(B * K, ks, h, keys, W_k, nullptr, pk.data());
+    for (std::size_t b = 0; b < B; ++b)
+        for (std::size_t i = 0; i < Q; ++i)
+            for (std::size_t j = 0; j < K; ++j) {
+                double s = 0;
+                for (std::size_t c = 0; c < h; ++c) s += w_v[c] * std::tanh(pq[(b * Q + i) * h + c] + pk[(b * K + j) * h + c]);
+                scores[(b * Q + i) * K + j] = s;
+            }
+    masked_softmax(B, Q, K, scores.data(), vl, w);
+    for (std::size_t b = 0; b < B; ++b)
+        weighted_sum(Q, K, vs, w + b * Q * K, values + b * K * vs, vs, out + b * Q * vs, vs);
+}
+
+void multi_head_attention(std::size_t B, std::size_t Q, std::size_t K, std::size_t qs, std::size_t ks,
+                          std::size_t vs, std::size_t h, std::size_t H, const double *queries, const double *keys,
+                          const double *values, const ValidLens &vl, const MhaWeights &W, double *out, double *w) {
+    const std::size_t dh = h / H;
+    std::vector<double> pq(B * Q * h), pk(B * K * h), pv(B * K * h), concat(B * Q * h);
+    linear(B * Q, qs, h, queries, W.W_q, W.b_q, pq.data());
+    linear(B * K, ks, h, keys, W.W_k, W.b_k, pk.data());
+    linear(B * K, vs, h, values, W.W_v, W.b_v, pv.data());
+    // Head n sees feature columns [n*dh, (n+1)*dh) of every projection, and
+    // the same valid_lens as every other head (d2l repeats them per head).
+    const double scale = 1.0 / std::sqrt(static_cast<double>(dh));
+    std::vector<double> scores(Q * K);
+    for (std::size_t b = 0; b < B; ++b)
+        for (std::size_t n = 0; n < H; ++n) {
+            for (std::size_t i = 0; i < Q; ++i)
+                for (std::size_t j = 0; j < K; ++j) {
+                    double s = 0;
+                    for (std::size_t c = 0; c < dh; ++c)
+                        s += pq[(b * Q + i) * h + n * dh + c] * pk[(b * K + j) * h + n * dh + c];
+                    scores[i * K + j] = s * scale;
+                }
+            // masked_softmax on one (1, Q, K) slice with this batch element's lens.
+            ValidLens one;
+            one.kind = vl.kind;
+            if (vl.kind == ValidLens::per_batch) one.lens.assign(1, vl.lens[b]);
+            if (vl.kind == ValidLens::per_query) one.lens.assign(vl.lens.begin() + b * Q, vl.lens.begin() + (b + 1) * Q);
+            double *wb = w + (b * H + n) * Q * K;
+            masked_softmax(1, Q, K, scores.data(), one, wb);
+            weighted_sum(Q, K, dh, wb, pv.data() + b * K * h + n * dh, h, concat.data() + b * Q * h + n * dh, h);
+        }
+    linear(B * Q, h, h, concat.data(), W.W_o, W.b_o, out);
+}
+
+void positional_encoding_table(std::size_t max_len, std::size_t d, double *P) {
+    for (std::size_t i = 0; i < max_len; ++i)
+        for (std::size_t c = 0; c < d; ++c) {
+            // Columns 2j and 2j+1 share the frequency 1 / 10000^(2j/d).
+            double angle = static_cast<double>(i) / std::pow(10000.0, static_cast<double>(c - c % 2) / d);
+            P[i * d + c] = c % 2 == 0 ? std::sin(angle) : std::cos(angle);
+        }
+}
+
+} // namespace edgeattn_ref

@@ -1,0 +1,524 @@
+// The C API against the float64 reference (reference.hpp) on shapes the
+// golden cases do not cover: Q = 1, K = 1, feature sizes that are not a
+// multiple of any SIMD width, all-masked rows, valid lengths past K,
+// per-query lengths, biases on and off, one head and one feature per head,
+// additive attention with h = 1, batches > 1. Inputs come from a fixed-seed
+// PRNG, so every run and every machine sees the same numbers.
+// The bar is FORMAT.md's; a canary after every output and the workspace
+// catches writes past their end. main() is isa_main.cpp: CTest runs this
+// once per kernel path.
+#include <doctest/doctest.h>
+
+#include "conform/accuracy.hpp"
+#include "conform/case_file.hpp"
+#include "golden_files.hpp"
+#include "reference.hpp"
+
+#include <edgeattn/edgeattn.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+using edgeattn_conform::check_values;
+using edgeattn_ref::ValidLens;
+
+namespace {
+
+// splitmix64: tiny, and the same sequence on every platform (std::
+// distributions are not).
+struct Rng {
+    std::uint64_t s;
+    std::uint64_t next() {
+        std::uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        return z ^ (z >> 31);
+    }
+    double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; } // [0, 1)
+    double normal() {
+        double u = uniform(), v = uniform();
+        return std::sqrt(-2.0 * std::log(1.0 - u)) * std::cos(6.283185307179586 * v);
+    }
+    std::int32_t in(std::int32_t lo, std::int32_t hi) { // [lo, hi]
+        return lo + static_cast<std::int32_t>(next() % static_cast<std::uint64_t>(hi - lo + 1));
+    }
+};
+
+// n normal values times `scale`, rounded to float so both sides see the same inputs.
+std::vector<double> randn(Rng &g, std::size_t n, double scale = 1.0) {
+    std::vector<double> v(n);
+    for (double &x : v) x = static_cast<float>(g.normal() * scale);
+    return v;
+}
+
+// A torch.nn.Linear-like (out, in) weight: uniform in +-1/sqrt(in).
+std::vector<double> lin_w(Rng &g, std::size_t out, std::size_t in) {
+    std::vector<double> v(out * in);
+    double b = 1.0 / std::sqrt(static_cast<double>(in));
+    for (double &x : v) x = static_cast<float>((2 * g.uniform() - 1) * b);
+    return v;
+}
+
+std::vector<float> f32(const std::vector<double> &v) { return std::vector<float>(v.begin(), v.end()); }
+
+// An output buffer with a canary tail: the library must write exactly n floats.
+constexpr std::size_t kGuard = 16;
+constexpr float kCanary = -12345.5f;
+struct Guarded {
+    std::vector<float> v;
+    std::size_t n;
+    explicit Guarded(std::size_t n_) : v(n_ + kGuard, kCanary), n(n_) {}
+    float *data() { return v.data(); }
+    bool tail_intact() const {
+        for (std::size_t i = n; i < v.size(); ++i)
+            if (v[i] != kCanary) return false;
+        return true;
+    }
+};
+
+// A workspace of exactly `bytes` plus a canary tail.
+struct Workspace {
+    std::vector<float> v;
+    std::size_t bytes;
+    explicit Workspace(std::size_t b) : v((b + 3) / 4 + kGuard, kCanary), bytes(b) {}
+    void *data() { return v.data(); }
+    bool tail_intact() const {
+        for (std::size_t i = (bytes + 3) / 4; i < v.size(); ++i)
+            if (v[i] != kCanary) return false;
+        return true;
+    }
+};
+
+void check_against(const std::string &what, const Guarded &got, const std::vector<double> &ref, bool p_table = false) {
+    REQUIRE(got.n == ref.size());
+    std::vector<double> g(got.v.begin(), got.v.begin() + static_cast<std::ptrdiff_t>(got.n));
+    auto v = check_values(what, g.data(), ref.data(), ref.size(), p_table);
+    CHECK_MESSAGE(v.ok, v.message);
+    CHECK_MESSAGE(got.tail_intact(), what << ": written past its end");
+}
+
+// valid_lens for both sides: kind, and lengths drawn from [lo, hi].
+struct Lens {
+    ValidLens ref;
+    edgeattn_valid_lens api{EDGEATTN_VALID_LENS_NONE, nullptr};
+};
+
+Lens make_lens(Rng &g, ValidLens::Kind kind, std::size_t B, std::size_t Q, std::int32_t lo, std::int32_t hi) {
+    Lens l;
+    l.ref.kind = kind;
+    std::size_t n = kind == ValidLens::per_batch ? B : kind == ValidLens::per_query ? B * Q : 0;
+    for (std::size_t i = 0; i < n; ++i) l.ref.lens.push_back(g.in(lo, hi));
+    l.api.kind = kind == ValidLens::per_batch   ? EDGEATTN_VALID_LENS_PER_BATCH
+                 : kind == ValidLens::per_query ? EDGEATTN_VALID_LENS_PER_QUERY
+                                                : EDGEATTN_VALID_LENS_NONE;
+    l.api.lens = l.ref.lens.empty() ? nullptr : l.ref.lens.data();
+    return l;
+}
+
+const char *kind_str(ValidLens::Kind k) {
+    return k == ValidLens::per_batch ? "per batch" : k == ValidLens::per_query ? "per query" : "none";
+}
+
+// Each attention call runs with a workspace for one thread (a serial call)
+// and for many, with and without attention weights requested.
+const std::size_t kThreadCounts[] = {1, 64};
+
+// ------------------------------------------------------------ softmax
+
+struct SoftmaxShape {
+    std::size_t B, Q, K;
+    ValidLens::Kind kind;
+    std::int32_t lo, hi;
+    double scale;
+};
+
+TEST_CASE("masked_softmax against the reference") {
+    const SoftmaxShape shapes[] = {
+        {1, 1, 1, ValidLens::none, 0, 0, 1},        {1, 1, 1, ValidLens::per_batch, 0, 0, 1},
+        {2, 3, 3, ValidLens::per_query, 0, 5, 1},   {3, 4, 17, ValidLens::per_batch, 0, 20, 3},
+        {2, 5, 33, ValidLens::per_query, 0, 40, 1}, {1, 2, 1029, ValidLens::none, 0, 0, 8},
+        {2, 3, 100, ValidLens::per_query, 0, 100, 50}, {4, 1, 7, ValidLens::per_batch, 7, 7, 1},
+    };
+    Rng g{1};
+    for (const SoftmaxShape &s : shapes) {
+        const std::size_t n = s.B * s.Q * s.K;
+        Lens l = make_lens(g, s.kind, s.B, s.Q, s.lo, s.hi);
+        std::vector<double> X = randn(g, n, s.scale), ref(n);
+        edgeattn_ref::masked_softmax(s.B, s.Q, s.K, X.data(), l.ref, ref.data());
+        char what[128];
+        std::snprintf(what, sizeof what, "softmax (B,Q,K)=(%zu,%zu,%zu) lens %s", s.B, s.Q, s.K, kind_str(s.kind));
+        edgeattn_softmax_dims dims{s.B, s.Q, s.K};
+        std::vector<float> x = f32(X);
+        Guarded Y(n);
+        REQUIRE(edgeattn_masked_softmax(&dims, x.data(), &l.api, Y.data()) == EDGEATTN_OK);
+        check_against(what, Y, ref);
+        // In place: Y may be X.
+        Guarded Z(n);
+        std::copy(x.begin(), x.end(), Z.v.begin());
+        REQUIRE(edgeattn_masked_softmax(&dims, Z.data(), &l.api, Z.data()) == EDGEATTN_OK);
+        check_against(std::string(what) + " in place", Z, ref);
+    }
+}
+
+// ------------------------------------------------------- dot product
+
+struct DotShape {
+    std::size_t B, Q, K, d, v;
+    ValidLens::Kind kind;
+    std::int32_t lo, hi;
+};
+
+TEST_CASE("dot_product_attention against the reference") {
+    const DotShape shapes[] = {
+        {1, 1, 1, 1, 1, ValidLens::none, 0, 0},          {1, 1, 1, 3, 2, ValidLens::per_batch, 0, 0},
+        {2, 1, 5, 3, 4, ValidLens::per_query, 0, 7},     {3, 4, 1, 17, 5, ValidLens::per_batch, 0, 2},
+        {2, 7, 9, 33, 3, ValidLens::per_query, 0, 12},   {1, 37, 300, 33, 17, ValidLens::per_batch, 250, 310},
+        {2, 3, 4, 16, 16, ValidLens::per_query, 0, 0},   {2, 19, 70, 5, 31, ValidLens::none, 0, 0},
+    };
+    Rng g{2};
+    for (const DotShape &s : shapes) {
+        Lens l = make_lens(g, s.kind, s.B, s.Q, s.lo, s.hi);
+        std::vector<double> q = randn(g, s.B * s.Q * s.d), k = randn(g, s.B * s.K * s.d), v = randn(g, s.B * s.K * s.v);
+        std::vector<double> out(s.B * s.Q * s.v), w(s.B * s.Q * s.K);
+        edgeattn_ref::dot_product_attention(s.B, s.Q, s.K, s.d, s.v, q.data(), k.data(), v.data(), l.ref, out.data(),
+                                            w.data());
+        edgeattn_attention_dims dims{s.B, s.Q, s.K, s.d, s.d, s.v, 0, 0};
+        std::vector<float> qf = f32(q), kf = f32(k), vf = f32(v);
+        for (std::size_t threads : kThreadCounts)
+            for (bool want_w : {true, false}) {
+                char what[160];
+                std::snprintf(what, sizeof what, "dot (B,Q,K,d,v)=(%zu,%zu,%zu,%zu,%zu) lens %s, %zu threads%s", s.B,
+                              s.Q, s.K, s.d, s.v, kind_str(s.kind), threads, want_w ? "" : ", no weights");
+                Workspace ws(edgeattn_dot_product_attention_workspace_size(&dims, threads));
+                Guarded o(out.size()), wt(w.size());
+                REQUIRE(edgeattn_dot_product_attention(&dims, qf.data(), kf.data(), vf.data(), &l.api, ws.data(),
+                                                       ws.bytes, o.data(), want_w ? wt.data() : nullptr) ==
+                        EDGEATTN_OK);
+                check_against(std::string(what) + " output", o, out);
+                if (want_w) check_against(std::string(what) + " weights", wt, w);
+                CHECK_MESSAGE(ws.tail_intact(), what << ": workspace written past its end");
+            }
+    }
+}
+
+// ---------------------------------------------------------- additive
+
+struct AdditiveShape {
+    std::size_t B, Q, K, q, k, v, h;
+    ValidLens::Kind kind;
+    std::int32_t lo, hi;
+};
+
+TEST_CASE("additive_attention against the reference") {
+    const AdditiveShape shapes[] = {
+        {1, 1, 1, 1, 1, 1, 1, ValidLens::none, 0, 0},       {2, 3, 4, 3, 5, 2, 1, ValidLens::per_query, 0, 6},
+        {3, 1, 7, 17, 4, 9, 6, ValidLens::per_batch, 0, 9}, {2, 5, 33, 8, 8, 33, 17, ValidLens::none, 0, 0},
+        {1, 9, 130, 20, 12, 7, 33, ValidLens::per_query, 0, 140},
+    };
+    Rng g{3};
+    for (const AdditiveShape &s : shapes) {
+        Lens l = make_lens(g, s.kind, s.B, s.Q, s.lo, s.hi);
+        std::vector<double> q = randn(g, s.B * s.Q * s.q), k = randn(g, s.B * s.K * s.k), v = randn(g, s.B * s.K * s.v);
+        std::vector<double> Wq = lin_w(g, s.h, s.q), Wk = lin_w(g, s.h, s.k), wv = lin_w(g, 1, s.h);
+        std::vector<double> out(s.B * s.Q * s.v), w(s.B * s.Q * s.K);
+        edgeattn_ref::additive_attention(s.B, s.Q, s.K, s.q, s.k, s.v, s.h, q.data(), k.data(), v.data(), l.ref,
+                                         Wq.data(), Wk.data(), wv.data(), out.data(), w.data());
+        edgeattn_attention_dims dims{s.B, s.Q, s.K, s.q, s.k, s.v, s.h, 0};
+        std::vector<float> qf = f32(q), kf = f32(k), vf = f32(v), Wqf = f32(Wq), Wkf = f32(Wk), wvf = f32(wv);
+        edgeattn_additive_weights W{Wqf.data(), Wkf.data(), wvf.data()};
+        for (std::size_t threads : kThreadCounts)
+            for (bool want_w : {true, false}) {
+                char what[160];
+                std::snprintf(what, sizeof what, "additive (B,Q,K,q,k,v,h)=(%zu,%zu,%zu,%zu,%zu,%zu,%zu) lens %s, %zu threads%s",
+                              s.B, s.Q, s.K, s.q, s.k, s.v, s.h, kind_str(s.kind), threads,
+                              want_w ? "" : ", no weights");
+                Workspace ws(edgeattn_additive_attention_workspace_size(&dims, threads));
+                Guarded o(out.size()), wt(w.size());
+                REQUIRE(edgeattn_additive_attention(&dims, qf.data(), kf.data(), vf.data(), &l.api, &W, ws.data(),
+                                                    ws.bytes, o.data(), want_w ? wt.data() : nullptr) == EDGEATTN_OK);
+                check_against(std::string(what) + " output", o, out);
+                if (want_w) check_against(std::string(what) + " weights", wt, w);
+                CHECK_MESSAGE(ws.tail_intact(), what << ": workspace written past its end");
+            }
+    }
+}
+
+// -------------------------------------------------------- multi-head
+
+// Weights of both sides; `biases` is a mask over b_q, b_k, b_v, b_o (1, 2, 4, 8).
+struct Mha {
+    std::vector<double> W[4], b[4];
+    std::vector<float> Wf[4], bf[4];
+    edgeattn_ref::MhaWeights ref{};
+    edgeattn_mha_weights api{};
+
+    Mha(Rng &g, std::size_t q, std::size_t k, std::size_t v, std::size_t h, unsigned biases) {
+        const std::size_t in[4] = {q, k, v, h};
+        for (int i = 0; i < 4; ++i) {
+            W[i] = lin_w(g, h, in[i]);
+            Wf[i] = f32(W[i]);
+            if (biases & (1u << i)) {
+                b[i] = randn(g, h, 0.1);
+                bf[i] = f32(b[i]);
+            }
+        }
+        const double **rw[4] = {&ref.W_q, &ref.W_k, &ref.W_v, &ref.W_o};
+        const double **rb[4] = {&ref.b_q, &ref.b_k, &ref.b_v, &ref.b_o};
+        const float **aw[4] = {&api.W_q, &api.W_k, &api.W_v, &api.W_o};
+        const float **ab[4] = {&api.b_q, &api.b_k, &api.b_v, &api.b_o};
+        for (int i = 0; i < 4; ++i) {
+            *rw[i] = W[i].data();
+            *aw[i] = Wf[i].data();
+            *rb[i] = b[i].empty() ? nullptr : b[i].data();
+            *ab[i] = bf[i].empty() ? nullptr : bf[i].data();
+        }
+    }
+};
+
+struct MhaShape {
+    std::size_t B, Q, K, q, k, v, h, H;
+    unsigned biases;
+    ValidLens::Kind kind;
+    std::int32_t lo, hi;
+};
+
+TEST_CASE("multi_head_attention against the reference") {
+    const MhaShape shapes[] = {
+        {1, 1, 1, 3, 3, 3, 4, 1, 15, ValidLens::none, 0, 0},
+        {2, 3, 5, 7, 4, 6, 6, 6, 0, ValidLens::per_query, 0, 7},    // one feature per head
+        {2, 4, 4, 17, 17, 17, 18, 3, 15, ValidLens::per_batch, 0, 5},
+        {3, 1, 9, 5, 11, 2, 8, 2, 0, ValidLens::per_batch, 0, 12},
+        {1, 6, 33, 33, 33, 33, 33, 3, 5, ValidLens::per_query, 0, 40}, // only b_q and b_v
+        {2, 5, 70, 16, 24, 20, 40, 5, 10, ValidLens::none, 0, 0},     // only b_k and b_o
+        {2, 2, 3, 9, 9, 9, 9, 1, 15, ValidLens::per_query, 0, 0},     // every row masked
+    };
+    Rng g{4};
+    for (const MhaShape &s : shapes) {
+        Lens l = make_lens(g, s.kind, s.B, s.Q, s.lo, s.hi);
+        std::vector<double> q = randn(g, s.B * s.Q * s.q), k = randn(g, s.B * s.K * s.k), v = randn(g, s.B * s.K * s.v);
+        Mha m(g, s.q, s.k, s.v, s.h, s.biases);
+        std::vector<double> out(s.B * s.Q * s.h), w(s.B * s.H * s.Q * s.K);
+        edgeattn_ref::multi_head_attention(s.B, s.Q, s.K, s.q, s.k, s.v, s.h, s.H, q.data(), k.data(), v.data(), l.ref,
+                                           m.ref, out.data(), w.data());
+        edgeattn_attention_dims dims{s.B, s.Q, s.K, s.q, s.k, s.v, s.h, s.H};
+        std::vector<float> qf = f32(q), kf = f32(k), vf = f32(v);
+        for (std::size_t threads : kThreadCounts)
+            for (bool want_w : {true, false}) {
+                char what[200];
+                std::snprintf(what, sizeof what,
+                              "mha (B,Q,K,q,k,v,h,H)=(%zu,%zu,%zu,%zu,%zu,%zu,%zu,%zu) biases %u lens %s, %zu threads%s",
+                              s.B, s.Q, s.K, s.q, s.k, s.v, s.h, s.H, s.biases, kind_str(s.kind), threads,
+                              want_w ? "" : ", no weights");
+                Workspace ws(edgeattn_multi_head_attention_workspace_size(&dims, threads));
+                Guarded o(out.size()), wt(w.size());
+                REQUIRE(edgeattn_multi_head_attention(&dims, qf.data(), kf.data(), vf.data(), &l.api, &m.api,
+                                                      ws.data(), ws.bytes, o.data(),
+                                                      want_w ? wt.data() : nullptr) == EDGEATTN_OK);
+                check_against(std::string(what) + " output", o, out);
+                if (want_w) check_against(std::string(what) + " weights", wt, w);
+                CHECK_MESSAGE(ws.tail_intact(), what << ": workspace written past its end");
+            }
+    }
+}
+
+// ------------------------------------------------ positional encoding
+
+struct PeShape {
+    std::size_t B, n, d, max_len;
+};
+
+TEST_CASE("positional encoding against the reference") {
+    const PeShape shapes[] = {{1, 1, 1, 1}, {2, 3, 2, 3}, {1, 5, 3, 8}, {3, 17, 17, 17}, {1, 100, 64, 1000},
+                              {2, 2, 33, 10000}};
+    Rng g{5};
+    for (const PeShape &s : shapes) {
+        char what[128];
+        std::snprintf(what, sizeof what, "positional encoding (B,n,d)=(%zu,%zu,%zu) max_len %zu", s.B, s.n, s.d,
+                      s.max_len);
+        std::vector<double> P(s.max_len * s.d);
+        edgeattn_ref::positional_encoding_table(s.max_len, s.d, P.data());
+        Guarded Pf(P.size());
+        REQUIRE(edgeattn_positional_encoding_table(s.max_len, s.d, Pf.data()) == EDGEATTN_OK);
+        check_against(std::string(what) + " table", Pf, P, true);
+
+        std::vector<double> X = randn(g, s.B * s.n * s.d), Y(X.size());
+        for (std::size_t i = 0; i < Y.size(); ++i) Y[i] = X[i] + P[i % (s.n * s.d)];
+        std::vector<float> Xf = f32(X);
+        Guarded Yf(Y.size());
+        REQUIRE(edgeattn_positional_encoding_add(s.B, s.n, s.d, Xf.data(), Pf.data(), s.max_len, Yf.data()) ==
+                EDGEATTN_OK);
+        check_against(std::string(what) + " X + P", Yf, Y);
+        // In place: Y may be X.
+        Guarded Z(Y.size());
+        std::copy(Xf.begin(), Xf.end(), Z.v.begin());
+        REQUIRE(edgeattn_positional_encoding_add(s.B, s.n, s.d, Z.data(), Pf.data(), s.max_len, Z.data()) ==
+                EDGEATTN_OK);
+        check_against(std::string(what) + " X + P in place", Z, Y);
+    }
+}
+
+// ---------------------------------------------------- self-attention
+
+struct SelfShape {
+    std::size_t B, n, d, H, max_len;
+    unsigned biases;
+    ValidLens::Kind kind;
+    std::int32_t lo, hi;
+};
+
+TEST_CASE("self_attention (after positional encoding) against the reference") {
+    const SelfShape shapes[] = {
+        {1, 1, 1, 1, 1, 0, ValidLens::none, 0, 0},         {2, 5, 6, 3, 5, 15, ValidLens::per_batch, 0, 6},
+        {2, 7, 17, 1, 50, 0, ValidLens::per_query, 0, 9},  {1, 12, 12, 12, 100, 0, ValidLens::none, 0, 0},
+        {3, 40, 36, 4, 64, 15, ValidLens::per_batch, 1, 45},
+    };
+    Rng g{6};
+    for (const SelfShape &s : shapes) {
+        Lens l = make_lens(g, s.kind, s.B, s.n, s.lo, s.hi);
+        std::vector<double> P(s.max_len * s.d);
+        edgeattn_ref::positional_encoding_table(s.max_len, s.d, P.data());
+        std::vector<float> Pf(P.size());
+        REQUIRE(edgeattn_positional_encoding_table(s.max_len, s.d, Pf.data()) == EDGEATTN_OK);
+        std::vector<double> X = randn(g, s.B * s.n * s.d);
+        std::vector<float> Xp(X.size());
+        REQUIRE(edgeattn_positional_encoding_add(s.B, s.n, s.d, f32(X).data(), Pf.data(), s.max_len, Xp.data()) ==
+                EDGEATTN_OK);
+        // The reference attends over the exact X + P; the library over its float sum.
+        std::vector<double> Xpd(X.size());
+        for (std::size_t i = 0; i < X.size(); ++i) Xpd[i] = X[i] + P[i % (s.n * s.d)];
+        Mha m(g, s.d, s.d, s.d, s.d, s.biases);
+        std::vector<double> out(s.B * s.n * s.d), w(s.B * s.H * s.n * s.n);
+        edgeattn_ref::multi_head_attention(s.B, s.n, s.n, s.d, s.d, s.d, s.d, s.H, Xpd.data(), Xpd.data(), Xpd.data(),
+                                           l.ref, m.ref, out.data(), w.data());
+        edgeattn_attention_dims dims{s.B, s.n, 0, s.d, 0, 0, 0, s.H}; // keys .. num_hiddens may be 0
+        for (std::size_t threads : kThreadCounts)
+            for (bool want_w : {true, false}) {
+                char what[160];
+                std::snprintf(what, sizeof what, "self-attention (B,n,d,H)=(%zu,%zu,%zu,%zu) biases %u lens %s, %zu threads%s",
+                              s.B, s.n, s.d, s.H, s.biases, kind_str(s.kind), threads, want_w ? "" : ", no weights");
+                Workspace ws(edgeattn_self_attention_workspace_size(&dims, threads));
+                Guarded o(out.size()), wt(w.size());
+                REQUIRE(edgeattn_self_attention(&dims, Xp.data(), &l.api, &m.api, ws.data(), ws.bytes, o.data(),
+                                                want_w ? wt.data() : nullptr) == EDGEATTN_OK);
+                check_against(std::string(what) + " output", o, out);
+                if (want_w) check_against(std::string(what) + " weights", wt, w);
+                CHECK_MESSAGE(ws.tail_intact(), what << ": workspace written past its end");
+            }
+    }
+}
+
+// ------------------------------------------- the reference itself
+
+// The reference is only worth trusting if it reproduces make_golden.py: run
+// it on every golden case's inputs and hold it to a float64-tight bound.
+std::vector<double> input(const edgeattn_conform::Case &c, const char *name) {
+    const edgeattn_conform::Tensor *t = c.find(edgeattn_conform::Role::input, name);
+    REQUIRE_MESSAGE(t, "no input " << name);
+    return t->values;
+}
+
+std::size_t dim(const edgeattn_conform::Case &c, const char *name, std::size_t i) {
+    const edgeattn_conform::Tensor *t = c.find(edgeattn_conform::Role::input, name);
+    REQUIRE_MESSAGE((t && i < t->shape.size()), "no input " << name << " of rank > " << i);
+    return t->shape[i];
+}
+
+std::size_t param(const edgeattn_conform::Case &c, const char *key) {
+    const edgeattn_conform::Param *p = c.find_param(key);
+    REQUIRE_MESSAGE(p, "no param " << key);
+    return static_cast<std::size_t>(p->value);
+}
+
+ValidLens golden_lens(const edgeattn_conform::Case &c) {
+    ValidLens l;
+    const edgeattn_conform::Tensor *t = c.find(edgeattn_conform::Role::input, "valid_lens");
+    if (!t) return l;
+    l.kind = t->shape.size() == 1 ? ValidLens::per_batch : ValidLens::per_query;
+    l.lens.assign(t->values.begin(), t->values.end());
+    return l;
+}
+
+// The reference's output named `name` for the case, computed in double.
+std::vector<double> reference_output(const edgeattn_conform::Case &c, const std::string &name) {
+    const ValidLens vl = golden_lens(c);
+    const std::string &op = c.op;
+    std::vector<double> out, w;
+    if (op == "masked_softmax") {
+        std::vector<double> X = input(c, "X");
+        out.resize(X.size());
+        edgeattn_ref::masked_softmax(dim(c, "X", 0), dim(c, "X", 1), dim(c, "X", 2), X.data(), vl, out.data());
+        return out;
+    }
+    if (op == "positional_encoding" || op == "self_attention") {
+        const std::size_t B = dim(c, "X", 0), n = dim(c, "X", 1), d = dim(c, "X", 2), max_len = param(c, "max_len");
+        std::vector<double> P(max_len * d), X = input(c, "X");
+        edgeattn_ref::positional_encoding_table(max_len, d, P.data());
+        if (name == "P") return P;
+        for (std::size_t i = 0; i < X.size(); ++i) X[i] += P[i % (n * d)];
+        if (op == "positional_encoding") return X;
+        const std::size_t H = param(c, "num_heads");
+        std::vector<double> Wq = input(c, "W_q"), Wk = input(c, "W_k"), Wv = input(c, "W_v"), Wo = input(c, "W_o");
+        edgeattn_ref::MhaWeights W{Wq.data(), Wk.data(), Wv.data(), Wo.data(), nullptr, nullptr, nullptr, nullptr};
+        out.resize(B * n * d);
+        w.resize(B * H * n * n);
+        edgeattn_ref::multi_head_attention(B, n, n, d, d, d, d, H, X.data(), X.data(), X.data(), vl, W, out.data(),
+                                           w.data());
+        return name == "output" ? out : w;
+    }
+    const std::size_t B = dim(c, "queries", 0), Q = dim(c, "queries", 1), K = dim(c, "keys", 1);
+    const std::size_t qs = dim(c, "queries", 2), ks = dim(c, "keys", 2), vs = dim(c, "values", 2);
+    std::vector<double> q = input(c, "queries"), k = input(c, "keys"), v = input(c, "values");
+    w.resize(B * Q * K);
+    if (op == "dot_product_attention") {
+        out.resize(B * Q * vs);
+        edgeattn_ref::dot_product_attention(B, Q, K, qs, vs, q.data(), k.data(), v.data(), vl, out.data(), w.data());
+    } else if (op == "additive_attention") {
+        std::vector<double> Wq = input(c, "W_q"), Wk = input(c, "W_k"), wv = input(c, "w_v");
+        out.resize(B * Q * vs);
+        edgeattn_ref::additive_attention(B, Q, K, qs, ks, vs, param(c, "num_hiddens"), q.data(), k.data(), v.data(),
+                                         vl, Wq.data(), Wk.data(), wv.data(), out.data(), w.data());
+    } else {
+        REQUIRE(op == "multi_head_attention");
+        const std::size_t h = param(c, "num_hiddens"), H = param(c, "num_heads");
+        const bool bias = param(c, "bias") != 0;
+        std::vector<double> Wq = input(c, "W_q"), Wk = input(c, "W_k"), Wv = input(c, "W_v"), Wo = input(c, "W_o");
+        std::vector<double> b[4];
+        const char *bn[4] = {"b_q", "b_k", "b_v", "b_o"};
+        for (int i = 0; i < 4 && bias; ++i) b[i] = input(c, bn[i]);
+        edgeattn_ref::MhaWeights W{Wq.data(), Wk.data(), Wv.data(), Wo.data(),
+                                   bias ? b[0].data() : nullptr, bias ? b[1].data() : nullptr,
+                                   bias ? b[2].data() : nullptr, bias ? b[3].data() : nullptr};
+        out.resize(B * Q * h);
+        w.resize(B * H * Q * K);
+        edgeattn_ref::multi_head_attention(B, Q, K, qs, ks, vs, h, H, q.data(), k.data(), v.data(), vl, W, out.data(),
+                                           w.data());
+    }
+    return name == "output" ? out : w;
+}
+
+TEST_CASE("the float64 reference reproduces every golden case") {
+    std::vector<std::string> files = edgeattn_conform::golden_files();
+    REQUIRE(files.size() >= edgeattn_conform::kMinGoldenCases);
+    for (const std::string &f : files) {
+        edgeattn_conform::Case c;
+        std::string err;
+        REQUIRE_MESSAGE(edgeattn_conform::read_case_file(f, c, err), err);
+        for (const edgeattn_conform::Tensor &t : c.tensors) {
+            if (t.role != edgeattn_conform::Role::expect) continue;
+            std::vector<double> got = reference_output(c, t.name);
+            REQUIRE_MESSAGE(got.size() == t.values.size(), edgeattn_conform::base_name(f) << " " << t.name);
+            double diff2 = 0, ref2 = 0;
+            for (std::size_t i = 0; i < got.size(); ++i) {
+                diff2 += (got[i] - t.values[i]) * (got[i] - t.values[i]);
+                ref2 += t.values[i] * t.values[i];
+            }
+            double rel = std::sqrt(diff2 / ref2);
+            CHECK_MESSAGE(rel <= 1e-12, edgeattn_conform::base_name(f) << " " << t.name << ": rel L2 " << rel);
+        }
+    }
+}
+
+} // namespace
