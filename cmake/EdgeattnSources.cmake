@@ -14,7 +14,7 @@ set(EDGEATTN_CORE_SOURCES
   src/positional_encoding.cpp)
 
 # Per-ISA kernel files for the target processor, as "isa|file|flags".
-# (GCC 12's own avx512fintrin.h trips -Wmaybe-uninitialized: silenced there.)
+# (GCC 12's own avx512fintrin.h trips -W(maybe-)uninitialized: silenced there.)
 function(edgeattn_isa_sources out)
   set(list "")
   string(TOLOWER "${CMAKE_SYSTEM_PROCESSOR}" proc)
@@ -22,7 +22,7 @@ function(edgeattn_isa_sources out)
     list(APPEND list
       "sse2|src/arch/x86_sse2.cpp|-msse2"
       "avx2|src/arch/x86_avx2.cpp|-mavx2 -mfma"
-      "avx512|src/arch/x86_avx512.cpp|-mavx512f -mavx512dq -mavx2 -mfma -Wno-maybe-uninitialized")
+      "avx512|src/arch/x86_avx512.cpp|-mavx512f -mavx512dq -mavx2 -mfma -Wno-uninitialized -Wno-maybe-uninitialized")
   elseif(proc MATCHES "^(aarch64|arm64|arm.*)$")
     include(CheckCXXSourceCompiles)
     check_cxx_source_compiles("

@@ -20,8 +20,8 @@ bool has_zero_dimension(const edgeattn_attention_dims &d) {
 extern "C" size_t edgeattn_additive_attention_workspace_size(const edgeattn_attention_dims *dims,
                                                              size_t max_threads) {
     if (!dims || has_zero_dimension(*dims)) return 0;
-    return make_additive_layout(dims->batch, dims->queries, dims->keys, dims->num_hiddens,
-                                max_threads)
+    return make_additive_layout(dims->batch, dims->queries, dims->keys, dims->query_size,
+                                dims->key_size, dims->value_size, dims->num_hiddens, max_threads)
         .bytes;
 }
 
@@ -40,7 +40,8 @@ extern "C" edgeattn_status edgeattn_additive_attention(
     tensor_span params[3] = {{weights->W_q, 0}, {weights->W_k, 0}, {weights->w_v, d.num_hiddens}};
     if (edgeattn_status st = tensor_count(params[0].count, d.num_hiddens, d.query_size)) return st;
     if (edgeattn_status st = tensor_count(params[1].count, d.num_hiddens, d.key_size)) return st;
-    const additive_layout one = make_additive_layout(d.batch, d.queries, d.keys, d.num_hiddens, 1);
+    const additive_layout one = make_additive_layout(d.batch, d.queries, d.keys, d.query_size,
+                                                     d.key_size, d.value_size, d.num_hiddens, 1);
     valid_lens_view lens;
     if (edgeattn_status st = check_attention_call(d, counts, params, 3, queries, keys, values,
                                                   valid_lens, workspace, workspace_bytes,
@@ -52,16 +53,16 @@ extern "C" edgeattn_status edgeattn_additive_attention(
     float *projected_queries = ws + one.projected_queries;  // (B, Q, h)
     float *projected_keys = ws + one.projected_keys;        // (B, K, h)
     const size_t h = d.num_hiddens;
-    linear(k, d.batch * d.queries, d.query_size, h, queries, weights->W_q, nullptr, projected_queries);
-    linear(k, d.batch * d.keys, d.key_size, h, keys, weights->W_k, nullptr, projected_keys);
+    float *packed = ws + one.packed_weights;
+    linear(k, d.batch * d.queries, d.query_size, h, queries, weights->W_q, nullptr, projected_queries, packed);
+    linear(k, d.batch * d.keys, d.key_size, h, keys, weights->W_k, nullptr, projected_keys, packed);
 
-    float *scratch = ws + one.scores.scores;
-    const size_t slots = scratch_slots(one.bytes, one.scores.floats_per_slot, workspace_bytes);
+    const size_t slots = scratch_slots(one.bytes, one.scratch.floats_per_slot, workspace_bytes);
     const double flops_per_block = rows_per_block * d.keys * (20.0 * h + 2.0 * d.value_size);
-    parallel_row_blocks(d.batch, d.queries, slots, flops_per_block, scratch, one.scores.floats_per_slot,
-                        [&](size_t b, size_t row0, size_t rows, float *my_scratch) {
+    parallel_row_blocks(d.batch, d.queries, slots, flops_per_block, ws, one.scratch,
+                        [&](size_t b, size_t row0, size_t rows, const scratch_slot &slot) {
         float *weights_b = attention_weights ? attention_weights + b * d.queries * d.keys : nullptr;
-        float *scores = weights_b ? weights_b + row0 * d.keys : my_scratch;
+        float *scores = weights_b ? weights_b + row0 * d.keys : slot.scores;  // (rows, K)
         for (size_t r = 0; r < rows; ++r)
             k.additive_scores_row(projected_queries + (b * d.queries + row0 + r) * h,
                                   projected_keys + b * d.keys * h, d.keys, h, weights->w_v, h,
@@ -70,7 +71,10 @@ extern "C" edgeattn_status edgeattn_additive_attention(
                                 values + b * d.keys * d.value_size, d.value_size,
                                 output + b * d.queries * d.value_size, d.value_size,
                                 weights_b, d.queries, d.keys, h, d.value_size, b};
-        softmax_and_weighted_sum(k, s, row0, rows, lens, scores);
+        for (size_t r = 0; r < rows; ++r)
+            k.masked_softmax_row(scores + r * d.keys, scores + r * d.keys, d.keys,
+                                 lens.of_row(b, row0 + r, d.keys));
+        weighted_sum_of_values(k, s, row0, rows, scores, d.keys, slot);
     });
     return EDGEATTN_OK;
 }

@@ -1,11 +1,14 @@
-// The part of attention every op shares: for a block of query rows whose
-// scores are ready, apply d2l's masked softmax and take the weighted sum of
-// the values. Also the scaled dot-product scores of such a block.
+// The part of attention every op shares, for a block of at most
+// rows_per_block query rows of one slice (a batch element, or one head of
+// it): scaled dot-product scores, d2l's masked softmax, and the weighted sum
+// of the values; with the attention weights materialised, or streaming over
+// key blocks with an online softmax when they are not requested.
 #ifndef EDGEATTN_ATTENTION_ROWS_HPP
 #define EDGEATTN_ATTENTION_ROWS_HPP
 
 #include <stddef.h>
 
+#include "edgeattn/detail/workspace_layout.hpp"
 #include "kernels/kernel_table.hpp"
 #include "parallel.hpp"
 #include "validate.hpp"
@@ -13,9 +16,9 @@
 namespace edgeattn {
 namespace detail {
 
-// One (batch, head) slice of scaled dot-product attention, in the caller's
-// memory: queries (Q, d), keys (K, d), values (K, dv), output (Q, dv), each
-// row `*_stride` floats after the last, and optional weights (Q, K).
+// One slice in the caller's memory: queries (Q, d), keys (K, d), values
+// (K, dv), output (Q, dv), each row `*_stride` floats after the last, and
+// optional weights (Q, K).
 struct attention_slice {
     const float *queries;
     size_t query_stride;
@@ -30,31 +33,44 @@ struct attention_slice {
     size_t batch_index;  // which valid lengths apply
 };
 
-// scores (rows, K), row r holding query row0 + r: softmax in place, masked by
-// the valid lengths of batch b, then output rows = scores . values.
-void softmax_and_weighted_sum(const kernel_table &k, const attention_slice &s, size_t row0,
-                              size_t rows, const valid_lens_view &valid_lens, float *scores);
+// One thread's scratch (layout in workspace_layout.hpp).
+struct scratch_slot {
+    float *packed_keys;    // a key block as packed K^T (d, keys_per_block)
+    float *packed_values;  // a value block, packed (keys_per_block, dv)
+    float *scores;         // (rows_per_block, keys_per_block), or whole rows
+    float *running_max;    // (rows_per_block)
+    float *running_sum;    // (rows_per_block)
+};
 
-// Rows [row0, row0 + rows) of a slice, rows <= rows_per_block: scores
-// Q K^T / sqrt(d) into the weights (if requested) or `scratch`
-// (rows_per_block, K), then softmax_and_weighted_sum.
+inline scratch_slot scratch_slot_at(float *slot, const attention_scratch &layout) {
+    return {slot + layout.packed_keys, slot + layout.packed_values, slot + layout.scores,
+            slot + layout.running_max, slot + layout.running_sum};
+}
+
+// Output rows = weights (rows, K; row r at weights + r * ldw) . values.
+void weighted_sum_of_values(const kernel_table &k, const attention_slice &s, size_t row0,
+                            size_t rows, const float *weights, size_t ldw, const scratch_slot &slot);
+
+// Scaled dot-product attention of rows [row0, row0 + rows): materialising
+// the weights when s.weights is set, streaming otherwise.
 void dot_product_attention_block(const kernel_table &k, const attention_slice &s, size_t row0,
-                                 size_t rows, const valid_lens_view &valid_lens, float *scratch);
+                                 size_t rows, const valid_lens_view &valid_lens,
+                                 const scratch_slot &slot);
 
-// Runs body(slice, row0, rows, scratch) for every block of at most
-// rows_per_block query rows of every slice (a batch element, or a batch
-// element's head), split over threads; each thread gets its own slot of
-// `floats_per_slot` floats at `scratch`.
+// Runs body(slice, row0, rows, slot) for every block of at most
+// rows_per_block query rows of every slice, split over threads; each thread
+// gets its own scratch slot.
 template <class Body>
 void parallel_row_blocks(size_t slices, size_t queries, size_t slots, double flops_per_block,
-                         float *scratch, size_t floats_per_slot, Body body) {
+                         float *workspace, const attention_scratch &layout, Body body) {
     const size_t blocks = (queries + rows_per_block - 1) / rows_per_block;
     parallel_for(slices * blocks, slots, flops_per_block, [&](size_t slot, size_t begin, size_t end) {
-        float *my_scratch = scratch + slot * floats_per_slot;
+        const scratch_slot mine =
+            scratch_slot_at(workspace + layout.first_slot + slot * layout.floats_per_slot, layout);
         for (size_t item = begin; item < end; ++item) {
             const size_t row0 = item % blocks * rows_per_block;
             const size_t rows = queries - row0 < rows_per_block ? queries - row0 : rows_per_block;
-            body(item / blocks, row0, rows, my_scratch);
+            body(item / blocks, row0, rows, mine);
         }
     });
 }

@@ -26,7 +26,7 @@ extern "C" size_t edgeattn_dot_product_attention_workspace_size(const edgeattn_a
                                                                 size_t max_threads) {
     edgeattn_attention_dims d;
     if (!dims || normalize_dims(*dims, d) != EDGEATTN_OK) return 0;
-    return make_dot_product_layout(d.keys, max_threads).bytes;
+    return make_dot_product_layout(d.queries, d.keys, d.query_size, d.value_size, max_threads).bytes;
 }
 
 extern "C" edgeattn_status edgeattn_dot_product_attention(
@@ -39,7 +39,7 @@ extern "C" edgeattn_status edgeattn_dot_product_attention(
     if (edgeattn_status st = normalize_dims(*dims, d)) return st;
     attention_counts counts;
     if (edgeattn_status st = count_attention_tensors(d, d.value_size, 1, counts)) return st;
-    const dot_product_layout one = make_dot_product_layout(d.keys, 1);
+    const dot_product_layout one = make_dot_product_layout(d.queries, d.keys, d.query_size, d.value_size, 1);
     valid_lens_view lens;
     if (edgeattn_status st = check_attention_call(d, counts, nullptr, 0, queries, keys, values,
                                                   valid_lens, workspace, workspace_bytes,
@@ -47,18 +47,17 @@ extern "C" edgeattn_status edgeattn_dot_product_attention(
         return st;
 
     const kernel_table &k = active_kernels();
-    float *scratch = static_cast<float *>(workspace) + one.scores.scores;
-    const size_t slots = scratch_slots(one.bytes, one.scores.floats_per_slot, workspace_bytes);
+    const size_t slots = scratch_slots(one.bytes, one.scratch.floats_per_slot, workspace_bytes);
     const double flops_per_block = 2.0 * rows_per_block * d.keys * (d.query_size + d.value_size);
-    parallel_row_blocks(d.batch, d.queries, slots, flops_per_block, scratch, one.scores.floats_per_slot,
-                        [&](size_t b, size_t row0, size_t rows, float *my_scratch) {
+    parallel_row_blocks(d.batch, d.queries, slots, flops_per_block, static_cast<float *>(workspace),
+                        one.scratch, [&](size_t b, size_t row0, size_t rows, const scratch_slot &slot) {
         const attention_slice s{queries + b * d.queries * d.query_size, d.query_size,
                                 keys + b * d.keys * d.key_size, d.key_size,
                                 values + b * d.keys * d.value_size, d.value_size,
                                 output + b * d.queries * d.value_size, d.value_size,
                                 attention_weights ? attention_weights + b * d.queries * d.keys : nullptr,
                                 d.queries, d.keys, d.query_size, d.value_size, b};
-        dot_product_attention_block(k, s, row0, rows, lens, my_scratch);
+        dot_product_attention_block(k, s, row0, rows, lens, slot);
     });
     return EDGEATTN_OK;
 }

@@ -34,8 +34,9 @@ edgeattn_status self_attention_dims(const edgeattn_attention_dims &in, edgeattn_
     return check_dims(d);
 }
 
-size_t workspace_bytes_for(const edgeattn_attention_dims &d, size_t threads) {
-    return make_multi_head_layout(d.batch, d.queries, d.keys, d.num_hiddens, threads).bytes;
+multi_head_layout layout_for(const edgeattn_attention_dims &d, size_t threads) {
+    return make_multi_head_layout(d.batch, d.queries, d.keys, d.query_size, d.key_size,
+                                  d.value_size, d.num_hiddens, d.num_heads, threads);
 }
 
 edgeattn_status multi_head_attention(const edgeattn_attention_dims &d, const float *queries,
@@ -56,7 +57,7 @@ edgeattn_status multi_head_attention(const edgeattn_attention_dims &d, const flo
     size_t num_params = 0;  // the biases given, after the four matrices
     for (const tensor_span &p : params)
         if (p.data) params[num_params++] = p;
-    const multi_head_layout one = make_multi_head_layout(d.batch, d.queries, d.keys, h, 1);
+    const multi_head_layout one = layout_for(d, 1);
     valid_lens_view lens;
     if (edgeattn_status st = check_attention_call(d, counts, params, num_params, queries, keys,
                                                   values, valid_lens, workspace, workspace_bytes,
@@ -69,27 +70,26 @@ edgeattn_status multi_head_attention(const edgeattn_attention_dims &d, const flo
     float *K = ws + one.projected_keys;           // (B, K, h)
     float *V = ws + one.projected_values;         // (B, K, h)
     float *heads_out = ws + one.concatenated_heads;  // (B, Q, h), d2l's transpose_output
-    linear(k, d.batch * d.queries, d.query_size, h, queries, w.W_q, w.b_q, Q);
-    linear(k, d.batch * d.keys, d.key_size, h, keys, w.W_k, w.b_k, K);
-    linear(k, d.batch * d.keys, d.value_size, h, values, w.W_v, w.b_v, V);
+    float *packed = ws + one.packed_weights;  // each projection's W^T in turn
+    linear(k, d.batch * d.queries, d.query_size, h, queries, w.W_q, w.b_q, Q, packed);
+    linear(k, d.batch * d.keys, d.key_size, h, keys, w.W_k, w.b_k, K, packed);
+    linear(k, d.batch * d.keys, d.value_size, h, values, w.W_v, w.b_v, V, packed);
 
     // Heads read strided columns of the projections in place: no copy for
     // d2l's transpose_qkv.
-    float *scratch = ws + one.scores.scores;
-    const size_t slots = scratch_slots(one.bytes, one.scores.floats_per_slot, workspace_bytes);
+    const size_t slots = scratch_slots(one.bytes, one.scratch.floats_per_slot, workspace_bytes);
     const double flops_per_block = 4.0 * rows_per_block * d.keys * head_size;
-    parallel_row_blocks(d.batch * heads, d.queries, slots, flops_per_block, scratch,
-                        one.scores.floats_per_slot,
-                        [&](size_t slice, size_t row0, size_t rows, float *my_scratch) {
+    parallel_row_blocks(d.batch * heads, d.queries, slots, flops_per_block, ws, one.scratch,
+                        [&](size_t slice, size_t row0, size_t rows, const scratch_slot &slot) {
         const size_t b = slice / heads, column = slice % heads * head_size;
         const attention_slice s{
             Q + b * d.queries * h + column, h, K + b * d.keys * h + column, h,
             V + b * d.keys * h + column, h, heads_out + b * d.queries * h + column, h,
             attention_weights ? attention_weights + slice * d.queries * d.keys : nullptr,
             d.queries, d.keys, head_size, head_size, b};
-        dot_product_attention_block(k, s, row0, rows, lens, my_scratch);
+        dot_product_attention_block(k, s, row0, rows, lens, slot);
     });
-    linear(k, d.batch * d.queries, h, h, heads_out, w.W_o, w.b_o, output);
+    linear(k, d.batch * d.queries, h, h, heads_out, w.W_o, w.b_o, output, packed);
     return EDGEATTN_OK;
 }
 
@@ -98,7 +98,7 @@ edgeattn_status multi_head_attention(const edgeattn_attention_dims &d, const flo
 extern "C" size_t edgeattn_multi_head_attention_workspace_size(const edgeattn_attention_dims *dims,
                                                                size_t max_threads) {
     if (!dims || check_dims(*dims) != EDGEATTN_OK) return 0;
-    return workspace_bytes_for(*dims, max_threads);
+    return layout_for(*dims, max_threads).bytes;
 }
 
 extern "C" edgeattn_status edgeattn_multi_head_attention(
@@ -117,7 +117,7 @@ extern "C" size_t edgeattn_self_attention_workspace_size(const edgeattn_attentio
                                                          size_t max_threads) {
     edgeattn_attention_dims d;
     if (!dims || self_attention_dims(*dims, d) != EDGEATTN_OK) return 0;
-    return workspace_bytes_for(d, max_threads);
+    return layout_for(d, max_threads).bytes;
 }
 
 extern "C" edgeattn_status edgeattn_self_attention(const edgeattn_attention_dims *dims,

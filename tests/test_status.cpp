@@ -144,7 +144,7 @@ TEST_CASE("masked softmax: in place is allowed, a shifted overlap is not") {
 TEST_CASE("dot product: key_size must match query_size (0 means the same)") {
     edgeattn_attention_dims dims{1, 2, 3, 4, 5, 2, 0, 0};
     CHECK(edgeattn_dot_product_attention_workspace_size(&dims, 1) == 0);
-    std::vector<float> q(8, 1.0f), k(12, 1.0f), v(6, 1.0f), ws(1024);
+    std::vector<float> q(8, 1.0f), k(12, 1.0f), v(6, 1.0f), ws(1 << 16);
     guarded out(4);
     CHECK(edgeattn_dot_product_attention(&dims, q.data(), k.data(), v.data(), nullptr, ws.data(),
                                          ws.size() * sizeof(float), out.ptr(), nullptr) == EDGEATTN_ERR_SHAPE_MISMATCH);

@@ -61,7 +61,7 @@ class DotProductAttention {
     }
 
   private:
-    detail::workspace_storage<detail::make_dot_product_layout(Keys, MaxThreads).bytes> workspace_;
+    detail::workspace_storage<detail::make_dot_product_layout(Queries, Keys, Dim, ValueSize, MaxThreads).bytes> workspace_;
 };
 
 // Additive attention with W_q (NumHiddens, QuerySize), W_k (NumHiddens,
@@ -93,7 +93,9 @@ class AdditiveAttention {
   private:
     edgeattn_additive_weights weights_;
     detail::workspace_storage<
-        detail::make_additive_layout(Batch, Queries, Keys, NumHiddens, MaxThreads).bytes>
+        detail::make_additive_layout(Batch, Queries, Keys, QuerySize, KeySize, ValueSize,
+                                     NumHiddens, MaxThreads)
+            .bytes>
         workspace_;
 };
 
@@ -127,7 +129,9 @@ class MultiHeadAttention {
   private:
     edgeattn_mha_weights weights_;
     detail::workspace_storage<
-        detail::make_multi_head_layout(Batch, Queries, Keys, NumHiddens, MaxThreads).bytes>
+        detail::make_multi_head_layout(Batch, Queries, Keys, QuerySize, KeySize, ValueSize,
+                                       NumHiddens, NumHeads, MaxThreads)
+            .bytes>
         workspace_;
 };
 
@@ -166,7 +170,9 @@ class SelfAttention {
     edgeattn_mha_weights weights_;
     alignas(64) float inputs_with_positions_[Batch * SeqLen * Dim];  // X + P
     detail::workspace_storage<
-        detail::make_multi_head_layout(Batch, SeqLen, SeqLen, Dim, MaxThreads).bytes>
+        detail::make_multi_head_layout(Batch, SeqLen, SeqLen, Dim, Dim, Dim, Dim, NumHeads,
+                                       MaxThreads)
+            .bytes>
         workspace_;
 };
 

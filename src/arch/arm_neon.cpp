@@ -1,7 +1,6 @@
 // The neon path: the kernel templates instantiated for xsimd's neon64 (AArch64) or neon (ARMv7).
 // This file alone is compiled with the neon flags (see CMakeLists.txt).
-#include <xsimd/xsimd.hpp>
-
+#include "../kernels/xsimd_batch.hpp"  // first: the kernels look its helpers up
 #include "../kernels/make_kernel_table.hpp"
 
 #if !(defined __ARM_NEON)

@@ -1,7 +1,6 @@
 // The avx2 path: the kernel templates instantiated for xsimd's xsimd::fma3<xsimd::avx2>.
 // This file alone is compiled with the avx2 flags (see CMakeLists.txt).
-#include <xsimd/xsimd.hpp>
-
+#include "../kernels/xsimd_batch.hpp"  // first: the kernels look its helpers up
 #include "../kernels/make_kernel_table.hpp"
 
 #if !(defined __AVX2__ && defined __FMA__)

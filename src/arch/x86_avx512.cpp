@@ -1,7 +1,6 @@
 // The avx512 path: the kernel templates instantiated for xsimd's xsimd::avx512f.
 // This file alone is compiled with the avx512 flags (see CMakeLists.txt).
-#include <xsimd/xsimd.hpp>
-
+#include "../kernels/xsimd_batch.hpp"  // first: the kernels look its helpers up
 #include "../kernels/make_kernel_table.hpp"
 
 #if !(defined __AVX512F__ && defined __AVX512DQ__)

@@ -1,16 +1,20 @@
-// Matrix products of attention, written once for any batch type.
+// Matrix products of attention, written once for any batch type: a packed,
+// register-blocked micro-kernel in the manner of GotoBLAS / BLIS.
 //
-// gemm_nt: C (M,N) = alpha * A (M,K) . B (N,K)^T (+ bias). Both operands are
-//   read along K, so each output is a dot product; four columns of B share
-//   each load of A's row.
-// gemm_nn: C (M,N) = A (M,K) . B (K,N). Each output row is a sum of rows of
-//   B scaled by A's entries, accumulated in registers a batch of columns at
-//   a time.
+// The right-hand matrix is packed into panels of `panel_width` columns
+// (NR), each panel K rows of NR contiguous floats (zero-padded past N), so
+// the micro-kernel streams it with aligned vector loads. The left-hand
+// matrix is read in place, MR rows at a time, one broadcast per row and k.
+// An MR x NR tile of C lives in MR * NR / W vector registers:
+//   scalar 4x4, SSE2/NEON 4x8, AVX2 6x16, AVX-512 8x32.
+// K is walked in chunks of gemm_depth_block so a chunk of a panel stays in
+// L1 while MR rows of A stream past it.
 #ifndef EDGEATTN_KERNELS_GEMM_HPP
 #define EDGEATTN_KERNELS_GEMM_HPP
 
 #include <stddef.h>
 
+#include "edgeattn/detail/workspace_layout.hpp"
 #include "reduce.hpp"
 
 namespace edgeattn {
@@ -18,55 +22,108 @@ namespace detail {
 namespace {
 
 template <class B>
-void gemm_nt(size_t M, size_t N, size_t K, float alpha, const float *A, size_t lda,
-             const float *Bm, size_t ldb, const float *bias, float *C, size_t ldc) {
-    for (size_t i = 0; i < M; ++i) {
-        const float *a = A + i * lda;
-        float *c = C + i * ldc;
-        size_t j = 0;
-        for (; j + 4 <= N; j += 4) {
-            const float *b0 = Bm + j * ldb, *b1 = b0 + ldb, *b2 = b1 + ldb, *b3 = b2 + ldb;
-            B acc0(0.0f), acc1(0.0f), acc2(0.0f), acc3(0.0f);
-            size_t k = 0;
-            for (; k + B::size <= K; k += B::size) {
-                const B av = B::load_unaligned(a + k);
-                acc0 = fma(av, B::load_unaligned(b0 + k), acc0);
-                acc1 = fma(av, B::load_unaligned(b1 + k), acc1);
-                acc2 = fma(av, B::load_unaligned(b2 + k), acc2);
-                acc3 = fma(av, B::load_unaligned(b3 + k), acc3);
-            }
-            float s0 = hadd(acc0), s1 = hadd(acc1), s2 = hadd(acc2), s3 = hadd(acc3);
-            for (; k < K; ++k) {
-                s0 += a[k] * b0[k];
-                s1 += a[k] * b1[k];
-                s2 += a[k] * b2[k];
-                s3 += a[k] * b3[k];
-            }
-            c[j] = alpha * s0 + (bias ? bias[j] : 0.0f);
-            c[j + 1] = alpha * s1 + (bias ? bias[j + 1] : 0.0f);
-            c[j + 2] = alpha * s2 + (bias ? bias[j + 2] : 0.0f);
-            c[j + 3] = alpha * s3 + (bias ? bias[j + 3] : 0.0f);
+struct gemm_tile {
+    static constexpr size_t vectors = B::size == 1 ? 4 : 2;
+    static constexpr size_t width = vectors * B::size;  // NR
+    static constexpr size_t rows = B::size >= 16 ? 8 : B::size == 8 ? 6 : 4;  // MR
+    static_assert(width <= max_panel_width, "workspace sizes assume panels of at most 64 columns");
+};
+
+constexpr size_t gemm_depth_block = 256;
+
+// b (n, k), row stride ldb -> panels of b^T: packed[p][kk][j] = b[p*NR + j][kk].
+template <class B>
+void pack_transposed(const float *b, size_t ldb, size_t n, size_t k, float *packed) {
+    constexpr size_t NR = gemm_tile<B>::width;
+    for (size_t p0 = 0; p0 < n; p0 += NR) {
+        float *panel = packed + p0 * k;
+        for (size_t j = 0; j < NR; ++j) {
+            const float *row = b + (p0 + j) * ldb;
+            if (p0 + j < n)
+                for (size_t kk = 0; kk < k; ++kk) panel[kk * NR + j] = row[kk];
+            else
+                for (size_t kk = 0; kk < k; ++kk) panel[kk * NR + j] = 0.0f;
         }
-        for (; j < N; ++j) c[j] = alpha * dot<B>(a, Bm + j * ldb, K) + (bias ? bias[j] : 0.0f);
     }
 }
 
+// b (k, n), row stride ldb -> panels: packed[p][kk][j] = b[kk][p*NR + j].
 template <class B>
-void gemm_nn(size_t M, size_t N, size_t K, const float *A, size_t lda, const float *Bm,
-             size_t ldb, float *C, size_t ldc) {
-    for (size_t i = 0; i < M; ++i) {
-        const float *a = A + i * lda;
-        float *c = C + i * ldc;
-        size_t n = 0;
-        for (; n + B::size <= N; n += B::size) {
-            B acc(0.0f);
-            for (size_t k = 0; k < K; ++k) acc = fma(B(a[k]), B::load_unaligned(Bm + k * ldb + n), acc);
-            acc.store_unaligned(c + n);
+void pack(const float *b, size_t ldb, size_t k, size_t n, float *packed) {
+    constexpr size_t NR = gemm_tile<B>::width;
+    for (size_t p0 = 0; p0 < n; p0 += NR) {
+        float *panel = packed + p0 * k;
+        const size_t cols = n - p0 < NR ? n - p0 : NR;
+        for (size_t kk = 0; kk < k; ++kk) {
+            const float *row = b + kk * ldb + p0;
+            float *dst = panel + kk * NR;
+            for (size_t j = 0; j < cols; ++j) dst[j] = row[j];
+            for (size_t j = cols; j < NR; ++j) dst[j] = 0.0f;
         }
-        for (; n < N; ++n) {
-            float acc = 0.0f;
-            for (size_t k = 0; k < K; ++k) acc += a[k] * Bm[k * ldb + n];
-            c[n] = acc;
+    }
+}
+
+// One MR x NR tile: c = alpha * a . panel (+ bias), or c += alpha * a . panel.
+template <class B>
+void gemm_tile_kernel(size_t kc, const float *const *a, const float *panel, float *c, size_t ldc,
+                      size_t rows, size_t cols, float alpha, const float *bias, bool accumulate) {
+    constexpr size_t W = B::size, NV = gemm_tile<B>::vectors, MR = gemm_tile<B>::rows, NR = NV * W;
+    B acc[MR][NV];
+#pragma GCC unroll 16
+    for (size_t i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+        for (size_t v = 0; v < NV; ++v) acc[i][v] = B(0.0f);
+    for (size_t k = 0; k < kc; ++k) {
+        B bv[NV];
+#pragma GCC unroll 4
+        for (size_t v = 0; v < NV; ++v) bv[v] = B::load_unaligned(panel + k * NR + v * W);
+#pragma GCC unroll 16
+        for (size_t i = 0; i < MR; ++i) {
+            const B ai(a[i][k]);
+#pragma GCC unroll 4
+            for (size_t v = 0; v < NV; ++v) acc[i][v] = fma(ai, bv[v], acc[i][v]);
+        }
+    }
+    const B alpha_b(alpha);
+    if (cols == NR) {
+        for (size_t i = 0; i < rows; ++i)
+            for (size_t v = 0; v < NV; ++v) {
+                float *out = c + i * ldc + v * W;
+                B r = acc[i][v] * alpha_b;
+                if (accumulate)
+                    r += B::load_unaligned(out);
+                else if (bias)
+                    r += B::load_unaligned(bias + v * W);
+                r.store_unaligned(out);
+            }
+        return;
+    }
+    for (size_t i = 0; i < rows; ++i) {
+        alignas(64) float tile[NR];
+        for (size_t v = 0; v < NV; ++v) (acc[i][v] * alpha_b).store_unaligned(tile + v * W);
+        float *out = c + i * ldc;
+        for (size_t j = 0; j < cols; ++j)
+            out[j] = tile[j] + (accumulate ? out[j] : bias ? bias[j] : 0.0f);
+    }
+}
+
+// C (M,N) = alpha * A (M,K) . P (+ bias (N)), or C += alpha * A . P when
+// accumulate; P is the packed form (pack or pack_transposed) of a (K, N).
+template <class B>
+void gemm_packed(size_t M, size_t N, size_t K, float alpha, const float *A, size_t lda,
+                 const float *packed, const float *bias, float *C, size_t ldc, bool accumulate) {
+    constexpr size_t MR = gemm_tile<B>::rows, NR = gemm_tile<B>::width;
+    for (size_t k0 = 0; k0 < K; k0 += gemm_depth_block) {
+        const size_t kc = K - k0 < gemm_depth_block ? K - k0 : gemm_depth_block;
+        const bool add_to_c = accumulate || k0 > 0;
+        for (size_t i0 = 0; i0 < M; i0 += MR) {
+            const size_t rows = M - i0 < MR ? M - i0 : MR;
+            const float *a[MR];
+            for (size_t i = 0; i < MR; ++i) a[i] = A + (i0 + (i < rows ? i : 0)) * lda + k0;
+            for (size_t p0 = 0; p0 < N; p0 += NR)
+                gemm_tile_kernel<B>(kc, a, packed + p0 * K + k0 * NR, C + i0 * ldc + p0, ldc, rows,
+                                    N - p0 < NR ? N - p0 : NR, alpha,
+                                    bias && !add_to_c ? bias + p0 : nullptr, add_to_c);
         }
     }
 }

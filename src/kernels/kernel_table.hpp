@@ -16,19 +16,24 @@ namespace detail {
 struct kernel_table {
     edgeattn_isa isa;
 
-    // C (M,N) = alpha * A (M,K) . B (N,K)^T (+ bias (N) when not null).
-    // A projection x W^T + b (W in torch.nn.Linear layout) and the scores
-    // Q K^T / sqrt(d) are both this shape. Rows are lda/ldb/ldc floats apart.
-    void (*gemm_nt)(size_t M, size_t N, size_t K, float alpha, const float *A, size_t lda,
-                    const float *B, size_t ldb, const float *bias, float *C, size_t ldc);
-
-    // C (M,N) = A (M,K) . B (K,N): attention weights times values.
-    void (*gemm_nn)(size_t M, size_t N, size_t K, const float *A, size_t lda, const float *B,
-                    size_t ldb, float *C, size_t ldc);
+    // Matrix products go through a packed right-hand side (see gemm.hpp).
+    // pack_transposed: b (n, k) -> packed b^T, for x W^T and Q K^T.
+    void (*pack_transposed)(const float *b, size_t ldb, size_t n, size_t k, float *packed);
+    // pack: b (k, n) -> packed b, for weights . V.
+    void (*pack)(const float *b, size_t ldb, size_t k, size_t n, float *packed);
+    // C (M,N) = alpha * A (M,K) . packed (+ bias (N)), or C += alpha * A . packed.
+    void (*gemm_packed)(size_t M, size_t N, size_t K, float alpha, const float *A, size_t lda,
+                        const float *packed, const float *bias, float *C, size_t ldc,
+                        bool accumulate);
 
     // d2l's masked softmax of one row of `keys` scores: positions >= valid
     // count as -1e6. y may equal x.
     void (*masked_softmax_row)(const float *x, float *y, size_t keys, size_t valid);
+
+    // One key block of a streaming softmax row (softmax.hpp); returns the
+    // factor for what was accumulated before.
+    float (*online_softmax_block)(const float *s, float *p, size_t n, size_t valid,
+                                  float *running_max, float *running_sum);
 
     // Additive attention scores of one query against `keys` keys:
     // scores[j] = sum_h w_v[h] * tanh(query[h] + keys[j * ldk + h]), h < num_hiddens.
@@ -36,8 +41,10 @@ struct kernel_table {
                                 size_t ldk, const float *w_v, size_t num_hiddens,
                                 float *scores);
 
-    // y[i] = x[i] + p[i] for i < n (y may equal x).
+    // y = x + p; y *= a; y += a * x (n floats; y may equal x).
     void (*add)(const float *x, const float *p, float *y, size_t n);
+    void (*scale)(float *y, size_t n, float a);
+    void (*add_scaled)(const float *x, float a, float *y, size_t n);
 };
 
 // The tables that exist in this build (defined in src/arch/*.cpp).

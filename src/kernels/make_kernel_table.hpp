@@ -17,8 +17,16 @@ namespace {
 
 template <class B>
 constexpr kernel_table make_kernel_table(edgeattn_isa isa) {
-    return kernel_table{isa, &gemm_nt<B>, &gemm_nn<B>, &masked_softmax_row<B>,
-                        &additive_scores_row<B>, &add<B>};
+    return kernel_table{isa,
+                        &pack_transposed<B>,
+                        &pack<B>,
+                        &gemm_packed<B>,
+                        &masked_softmax_row<B>,
+                        &online_softmax_block<B>,
+                        &additive_scores_row<B>,
+                        &add<B>,
+                        &scale<B>,
+                        &add_scaled<B>};
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
-// Horizontal reductions of a batch. xsimd 8.1 has hadd (sum) but no
-// reduce_max, so the maximum goes through memory.
+// Horizontal reductions and partial loads/stores of a batch. xsimd 8.1 has
+// hadd (sum) but no reduce_max, so the maximum goes through memory. Tails
+// shorter than a batch go through a padded buffer, so every element takes
+// the same vector code path (the same rounding) wherever it sits in a row.
 #ifndef EDGEATTN_KERNELS_REDUCE_HPP
 #define EDGEATTN_KERNELS_REDUCE_HPP
 
@@ -18,16 +20,26 @@ float horizontal_max(const B &v) {
     return m;
 }
 
-// Dot product of two float arrays of length n.
 template <class B>
-float dot(const float *a, const float *b, size_t n) {
-    B acc(0.0f);
-    size_t k = 0;
-    for (; k + B::size <= n; k += B::size)
-        acc = fma(B::load_unaligned(a + k), B::load_unaligned(b + k), acc);
-    float sum = hadd(acc);
-    for (; k < n; ++k) sum += a[k] * b[k];
-    return sum;
+float first_lane(const B &v) {
+    alignas(64) float lanes[B::size];
+    v.store_unaligned(lanes);
+    return lanes[0];
+}
+
+// n < B::size elements, the rest of the batch set to `fill`.
+template <class B>
+B load_partial(const float *p, size_t n, float fill) {
+    alignas(64) float lanes[B::size];
+    for (size_t i = 0; i < B::size; ++i) lanes[i] = i < n ? p[i] : fill;
+    return B::load_unaligned(lanes);
+}
+
+template <class B>
+void store_partial(const B &v, float *p, size_t n) {
+    alignas(64) float lanes[B::size];
+    v.store_unaligned(lanes);
+    for (size_t i = 0; i < n; ++i) p[i] = lanes[i];
 }
 
 }  // namespace

@@ -7,6 +7,8 @@
 
 #include <math.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <string.h>
 
 namespace edgeattn {
 namespace detail {
@@ -24,6 +26,9 @@ struct scalar_batch {
     friend scalar_batch operator+(scalar_batch a, scalar_batch b) { return a.value + b.value; }
     friend scalar_batch operator-(scalar_batch a, scalar_batch b) { return a.value - b.value; }
     friend scalar_batch operator*(scalar_batch a, scalar_batch b) { return a.value * b.value; }
+    friend bool operator<(scalar_batch a, scalar_batch b) { return a.value < b.value; }
+    friend bool operator>(scalar_batch a, scalar_batch b) { return a.value > b.value; }
+    friend bool operator!=(scalar_batch a, scalar_batch b) { return a.value != b.value; }
     scalar_batch &operator+=(scalar_batch b) {
         value += b.value;
         return *this;
@@ -36,7 +41,16 @@ inline scalar_batch fma(scalar_batch a, scalar_batch b, scalar_batch c) {
 }
 inline scalar_batch max(scalar_batch a, scalar_batch b) { return a.value > b.value ? a : b; }
 inline float hadd(scalar_batch a) { return a.value; }
-inline scalar_batch exp(scalar_batch a) { return expf(a.value); }
+inline scalar_batch min(scalar_batch a, scalar_batch b) { return a.value < b.value ? a : b; }
+inline scalar_batch select(bool condition, scalar_batch a, scalar_batch b) { return condition ? a : b; }
+inline scalar_batch round_to_nearest(scalar_batch a) { return nearbyintf(a.value); }
+// 2^n for a whole n in [-126, 127], from the exponent bits.
+inline scalar_batch pow2n(scalar_batch n) {
+    const uint32_t bits = static_cast<uint32_t>(static_cast<int32_t>(n.value) + 127) << 23;
+    float result;
+    memcpy(&result, &bits, sizeof result);
+    return result;
+}
 inline scalar_batch tanh(scalar_batch a) { return tanhf(a.value); }
 
 }  // namespace detail

@@ -5,13 +5,14 @@
 // the row maximum is max(max of valid scores, -1e6 if anything is masked),
 // and every masked position has the same weight exp(-1e6 - max) / sum, which
 // underflows to 0 unless the valid scores are themselves near -1e6. A row
-// with valid == 0 is uniform, 1/keys.
+// with valid == 0 is uniform, 1/keys. Three passes over the valid part:
+// maximum; exp(x - max) stored and summed; scale by 1/sum.
 #ifndef EDGEATTN_KERNELS_SOFTMAX_HPP
 #define EDGEATTN_KERNELS_SOFTMAX_HPP
 
-#include <math.h>
 #include <stddef.h>
 
+#include "exp.hpp"
 #include "reduce.hpp"
 
 namespace edgeattn {
@@ -27,41 +28,77 @@ void masked_softmax_row(const float *x, float *y, size_t keys, size_t valid) {
         for (size_t j = 0; j < keys; ++j) y[j] = uniform;
         return;
     }
+    constexpr size_t W = B::size;
+    const size_t full = valid / W * W, tail = valid - full;
+    const float lowest = -__builtin_inff();
+
     // (1) maximum of the valid scores
-    size_t j = 0;
-    float row_max = x[0];
-    if (valid >= B::size) {
-        B m = B::load_unaligned(x);
-        for (j = B::size; j + B::size <= valid; j += B::size) m = max(m, B::load_unaligned(x + j));
-        row_max = horizontal_max(m);
-    }
-    for (; j < valid; ++j) row_max = x[j] > row_max ? x[j] : row_max;
+    B m(lowest);
+    for (size_t j = 0; j < full; j += W) m = max(m, B::load_unaligned(x + j));
+    if (tail) m = max(m, load_partial<B>(x + full, tail, lowest));
+    float row_max = horizontal_max(m);
     if (valid < keys && masked_score > row_max) row_max = masked_score;
 
     // (2) exponentials, stored, and their sum
     const B shift(row_max);
     B sum_lanes(0.0f);
-    for (j = 0; j + B::size <= valid; j += B::size) {
-        const B e = exp(B::load_unaligned(x + j) - shift);
+    for (size_t j = 0; j < full; j += W) {
+        const B e = exp_polynomial(B::load_unaligned(x + j) - shift);
         e.store_unaligned(y + j);
         sum_lanes += e;
     }
-    float sum = hadd(sum_lanes);
-    for (; j < valid; ++j) {
-        y[j] = expf(x[j] - row_max);
-        sum += y[j];
+    if (tail) {
+        const B e = exp_polynomial(load_partial<B>(x + full, tail, lowest) - shift);
+        store_partial(e, y + full, tail);
+        sum_lanes += e;
     }
-    const float masked_weight = valid < keys ? expf(masked_score - row_max) : 0.0f;
+    float sum = hadd(sum_lanes);
+    const float masked_weight =
+        valid < keys ? first_lane(exp_polynomial(B(masked_score - row_max))) : 0.0f;
     sum += static_cast<float>(keys - valid) * masked_weight;
 
     // (3) normalise
-    const float inverse_sum = 1.0f / sum;
-    const B scale(inverse_sum);
-    for (j = 0; j + B::size <= valid; j += B::size)
-        (B::load_unaligned(y + j) * scale).store_unaligned(y + j);
-    for (; j < valid; ++j) y[j] *= inverse_sum;
-    const float masked_value = masked_weight * inverse_sum;
-    for (j = valid; j < keys; ++j) y[j] = masked_value;
+    const B scale(1.0f / sum);
+    for (size_t j = 0; j < full; j += W) (B::load_unaligned(y + j) * scale).store_unaligned(y + j);
+    if (tail) store_partial(load_partial<B>(y + full, tail, 0.0f) * scale, y + full, tail);
+    const float masked_value = masked_weight / sum;
+    for (size_t j = valid; j < keys; ++j) y[j] = masked_value;
+}
+
+// One key block of a streaming (online) softmax row, as in FlashAttention:
+// s holds n scores of which the first `valid` are unmasked. Updates the
+// row's running maximum and sum, writes p[j] = exp(s[j] - new max) for
+// j < valid and 0 for valid <= j < n, and returns exp(old max - new max),
+// the factor by which everything accumulated so far must be scaled.
+template <class B>
+float online_softmax_block(const float *s, float *p, size_t n, size_t valid, float *running_max,
+                           float *running_sum) {
+    constexpr size_t W = B::size;
+    const float lowest = -__builtin_inff();
+    const size_t full = valid / W * W, tail = valid - full;
+    B m(lowest);
+    for (size_t j = 0; j < full; j += W) m = max(m, B::load_unaligned(s + j));
+    if (tail) m = max(m, load_partial<B>(s + full, tail, lowest));
+    const float old_max = *running_max, block_max = horizontal_max(m);
+    const float new_max = block_max > old_max ? block_max : old_max;
+    const B shift(new_max);
+    B sum_lanes(0.0f);
+    for (size_t j = 0; j < full; j += W) {
+        const B e = exp_polynomial(B::load_unaligned(s + j) - shift);
+        e.store_unaligned(p + j);
+        sum_lanes += e;
+    }
+    if (tail) {
+        const B e = exp_polynomial(load_partial<B>(s + full, tail, lowest) - shift);
+        store_partial(e, p + full, tail);
+        sum_lanes += e;
+    }
+    for (size_t j = valid; j < n; ++j) p[j] = 0.0f;
+    const float correction =
+        old_max == new_max ? 1.0f : first_lane(exp_polynomial(B(old_max - new_max)));
+    *running_max = new_max;
+    *running_sum = *running_sum * correction + hadd(sum_lanes);
+    return correction;
 }
 
 }  // namespace

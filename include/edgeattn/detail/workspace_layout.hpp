@@ -13,9 +13,21 @@
 namespace edgeattn {
 namespace detail {
 
-// Attention rows are processed in blocks of this many queries; each thread
-// owns one block of scores (rows_per_block, keys).
-constexpr size_t rows_per_block = 8;
+// Attention works on blocks of this many query rows against blocks of this
+// many keys; each thread owns the scratch of one (query block, key block).
+constexpr size_t rows_per_block = 32;
+constexpr size_t keys_per_block = 256;
+
+// Matrix products pack their right-hand side in panels of at most this many
+// columns (the widest path's NR, AVX-512's 32); sizes assume it on every path.
+constexpr size_t max_panel_width = 32;
+
+// Small problems get blocks no larger than themselves, so a microcontroller
+// pays only for what its shapes need.
+constexpr size_t key_block_for(size_t keys) { return keys < keys_per_block ? keys : keys_per_block; }
+constexpr size_t row_block_for(size_t queries) {
+    return queries < rows_per_block ? queries : rows_per_block;
+}
 
 // Each buffer starts on a 64-byte boundary relative to the workspace start.
 constexpr size_t floats_per_cache_line = 16;
@@ -60,82 +72,135 @@ struct layout_builder {
     }
 };
 
-// Scores of one block of rows per thread: (threads, rows_per_block, keys).
-struct scores_layout {
-    size_t scores = 0;           // offset of slot 0
-    size_t floats_per_slot = 0;  // rows_per_block * keys, rounded
-};
-
 constexpr size_t round_to_cache_line(size_t n) {
     return (n + floats_per_cache_line - 1) / floats_per_cache_line * floats_per_cache_line;
 }
 
-constexpr scores_layout add_scores(layout_builder &b, size_t keys, size_t threads) {
-    scores_layout s;
-    size_t per_slot = 0;
-    if (mul_overflows(rows_per_block, keys, per_slot) ||
-        per_slot > SIZE_MAX - floats_per_cache_line) {
+constexpr size_t round_to_panels(size_t n) {
+    return (n + max_panel_width - 1) / max_panel_width * max_panel_width;
+}
+
+// Floats of a packed (k, n) right-hand side: k rows of whole panels.
+constexpr bool packed_floats(size_t k, size_t n, size_t &floats) {
+    return !mul_overflows(k, round_to_panels(n), floats) && round_to_panels(n) >= n;
+}
+
+// One thread's scratch for a block of query rows of one attention slice:
+// a key block packed as K^T (d, key block), a value block packed
+// (key block, dv), the block's scores, and the streaming softmax's running
+// max and sum per row. Additive attention keeps whole rows of scores
+// (whole_rows: all K keys) instead of one key block.
+struct attention_scratch {
+    size_t packed_keys = 0;    // offsets within the slot
+    size_t packed_values = 0;
+    size_t scores = 0;
+    size_t running_max = 0;
+    size_t running_sum = 0;
+    size_t floats_per_slot = 0;
+    size_t first_slot = 0;     // offset of slot 0 in the workspace
+};
+
+constexpr attention_scratch add_attention_scratch(layout_builder &b, size_t queries, size_t keys,
+                                                  size_t d, size_t dv, bool whole_rows,
+                                                  size_t threads) {
+    attention_scratch s;
+    layout_builder slot;
+    const size_t key_block = key_block_for(keys), row_block = row_block_for(queries);
+    size_t keys_floats = 0, values_floats = 0;
+    if (!packed_floats(d, key_block, keys_floats) || !packed_floats(key_block, dv, values_floats)) {
         b.overflow = true;
         return s;
     }
-    s.floats_per_slot = round_to_cache_line(per_slot);
-    s.scores = b.add(s.floats_per_slot, threads < 1 ? 1 : threads);
+    s.packed_keys = slot.add(keys_floats);
+    s.packed_values = slot.add(values_floats);
+    s.scores = slot.add(row_block, whole_rows ? keys : key_block);
+    s.running_max = slot.add(row_block);
+    s.running_sum = slot.add(row_block);
+    if (slot.overflow) {
+        b.overflow = true;
+        return s;
+    }
+    s.floats_per_slot = slot.floats;
+    s.first_slot = b.add(s.floats_per_slot, threads < 1 ? 1 : threads);
     return s;
 }
 
-// Dot-product attention: only per-thread scores.
+// Dot-product attention: only per-thread scratch, independent of K.
 struct dot_product_layout {
-    scores_layout scores;
+    attention_scratch scratch;
     size_t bytes = 0;
 };
 
-constexpr dot_product_layout make_dot_product_layout(size_t keys, size_t threads) {
+constexpr dot_product_layout make_dot_product_layout(size_t queries, size_t keys, size_t d,
+                                                     size_t dv, size_t threads) {
     layout_builder b;
     dot_product_layout l;
-    l.scores = add_scores(b, keys, threads);
+    l.scratch = add_attention_scratch(b, queries, keys, d, dv, false, threads);
     l.bytes = b.bytes();
     return l;
 }
 
-// Additive attention: projected queries (B,Q,h) and keys (B,K,h), then scores.
+// Additive attention: projected queries (B,Q,h) and keys (B,K,h), the packed
+// W_q^T / W_k^T, then per-thread scratch with whole rows of scores.
 struct additive_layout {
     size_t projected_queries = 0;
     size_t projected_keys = 0;
-    scores_layout scores;
+    size_t packed_weights = 0;
+    attention_scratch scratch;
     size_t bytes = 0;
 };
 
 constexpr additive_layout make_additive_layout(size_t batch, size_t queries, size_t keys,
+                                               size_t query_size, size_t key_size, size_t value_size,
                                                size_t num_hiddens, size_t threads) {
     layout_builder b;
     additive_layout l;
+    size_t packed = 0;
+    if (!packed_floats(query_size > key_size ? query_size : key_size, num_hiddens, packed))
+        b.overflow = true;
     l.projected_queries = b.add(batch, queries, num_hiddens);
     l.projected_keys = b.add(batch, keys, num_hiddens);
-    l.scores = add_scores(b, keys, threads);
+    l.packed_weights = b.add(packed);
+    l.scratch = add_attention_scratch(b, queries, keys, 1, value_size, true, threads);
     l.bytes = b.bytes();
     return l;
 }
 
 // Multi-head attention: projected Q (B,Q,h), K (B,K,h), V (B,K,h), the
-// concatenated head outputs (B,Q,h), then scores.
+// concatenated head outputs (B,Q,h), one packed projection matrix, then
+// per-thread scratch for heads of h / H features.
 struct multi_head_layout {
     size_t projected_queries = 0;
     size_t projected_keys = 0;
     size_t projected_values = 0;
     size_t concatenated_heads = 0;
-    scores_layout scores;
+    size_t packed_weights = 0;
+    attention_scratch scratch;
     size_t bytes = 0;
 };
 
+constexpr size_t largest(size_t a, size_t b, size_t c, size_t d) {
+    const size_t ab = a > b ? a : b, cd = c > d ? c : d;
+    return ab > cd ? ab : cd;
+}
+
 constexpr multi_head_layout make_multi_head_layout(size_t batch, size_t queries, size_t keys,
-                                                   size_t num_hiddens, size_t threads) {
+                                                   size_t query_size, size_t key_size,
+                                                   size_t value_size, size_t num_hiddens,
+                                                   size_t num_heads, size_t threads) {
     layout_builder b;
     multi_head_layout l;
+    size_t packed = 0;
+    if (num_heads == 0 ||
+        !packed_floats(largest(query_size, key_size, value_size, num_hiddens), num_hiddens, packed))
+        b.overflow = true;
     l.projected_queries = b.add(batch, queries, num_hiddens);
     l.projected_keys = b.add(batch, keys, num_hiddens);
     l.projected_values = b.add(batch, keys, num_hiddens);
     l.concatenated_heads = b.add(batch, queries, num_hiddens);
-    l.scores = add_scores(b, keys, threads);
+    l.packed_weights = b.add(packed);
+    const size_t head_size = num_heads ? num_hiddens / num_heads : 0;
+    l.scratch = add_attention_scratch(b, queries, keys, head_size, head_size, false, threads);
     l.bytes = b.bytes();
     return l;
 }

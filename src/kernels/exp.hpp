@@ -1,0 +1,50 @@
+// exp(x) for float batches: a range-reduced polynomial, written once for any
+// batch type (xsimd's or scalar_batch).
+//
+//   x = n ln2 + r, |r| <= ln2/2 (n = round(x / ln2), ln2 split in two parts
+//   so n * ln2_hi is exact); exp(r) = 1 + r + r^2 P(r) with Cephes' degree-5
+//   minimax P; exp(x) = 2^n exp(r), 2^n built from the exponent bits.
+//
+// Valid range and error (tests/test_kernels.cpp checks both against
+// std::exp in double over every 61st float of the range, on every path):
+//   x in [-87.33, 88.37]: at most 2 ULP;
+//   x < -87.33 (exp(x) below FLT_MIN): exactly 0, denormals are flushed;
+//   x > 88.37: +inf; NaN: NaN.
+#ifndef EDGEATTN_KERNELS_EXP_HPP
+#define EDGEATTN_KERNELS_EXP_HPP
+
+namespace edgeattn {
+namespace detail {
+namespace {
+
+constexpr float exp_flush_below = -87.33654475f;  // ln(FLT_MIN)
+constexpr float exp_overflow_above = 88.37626266f; // ln(FLT_MAX)
+
+template <class B>
+B exp_polynomial(const B &x) {
+    const B log2e(1.44269504088896341f);
+    const B clamped = min(max(x, B(exp_flush_below)), B(exp_overflow_above));
+    // n <= 127 keeps 2^n a normal float; at the top of the range that leaves
+    // r up to 0.35 instead of ln2/2 = 0.347, still inside P's accuracy.
+    const B n = min(round_to_nearest(clamped * log2e), B(127.0f));
+    B r = fma(n, B(-0.693359375f), clamped);  // n * ln2_hi is exact
+    r = fma(n, B(2.12194440e-4f), r);        // minus n * ln2_lo
+    B p(1.9875691500e-4f);
+    p = fma(p, r, B(1.3981999507e-3f));
+    p = fma(p, r, B(8.3334519073e-3f));
+    p = fma(p, r, B(4.1665795894e-2f));
+    p = fma(p, r, B(1.6666665459e-1f));
+    p = fma(p, r, B(5.0000001201e-1f));
+    const B r2 = r * r;
+    const B e = fma(p, r2, r + B(1.0f));
+    const B result = e * pow2n(n);  // n in [-126, 127]
+    const B limited = select(x < B(exp_flush_below), B(0.0f),
+                             select(x > B(exp_overflow_above), B(__builtin_inff()), result));
+    return select(x != x, x, limited);  // NaN in, NaN out
+}
+
+}  // namespace
+}  // namespace detail
+}  // namespace edgeattn
+
+#endif
