@@ -4,17 +4,21 @@
 #   test_positional_encoding   table accuracy, relative-position rotation,
 #                              compile-time == runtime table
 #   test_status                each bad argument: its status, outputs untouched
+#   test_kernels               exp's ULP bound and range, the packed GEMM, the
+#                              streaming softmax, on every path the CPU runs
 #   hygiene.library_symbols    libedgeattn.a references no heap, exceptions,
 #                              RTTI, iostream or stdio
 #   hygiene.table_in_rodata    the constexpr positional table is in .rodata
 
-foreach(t test_fixed_size_api test_positional_encoding test_status)
+foreach(t test_fixed_size_api test_positional_encoding test_status test_kernels)
   add_executable(${t} ${t}.cpp $<TARGET_OBJECTS:edgeattn_isa_main>)
   target_link_libraries(${t} PRIVATE edgeattn_conform edgeattn_doctest)
   target_compile_definitions(${t} PRIVATE EDGEATTN_GOLDEN_DIR="${EDGEATTN_GOLDEN_DIR}")
   edgeattn_test_options(${t})
   add_test(NAME ${t} COMMAND ${t})
 endforeach()
+# test_kernels reaches the kernel table, which is internal.
+target_include_directories(test_kernels PRIVATE ${PROJECT_SOURCE_DIR}/src)
 foreach(isa IN LISTS EDGEATTN_TEST_ISAS)
   add_test(NAME test_fixed_size_api.${isa} COMMAND test_fixed_size_api)
   set_tests_properties(test_fixed_size_api.${isa} PROPERTIES ENVIRONMENT EDGEATTN_ISA=${isa} SKIP_RETURN_CODE 77)

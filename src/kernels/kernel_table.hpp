@@ -41,6 +41,10 @@ struct kernel_table {
                                 size_t ldk, const float *w_v, size_t num_hiddens,
                                 float *scores);
 
+    // y[i] = exp(x[i]) with exp.hpp's polynomial (its error bound is tested
+    // through this entry).
+    void (*exp)(const float *x, float *y, size_t n);
+
     // y = x + p; y *= a; y += a * x (n floats; y may equal x).
     void (*add)(const float *x, const float *p, float *y, size_t n);
     void (*scale)(float *y, size_t n, float a);

@@ -24,6 +24,7 @@ constexpr kernel_table make_kernel_table(edgeattn_isa isa) {
                         &masked_softmax_row<B>,
                         &online_softmax_block<B>,
                         &additive_scores_row<B>,
+                        &exp_array<B>,
                         &add<B>,
                         &scale<B>,
                         &add_scaled<B>};

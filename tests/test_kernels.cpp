@@ -1,0 +1,152 @@
+// The kernels of every path this machine runs, against float64 references:
+// exp's error bound and range, the packed matrix product, the streaming
+// softmax block. (Ops built from them are tested against the golden cases.)
+#include <doctest/doctest.h>
+
+#include "kernels/kernel_table.hpp"
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+using edgeattn::detail::kernel_table;
+
+namespace {
+
+std::vector<const kernel_table *> supported_paths() {
+    std::vector<const kernel_table *> paths;
+    for (int i = EDGEATTN_ISA_SCALAR; i <= EDGEATTN_ISA_NEON; ++i) {
+        const edgeattn_isa isa = static_cast<edgeattn_isa>(i);
+        if (!edgeattn_isa_supported(isa)) continue;
+        REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);
+        paths.push_back(&edgeattn::detail::active_kernels());
+    }
+    REQUIRE(edgeattn_set_isa(EDGEATTN_ISA_AUTO) == EDGEATTN_OK);
+    REQUIRE(!paths.empty());
+    return paths;
+}
+
+// Distance in units in the last place between a float and the true value.
+double ulp_error(float got, double truth) {
+    const double ulp = std::ldexp(1.0, std::ilogb(static_cast<float>(truth)) - 23);
+    return std::fabs(got - truth) / ulp;
+}
+
+float float_from_bits(uint32_t bits) {
+    float f;
+    std::memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+}  // namespace
+
+TEST_CASE("exp: at most 2 ULP on [-87.33, 88.37], 0 below, inf above, NaN kept") {
+    for (const kernel_table *k : supported_paths()) {
+        INFO("path " << std::string(edgeattn_isa_name(k->isa)));
+        // Every 127th bit pattern of the whole float line, both signs, in chunks.
+        double worst = 0.0;
+        float worst_at = 0.0f;
+        size_t in_range = 0, wrong_outside = 0;
+        std::vector<float> x, y;
+        for (uint64_t start = 0; start < (uint64_t(1) << 32); start += uint64_t(127) << 16) {
+            x.clear();
+            for (uint64_t bits = start; bits < start + (uint64_t(127) << 16) && bits < (uint64_t(1) << 32); bits += 127) {
+                const float f = float_from_bits(static_cast<uint32_t>(bits));
+                if (std::isfinite(f)) x.push_back(f);
+            }
+            y.resize(x.size());
+            k->exp(x.data(), y.data(), x.size());
+            for (size_t i = 0; i < x.size(); ++i) {
+                if (x[i] < -87.33654475f) {
+                    wrong_outside += y[i] != 0.0f;
+                } else if (x[i] > 88.37626266f) {
+                    wrong_outside += !std::isinf(y[i]);
+                } else {
+                    ++in_range;
+                    const double e = ulp_error(y[i], std::exp(static_cast<double>(x[i])));
+                    if (e > worst) worst = e, worst_at = x[i];
+                }
+            }
+        }
+        INFO("max error " << worst << " ULP at x = " << worst_at << " over " << in_range << " points");
+        CHECK(in_range > 1000000);
+        CHECK(wrong_outside == 0);
+        CHECK(worst <= 2.0);
+        const float specials[] = {std::numeric_limits<float>::quiet_NaN(), -INFINITY, INFINITY, 0.0f, -0.0f};
+        float out[5];
+        k->exp(specials, out, 5);
+        CHECK(std::isnan(out[0]));
+        CHECK(out[1] == 0.0f);
+        CHECK(std::isinf(out[2]));
+        CHECK(out[3] == 1.0f);
+        CHECK(out[4] == 1.0f);
+    }
+}
+
+TEST_CASE("packed matrix product against float64, every tile edge") {
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    for (const kernel_table *k : supported_paths()) {
+        INFO("path " << std::string(edgeattn_isa_name(k->isa)));
+        for (size_t M : {1u, 5u, 8u, 13u}) for (size_t N : {1u, 3u, 32u, 37u, 70u}) for (size_t K : {1u, 7u, 64u, 300u}) {
+            const size_t lda = K + 3, ldc = N + 2;
+            std::vector<float> A(M * lda), Bnt(N * K), Bnn(K * N), bias(N), C(M * ldc, 0.5f);
+            for (float &v : A) v = u(rng);
+            for (float &v : Bnt) v = u(rng);
+            for (size_t n = 0; n < N; ++n)
+                for (size_t kk = 0; kk < K; ++kk) Bnn[kk * N + n] = Bnt[n * K + kk];
+            for (float &v : bias) v = u(rng);
+            std::vector<float> packed_t(K * (N + 64)), packed(K * (N + 64));
+            k->pack_transposed(Bnt.data(), K, N, K, packed_t.data());
+            k->pack(Bnn.data(), N, K, N, packed.data());
+            const float alpha = 0.75f;
+            // C = alpha A B^T + bias, then C += alpha A B
+            k->gemm_packed(M, N, K, alpha, A.data(), lda, packed_t.data(), bias.data(), C.data(), ldc, false);
+            k->gemm_packed(M, N, K, alpha, A.data(), lda, packed.data(), nullptr, C.data(), ldc, true);
+            double worst = 0.0;
+            for (size_t i = 0; i < M; ++i)
+                for (size_t n = 0; n < N; ++n) {
+                    double dot = 0.0;
+                    for (size_t kk = 0; kk < K; ++kk) dot += double(A[i * lda + kk]) * Bnt[n * K + kk];
+                    const double want = 2.0 * alpha * dot + bias[n];
+                    worst = std::fmax(worst, std::fabs(C[i * ldc + n] - want) / (1.0 + std::fabs(want)));
+                }
+            INFO("M " << M << " N " << N << " K " << K);
+            CHECK(worst < 1e-5);
+            for (size_t i = 0; i < M; ++i)  // the padding columns of C are untouched
+                for (size_t n = N; n < ldc; ++n) REQUIRE(C[i * ldc + n] == 0.5f);
+        }
+    }
+}
+
+TEST_CASE("streaming softmax blocks combine to the one-pass softmax") {
+    std::mt19937 rng(11);
+    std::normal_distribution<float> g(0.0f, 3.0f);
+    for (const kernel_table *k : supported_paths()) {
+        INFO("path " << std::string(edgeattn_isa_name(k->isa)));
+        const size_t n = 300, block = 64, valid = 251;
+        std::vector<float> s(n), p(n), whole(n);
+        for (float &v : s) v = g(rng);
+        float running_max = -INFINITY, running_sum = 0.0f;
+        std::vector<double> weights(n, 0.0);  // exp(s - running max), rescaled as blocks come
+        for (size_t b0 = 0; b0 < n; b0 += block) {
+            const size_t len = std::min(block, n - b0), v = valid > b0 ? std::min(valid - b0, len) : 0;
+            const float c = k->online_softmax_block(s.data() + b0, p.data() + b0, len, v, &running_max, &running_sum);
+            for (size_t j = 0; j < b0; ++j) weights[j] *= c;
+            for (size_t j = 0; j < len; ++j) weights[b0 + j] = p[b0 + j];
+        }
+        // reference in double: softmax over the valid part
+        double m = -INFINITY, sum = 0.0;
+        for (size_t j = 0; j < valid; ++j) m = std::fmax(m, s[j]);
+        for (size_t j = 0; j < valid; ++j) sum += std::exp(double(s[j]) - m);
+        CHECK(running_max == doctest::Approx(m));
+        for (size_t j = 0; j < n; ++j) {
+            const double want = j < valid ? std::exp(double(s[j]) - m) / sum : 0.0;
+            REQUIRE(std::fabs(weights[j] / running_sum - want) < 1e-6);
+        }
+    }
+}
