@@ -4,13 +4,14 @@
 #   test_positional_encoding   table accuracy, relative-position rotation,
 #                              compile-time == runtime table
 #   test_status                each bad argument: its status, outputs untouched
+#   test_determinism           bitwise-identical results for 1, 2 and 8 threads
 #   test_kernels               exp's ULP bound and range, the packed GEMM, the
 #                              streaming softmax, on every path the CPU runs
 #   hygiene.library_symbols    libedgeattn.a references no heap, exceptions,
 #                              RTTI, iostream or stdio
 #   hygiene.table_in_rodata    the constexpr positional table is in .rodata
 
-foreach(t test_fixed_size_api test_positional_encoding test_status test_kernels)
+foreach(t test_fixed_size_api test_positional_encoding test_status test_kernels test_determinism)
   add_executable(${t} ${t}.cpp $<TARGET_OBJECTS:edgeattn_isa_main>)
   target_link_libraries(${t} PRIVATE edgeattn_conform edgeattn_doctest)
   target_compile_definitions(${t} PRIVATE EDGEATTN_GOLDEN_DIR="${EDGEATTN_GOLDEN_DIR}")

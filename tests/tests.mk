@@ -1,7 +1,7 @@
 # `make test`: the CTest suite's programs, built and run by make (included
 # from the top-level Makefile, which defines LIB, BUILD and the flags).
 
-TEST_CXXFLAGS := -std=c++17 $(CXXFLAGS) -Wall -Wextra -Iinclude -Itests $(OPENMP_FLAGS) \
+TEST_CXXFLAGS := -std=c++17 $(CXXFLAGS) -Wall -Wextra -Iinclude -Itests -Isrc $(OPENMP_FLAGS) \
                  -DEDGEATTN_GOLDEN_DIR='"$(CURDIR)/tests/golden"'
 TEST_LDFLAGS  := $(LDFLAGS) $(OPENMP_FLAGS)
 TEST_BIN      := $(BUILD)/tests
@@ -22,7 +22,7 @@ else
 endif
 
 ISA_TESTS   := test_golden_c test_reference_shapes test_fixed_size_api
-PLAIN_TESTS := test_positional_encoding test_status
+PLAIN_TESTS := test_positional_encoding test_status test_determinism test_kernels
 TEST_PROGRAMS := $(addprefix $(TEST_BIN)/,$(ISA_TESTS) $(PLAIN_TESTS) test_case_file)
 
 $(BUILD)/tests/%.o: tests/%.cpp

@@ -1,0 +1,129 @@
+// Every op gives bitwise-identical results for repeated calls and for 1, 2
+// and 8 OpenMP threads: work is split by rows and heads, never across a
+// reduction. Shapes are large enough that the library really starts a team.
+#include <doctest/doctest.h>
+
+#include <edgeattn/edgeattn.h>
+
+#include <cstring>
+#include <random>
+#include <vector>
+
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
+namespace {
+
+std::vector<float> random_floats(size_t n, unsigned seed, float scale = 1.0f) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> u(-scale, scale);
+    std::vector<float> v(n);
+    for (float &x : v) x = u(rng);
+    return v;
+}
+
+bool same_bits(const std::vector<float> &a, const std::vector<float> &b) {
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+constexpr int thread_counts[] = {1, 2, 8, 1};
+
+void set_threads(int n) {
+#if defined(_OPENMP)
+    omp_set_num_threads(n);
+#else
+    (void)n;
+#endif
+}
+
+// Runs `op` (which fills its outputs) at each thread count and checks that
+// every run equals the first bit for bit.
+template <class Op>
+void check_deterministic(const char *what, Op op) {
+    std::vector<std::vector<float>> first;
+    for (int threads : thread_counts) {
+        set_threads(threads);
+        std::vector<std::vector<float>> outputs = op();
+        if (first.empty()) {
+            first = outputs;
+            continue;
+        }
+        for (size_t i = 0; i < outputs.size(); ++i) {
+            INFO(what << ": output " << i << " with " << threads << " threads");
+            CHECK(same_bits(outputs[i], first[i]));
+        }
+    }
+    set_threads(8);
+}
+
+}  // namespace
+
+TEST_CASE("multi-head attention: same bits for 1, 2 and 8 threads, with and without weights") {
+    const size_t B = 4, Q = 70, K = 300, h = 64, heads = 4;
+    const edgeattn_attention_dims dims{B, Q, K, 48, 40, 56, h, heads};
+    const auto q = random_floats(B * Q * 48, 1), k = random_floats(B * K * 40, 2), v = random_floats(B * K * 56, 3);
+    const auto W_q = random_floats(h * 48, 4, 0.2f), W_k = random_floats(h * 40, 5, 0.2f),
+               W_v = random_floats(h * 56, 6, 0.2f), W_o = random_floats(h * h, 7, 0.2f), bias = random_floats(h, 8);
+    const edgeattn_mha_weights w{W_q.data(), W_k.data(), W_v.data(), W_o.data(),
+                                 bias.data(), bias.data(), bias.data(), bias.data()};
+    std::vector<int32_t> lens(B * Q);
+    for (size_t i = 0; i < lens.size(); ++i) lens[i] = static_cast<int32_t>((i * 37) % (K + 20));
+    const edgeattn_valid_lens vl{EDGEATTN_VALID_LENS_PER_QUERY, lens.data()};
+    std::vector<float> ws(edgeattn_multi_head_attention_workspace_size(&dims, 8) / sizeof(float));
+    for (bool with_weights : {true, false}) {
+        check_deterministic(with_weights ? "mha with weights" : "mha streaming", [&] {
+            std::vector<float> out(B * Q * h), attn(with_weights ? B * heads * Q * K : 0);
+            REQUIRE(edgeattn_multi_head_attention(&dims, q.data(), k.data(), v.data(), &vl, &w, ws.data(),
+                                                  ws.size() * sizeof(float), out.data(),
+                                                  with_weights ? attn.data() : nullptr) == EDGEATTN_OK);
+            return std::vector<std::vector<float>>{out, attn};
+        });
+    }
+}
+
+TEST_CASE("dot-product and additive attention, softmax, positional add: same bits for any thread count") {
+    const size_t B = 3, Q = 50, K = 400, d = 32, dv = 24, hidden = 16;
+    const auto q = random_floats(B * Q * d, 11), k = random_floats(B * K * d, 12), v = random_floats(B * K * dv, 13);
+    const std::vector<int32_t> lens{400, 0, 123};
+    const edgeattn_valid_lens vl{EDGEATTN_VALID_LENS_PER_BATCH, lens.data()};
+
+    const edgeattn_attention_dims dot_dims{B, Q, K, d, d, dv, 0, 0};
+    std::vector<float> dot_ws(edgeattn_dot_product_attention_workspace_size(&dot_dims, 8) / sizeof(float));
+    check_deterministic("dot product", [&] {
+        std::vector<float> out(B * Q * dv), attn(B * Q * K), out_streaming(B * Q * dv);
+        REQUIRE(edgeattn_dot_product_attention(&dot_dims, q.data(), k.data(), v.data(), &vl, dot_ws.data(),
+                                               dot_ws.size() * sizeof(float), out.data(), attn.data()) == EDGEATTN_OK);
+        REQUIRE(edgeattn_dot_product_attention(&dot_dims, q.data(), k.data(), v.data(), &vl, dot_ws.data(),
+                                               dot_ws.size() * sizeof(float), out_streaming.data(), nullptr) == EDGEATTN_OK);
+        return std::vector<std::vector<float>>{out, attn, out_streaming};
+    });
+
+    const edgeattn_attention_dims add_dims{B, Q, K, d, d, dv, hidden, 0};
+    const auto W_q = random_floats(hidden * d, 14), W_k = random_floats(hidden * d, 15), w_v = random_floats(hidden, 16);
+    const edgeattn_additive_weights aw{W_q.data(), W_k.data(), w_v.data()};
+    std::vector<float> add_ws(edgeattn_additive_attention_workspace_size(&add_dims, 8) / sizeof(float));
+    check_deterministic("additive", [&] {
+        std::vector<float> out(B * Q * dv), attn(B * Q * K);
+        REQUIRE(edgeattn_additive_attention(&add_dims, q.data(), k.data(), v.data(), &vl, &aw, add_ws.data(),
+                                            add_ws.size() * sizeof(float), out.data(), attn.data()) == EDGEATTN_OK);
+        return std::vector<std::vector<float>>{out, attn};
+    });
+
+    const edgeattn_softmax_dims sdims{B, Q, K};
+    const auto x = random_floats(B * Q * K, 17, 20.0f);
+    check_deterministic("masked softmax", [&] {
+        std::vector<float> y(B * Q * K);
+        REQUIRE(edgeattn_masked_softmax(&sdims, x.data(), &vl, y.data()) == EDGEATTN_OK);
+        return std::vector<std::vector<float>>{y};
+    });
+
+    std::vector<float> P(1000 * 64);
+    REQUIRE(edgeattn_positional_encoding_table(1000, 64, P.data()) == EDGEATTN_OK);
+    const auto X = random_floats(16 * 1000 * 64, 18);
+    check_deterministic("positional add", [&] {
+        std::vector<float> Y(X.size());
+        REQUIRE(edgeattn_positional_encoding_add(16, 1000, 64, X.data(), P.data(), 1000, Y.data()) == EDGEATTN_OK);
+        return std::vector<std::vector<float>>{Y};
+    });
+}
