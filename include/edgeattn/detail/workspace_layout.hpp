@@ -15,7 +15,10 @@ namespace detail {
 
 // Attention works on blocks of this many query rows against blocks of this
 // many keys; each thread owns the scratch of one (query block, key block).
-constexpr size_t rows_per_block = 32;
+// Every query block repacks the keys and values it reads, so tall blocks pay
+// for the packing: MHA (1,512,512,8) ran at 101, 120 and 170 GFLOP/s with
+// 32, 128 and 256 rows (bench/NOTES.md).
+constexpr size_t rows_per_block = 256;
 constexpr size_t keys_per_block = 256;
 
 // Matrix products pack their right-hand side in panels of at most this many
