@@ -81,7 +81,8 @@ void additive_attention(std::size_t B, std::size_t Q, std::size_t K, std::size_t
         for (std::size_t i = 0; i < Q; ++i)
             for (std::size_t j = 0; j < K; ++j) {
                 double s = 0;
-                for (std::size_t c = 0; c < h; ++c) s += w_v[c] * std::tanh(pq[(b * Q + i) * h + c] + pk[(b * K + j) * h + c]);
+                for (std::size_t c = 0; c < h; ++c)
+                    s += w_v[c] * std::tanh(pq[(b * Q + i) * h + c] + pk[(b * K + j) * h + c]);
                 scores[(b * Q + i) * K + j] = s;
             }
     masked_softmax(B, Q, K, scores.data(), vl, w);
@@ -114,7 +115,8 @@ void multi_head_attention(std::size_t B, std::size_t Q, std::size_t K, std::size
             ValidLens one;
             one.kind = vl.kind;
             if (vl.kind == ValidLens::per_batch) one.lens.assign(1, vl.lens[b]);
-            if (vl.kind == ValidLens::per_query) one.lens.assign(vl.lens.begin() + b * Q, vl.lens.begin() + (b + 1) * Q);
+            if (vl.kind == ValidLens::per_query)
+                one.lens.assign(vl.lens.begin() + b * Q, vl.lens.begin() + (b + 1) * Q);
             double *wb = w + (b * H + n) * Q * K;
             masked_softmax(1, Q, K, scores.data(), one, wb);
             weighted_sum(Q, K, dh, wb, pv.data() + b * K * h + n * dh, h, concat.data() + b * Q * h + n * dh, h);

@@ -232,7 +232,8 @@ TEST_CASE("additive_attention against the reference") {
         for (std::size_t threads : kThreadCounts)
             for (bool want_w : {true, false}) {
                 char what[160];
-                std::snprintf(what, sizeof what, "additive (B,Q,K,q,k,v,h)=(%zu,%zu,%zu,%zu,%zu,%zu,%zu) lens %s, %zu threads%s",
+                std::snprintf(what, sizeof what,
+                              "additive (B,Q,K,q,k,v,h)=(%zu,%zu,%zu,%zu,%zu,%zu,%zu) lens %s, %zu threads%s",
                               s.B, s.Q, s.K, s.q, s.k, s.v, s.h, kind_str(s.kind), threads,
                               want_w ? "" : ", no weights");
                 Workspace ws(edgeattn_additive_attention_workspace_size(&dims, threads));
@@ -309,7 +310,8 @@ TEST_CASE("multi_head_attention against the reference") {
             for (bool want_w : {true, false}) {
                 char what[200];
                 std::snprintf(what, sizeof what,
-                              "mha (B,Q,K,q,k,v,h,H)=(%zu,%zu,%zu,%zu,%zu,%zu,%zu,%zu) biases %u lens %s, %zu threads%s",
+                              "mha (B,Q,K,q,k,v,h,H)=(%zu,%zu,%zu,%zu,%zu,%zu,%zu,%zu) biases %u lens %s, "
+                              "%zu threads%s",
                               s.B, s.Q, s.K, s.q, s.k, s.v, s.h, s.H, s.biases, kind_str(s.kind), threads,
                               want_w ? "" : ", no weights");
                 Workspace ws(edgeattn_multi_head_attention_workspace_size(&dims, threads));
@@ -397,7 +399,8 @@ TEST_CASE("self_attention (after positional encoding) against the reference") {
         for (std::size_t threads : kThreadCounts)
             for (bool want_w : {true, false}) {
                 char what[160];
-                std::snprintf(what, sizeof what, "self-attention (B,n,d,H)=(%zu,%zu,%zu,%zu) biases %u lens %s, %zu threads%s",
+                std::snprintf(what, sizeof what,
+                              "self-attention (B,n,d,H)=(%zu,%zu,%zu,%zu) biases %u lens %s, %zu threads%s",
                               s.B, s.n, s.d, s.H, s.biases, kind_str(s.kind), threads, want_w ? "" : ", no weights");
                 Workspace ws(edgeattn_self_attention_workspace_size(&dims, threads));
                 Guarded o(out.size()), wt(w.size());

@@ -313,27 +313,40 @@ bool run_masked_softmax(Runner &r) {
     return r.status(edgeattn_masked_softmax(&dims, X.data(), &vl, r.buffer("Y")), "edgeattn_masked_softmax");
 }
 
+// The part every attention op shares once its inputs are read:
+// valid_lens (B) or (B,Q), output (B,Q,out_features), the optional
+// attention_weights of `weights_shape`, and a workspace of `bytes`.
+struct AttentionCall {
+    std::vector<std::int32_t> lens;
+    edgeattn_valid_lens vl{};
+    void *ws = nullptr;
+    std::size_t bytes = 0;
+};
+
+bool prepare_attention(Runner &r, const edgeattn_attention_dims &d, std::size_t out_features,
+                       const Shape &weights_shape, std::size_t bytes, AttentionCall &c) {
+    c.bytes = bytes;
+    return r.valid_lens(d.batch, d.queries, c.lens, c.vl) &&
+           r.output("output", {d.batch, d.queries, out_features}, true) &&
+           r.output("attention_weights", weights_shape, false) && r.expects_known() && r.workspace(bytes, c.ws);
+}
+
 bool run_dot_product(Runner &r) {
     Qkv x;
-    std::vector<std::int32_t> lens;
-    edgeattn_valid_lens vl;
+    AttentionCall c;
     if (!r.allow({"queries", "keys", "values", "valid_lens"}, {}) || !read_qkv(r, x)) return false;
     const edgeattn_attention_dims &d = x.dims;
-    void *ws = nullptr;
-    std::size_t bytes = edgeattn_dot_product_attention_workspace_size(&d, r.threads());
-    if (!r.valid_lens(d.batch, d.queries, lens, vl) || !r.output("output", {d.batch, d.queries, d.value_size}, true) ||
-        !r.output("attention_weights", {d.batch, d.queries, d.keys}, false) || !r.expects_known() ||
-        !r.workspace(bytes, ws))
+    if (!prepare_attention(r, d, d.value_size, {d.batch, d.queries, d.keys},
+                           edgeattn_dot_product_attention_workspace_size(&d, r.threads()), c))
         return false;
-    return r.status(edgeattn_dot_product_attention(&d, x.q.data(), x.k.data(), x.v.data(), &vl, ws, bytes,
+    return r.status(edgeattn_dot_product_attention(&d, x.q.data(), x.k.data(), x.v.data(), &c.vl, c.ws, c.bytes,
                                                    r.buffer("output"), r.buffer("attention_weights")),
                     "edgeattn_dot_product_attention");
 }
 
 bool run_additive(Runner &r) {
     Qkv x;
-    std::vector<std::int32_t> lens;
-    edgeattn_valid_lens vl;
+    AttentionCall c;
     std::vector<float> W_q, W_k, w_v;
     if (!r.allow({"queries", "keys", "values", "valid_lens", "W_q", "W_k", "w_v"}, {"num_hiddens"}) ||
         !read_qkv(r, x) || !r.param("num_hiddens", -1, x.dims.num_hiddens))
@@ -341,16 +354,12 @@ bool run_additive(Runner &r) {
     const edgeattn_attention_dims &d = x.dims;
     const std::size_t h = d.num_hiddens;
     if (!r.f32_shaped("W_q", {h, d.query_size}, "(h,q)", W_q) || !r.f32_shaped("W_k", {h, d.key_size}, "(h,k)", W_k) ||
-        !r.f32_shaped("w_v", {1, h}, "(1,h)", w_v))
+        !r.f32_shaped("w_v", {1, h}, "(1,h)", w_v) ||
+        !prepare_attention(r, d, d.value_size, {d.batch, d.queries, d.keys},
+                           edgeattn_additive_attention_workspace_size(&d, r.threads()), c))
         return false;
     edgeattn_additive_weights w{W_q.data(), W_k.data(), w_v.data()};
-    void *ws = nullptr;
-    std::size_t bytes = edgeattn_additive_attention_workspace_size(&d, r.threads());
-    if (!r.valid_lens(d.batch, d.queries, lens, vl) || !r.output("output", {d.batch, d.queries, d.value_size}, true) ||
-        !r.output("attention_weights", {d.batch, d.queries, d.keys}, false) || !r.expects_known() ||
-        !r.workspace(bytes, ws))
-        return false;
-    return r.status(edgeattn_additive_attention(&d, x.q.data(), x.k.data(), x.v.data(), &vl, &w, ws, bytes,
+    return r.status(edgeattn_additive_attention(&d, x.q.data(), x.k.data(), x.v.data(), &c.vl, &w, c.ws, c.bytes,
                                                 r.buffer("output"), r.buffer("attention_weights")),
                     "edgeattn_additive_attention");
 }
@@ -358,22 +367,17 @@ bool run_additive(Runner &r) {
 bool run_multi_head(Runner &r) {
     Qkv x;
     MhaWeights m;
-    std::vector<std::int32_t> lens;
-    edgeattn_valid_lens vl;
+    AttentionCall c;
     if (!r.allow({"queries", "keys", "values", "valid_lens", "W_q", "W_k", "W_v", "W_o", "b_q", "b_k", "b_v", "b_o"},
                  {"num_hiddens", "num_heads", "bias"}) ||
         !read_qkv(r, x) || !r.param("num_hiddens", -1, x.dims.num_hiddens) ||
         !r.param("num_heads", -1, x.dims.num_heads) || !read_mha_weights(r, x.dims, m))
         return false;
     const edgeattn_attention_dims &d = x.dims;
-    void *ws = nullptr;
-    std::size_t bytes = edgeattn_multi_head_attention_workspace_size(&d, r.threads());
-    if (!r.valid_lens(d.batch, d.queries, lens, vl) ||
-        !r.output("output", {d.batch, d.queries, d.num_hiddens}, true) ||
-        !r.output("attention_weights", {d.batch, d.num_heads, d.queries, d.keys}, false) || !r.expects_known() ||
-        !r.workspace(bytes, ws))
+    if (!prepare_attention(r, d, d.num_hiddens, {d.batch, d.num_heads, d.queries, d.keys},
+                           edgeattn_multi_head_attention_workspace_size(&d, r.threads()), c))
         return false;
-    return r.status(edgeattn_multi_head_attention(&d, x.q.data(), x.k.data(), x.v.data(), &vl, &m.w, ws, bytes,
+    return r.status(edgeattn_multi_head_attention(&d, x.q.data(), x.k.data(), x.v.data(), &c.vl, &m.w, c.ws, c.bytes,
                                                   r.buffer("output"), r.buffer("attention_weights")),
                     "edgeattn_multi_head_attention");
 }
@@ -414,20 +418,17 @@ bool run_self_attention(Runner &r) {
     d.queries = d.keys = s[1];
     d.query_size = d.key_size = d.value_size = s[2];
     MhaWeights m;
-    std::vector<std::int32_t> lens;
-    edgeattn_valid_lens vl;
+    AttentionCall c;
     std::size_t np = 0, nx = 0;
-    if (!read_mha_weights(r, d, m) || !r.valid_lens(d.batch, d.queries, lens, vl)) return false;
+    if (!read_mha_weights(r, d, m) ||
+        !prepare_attention(r, d, d.num_hiddens, {d.batch, d.num_heads, d.queries, d.keys},
+                           edgeattn_self_attention_workspace_size(&d, r.threads()), c))
+        return false;
     if (!capped_count({max_len, s[2]}, np) || !capped_count(s, nx))
         return r.fail("param max_len = " + std::to_string(max_len) + " makes the table too large");
     std::vector<float> P(np), Xp(nx);
-    void *ws = nullptr;
-    std::size_t bytes = edgeattn_self_attention_workspace_size(&d, r.threads());
-    if (!r.output("output", s, true) || !r.output("attention_weights", {d.batch, d.num_heads, s[1], s[1]}, false) ||
-        !r.expects_known() || !add_positional_encoding(r, s, X, max_len, P.data(), Xp.data()) ||
-        !r.workspace(bytes, ws))
-        return false;
-    return r.status(edgeattn_self_attention(&d, Xp.data(), &vl, &m.w, ws, bytes, r.buffer("output"),
+    if (!add_positional_encoding(r, s, X, max_len, P.data(), Xp.data())) return false;
+    return r.status(edgeattn_self_attention(&d, Xp.data(), &c.vl, &m.w, c.ws, c.bytes, r.buffer("output"),
                                             r.buffer("attention_weights")),
                     "edgeattn_self_attention");
 }
