@@ -87,6 +87,25 @@ TEST_CASE("exp: at most 2 ULP on [-87.33, 88.37], 0 below, inf above, NaN kept")
     }
 }
 
+TEST_CASE("softmax's exp for x <= 0: at most 2 ULP on [-87.33, 0], tiny below, NaN kept") {
+    for (const kernel_table *k : supported_paths()) {
+        INFO("path " << std::string(edgeattn_isa_name(k->isa)));
+        std::vector<float> x, y;
+        for (float v = 0.0f; v > -87.33f; v = std::nextafter(v, -INFINITY) - 1e-5f * std::fabs(v)) x.push_back(v);
+        const size_t in_range = x.size();
+        for (float v : {-87.4f, -100.0f, -1e6f, -INFINITY, std::numeric_limits<float>::quiet_NaN()}) x.push_back(v);
+        y.resize(x.size());
+        k->exp_nonpositive(x.data(), y.data(), x.size());
+        double worst = 0.0;
+        for (size_t i = 0; i < in_range; ++i) worst = std::fmax(worst, ulp_error(y[i], std::exp(double(x[i]))));
+        INFO("max error " << worst << " ULP over " << in_range << " points");
+        CHECK(in_range > 100000);
+        CHECK(worst <= 2.0);
+        for (size_t i = in_range; i + 1 < x.size(); ++i) CHECK((y[i] >= 0.0f && y[i] <= 1.2e-38f));
+        CHECK(std::isnan(y.back()));
+    }
+}
+
 TEST_CASE("packed matrix product against float64, every tile edge") {
     std::mt19937 rng(7);
     std::uniform_real_distribution<float> u(-1.0f, 1.0f);

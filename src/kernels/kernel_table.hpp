@@ -44,6 +44,7 @@ struct kernel_table {
     // y[i] = exp(x[i]) with exp.hpp's polynomial (its error bound is tested
     // through this entry).
     void (*exp)(const float *x, float *y, size_t n);
+    void (*exp_nonpositive)(const float *x, float *y, size_t n);  // softmax's variant
 
     // y = x + p; y *= a; y += a * x (n floats; y may equal x).
     void (*add)(const float *x, const float *p, float *y, size_t n);

@@ -25,6 +25,7 @@ constexpr kernel_table make_kernel_table(edgeattn_isa isa) {
                         &online_softmax_block<B>,
                         &additive_scores_row<B>,
                         &exp_array<B>,
+                        &exp_nonpositive_array<B>,
                         &add<B>,
                         &scale<B>,
                         &add_scaled<B>};

@@ -42,7 +42,6 @@ inline scalar_batch max(scalar_batch a, scalar_batch b) { return a.value > b.val
 inline float hadd(scalar_batch a) { return a.value; }
 inline scalar_batch min(scalar_batch a, scalar_batch b) { return a.value < b.value ? a : b; }
 inline scalar_batch select(bool condition, scalar_batch a, scalar_batch b) { return condition ? a : b; }
-inline bool is_nan(scalar_batch a) { return a.value != a.value; }
 inline scalar_batch round_to_nearest(scalar_batch a) { return nearbyintf(a.value); }
 // 2^n for a whole n in [-126, 127], from the exponent bits.
 inline scalar_batch pow2n(scalar_batch n) {

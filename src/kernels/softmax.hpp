@@ -43,18 +43,20 @@ void masked_softmax_row(const float *x, float *y, size_t keys, size_t valid) {
     const B shift(row_max);
     B sum_lanes(0.0f);
     for (size_t j = 0; j < full; j += W) {
-        const B e = exp_polynomial(B::load_unaligned(x + j) - shift);
+        const B e = exp_nonpositive(B::load_unaligned(x + j) - shift);
         e.store_unaligned(y + j);
         sum_lanes += e;
     }
     if (tail) {
-        const B e = exp_polynomial(load_partial<B>(x + full, tail, lowest) - shift);
+        const B e = exp_nonpositive(load_partial<B>(x + full, tail, lowest) - shift);
         store_partial(e, y + full, tail);
         sum_lanes += e;
     }
     float sum = hadd(sum_lanes);
-    const float masked_weight =
-        valid < keys ? first_lane(exp_polynomial(B(masked_score - row_max))) : 0.0f;
+    // exp(-1e6 - max) is exactly 0 unless the valid scores are near -1e6.
+    const float masked_weight = valid < keys && masked_score - row_max >= exp_flush_below
+                                    ? first_lane(exp_polynomial(B(masked_score - row_max)))
+                                    : 0.0f;
     sum += static_cast<float>(keys - valid) * masked_weight;
 
     // (3) normalise
@@ -62,7 +64,10 @@ void masked_softmax_row(const float *x, float *y, size_t keys, size_t valid) {
     for (size_t j = 0; j < full; j += W) (B::load_unaligned(y + j) * scale).store_unaligned(y + j);
     if (tail) store_partial(load_partial<B>(y + full, tail, 0.0f) * scale, y + full, tail);
     const float masked_value = masked_weight / sum;
-    for (size_t j = valid; j < keys; ++j) y[j] = masked_value;
+    size_t j = valid;
+    const B masked_values(masked_value);
+    for (; j + W <= keys; j += W) masked_values.store_unaligned(y + j);
+    for (; j < keys; ++j) y[j] = masked_value;
 }
 
 // One key block of a streaming (online) softmax row, as in FlashAttention:
@@ -84,12 +89,12 @@ float online_softmax_block(const float *s, float *p, size_t n, size_t valid, flo
     const B shift(new_max);
     B sum_lanes(0.0f);
     for (size_t j = 0; j < full; j += W) {
-        const B e = exp_polynomial(B::load_unaligned(s + j) - shift);
+        const B e = exp_nonpositive(B::load_unaligned(s + j) - shift);
         e.store_unaligned(p + j);
         sum_lanes += e;
     }
     if (tail) {
-        const B e = exp_polynomial(load_partial<B>(s + full, tail, lowest) - shift);
+        const B e = exp_nonpositive(load_partial<B>(s + full, tail, lowest) - shift);
         store_partial(e, p + full, tail);
         sum_lanes += e;
     }

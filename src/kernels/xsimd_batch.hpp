@@ -17,12 +17,6 @@ xsimd::batch<float, A> round_to_nearest(const xsimd::batch<float, A> &x) {
     return xsimd::nearbyint(x);
 }
 
-// xsimd's != is an ordered compare on some paths (false for NaN).
-template <class A>
-xsimd::batch_bool<float, A> is_nan(const xsimd::batch<float, A> &x) {
-    return xsimd::isnan(x);
-}
-
 // 2^n for whole n in [-126, 127], from the exponent bits.
 template <class A>
 xsimd::batch<float, A> pow2n(const xsimd::batch<float, A> &n) {
