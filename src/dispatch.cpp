@@ -109,6 +109,7 @@ extern "C" const char *edgeattn_isa_name(edgeattn_isa isa) {
         case EDGEATTN_ISA_AVX2: return "avx2";
         case EDGEATTN_ISA_AVX512: return "avx512";
         case EDGEATTN_ISA_NEON: return "neon";
+        case EDGEATTN_ISA_FORCE_INT: break;
     }
     return "unknown";
 }

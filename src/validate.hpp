@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "edgeattn/detail/workspace_layout.hpp"
 #include "edgeattn/edgeattn.h"
@@ -79,12 +80,19 @@ struct valid_lens_view {
 inline edgeattn_status check_valid_lens(const edgeattn_valid_lens *valid_lens, size_t batch,
                                         size_t queries, valid_lens_view &view) {
     view = valid_lens_view{};
-    if (!valid_lens || valid_lens->kind == EDGEATTN_VALID_LENS_NONE) return EDGEATTN_OK;
+    if (!valid_lens) return EDGEATTN_OK;
+    // Read the kind as an integer: a C caller may store any int there, and
+    // loading an out-of-range value as the enum type is undefined in C++.
+    static_assert(sizeof(edgeattn_valid_lens_kind) == sizeof(int), "see EDGEATTN_VALID_LENS_KIND_FORCE_INT");
+    int kind = 0;
+    memcpy(&kind, &valid_lens->kind, sizeof kind);
     size_t count = 0;
-    if (valid_lens->kind == EDGEATTN_VALID_LENS_PER_BATCH) {
+    if (kind == EDGEATTN_VALID_LENS_NONE) {
+        return EDGEATTN_OK;
+    } else if (kind == EDGEATTN_VALID_LENS_PER_BATCH) {
         count = batch;
         view.batch_stride = 1;
-    } else if (valid_lens->kind == EDGEATTN_VALID_LENS_PER_QUERY) {
+    } else if (kind == EDGEATTN_VALID_LENS_PER_QUERY) {
         count = batch * queries;  // cannot overflow: the caller checked (batch, queries, ...) sizes
         view.batch_stride = queries;
         view.query_stride = 1;

@@ -40,7 +40,8 @@ typedef enum edgeattn_status {
     EDGEATTN_ERR_SHAPE_MISMATCH = -9,      /* e.g. dot product with key_size != query_size */
     EDGEATTN_ERR_BAD_VALID_LENS_KIND = -10,/* valid_lens->kind is not one of the enum */
     EDGEATTN_ERR_MISALIGNED = -11,         /* a float array or workspace is not 4-byte aligned */
-    EDGEATTN_ERR_UNSUPPORTED_ISA = -12     /* edgeattn_set_isa: path not built or not supported */
+    EDGEATTN_ERR_UNSUPPORTED_ISA = -12,    /* edgeattn_set_isa: path not built or not supported */
+    EDGEATTN_STATUS_FORCE_INT = 0x7FFFFFFF /* int-sized under -fshort-enums; never returned */
 } edgeattn_status;
 
 /** A short, constant English description of a status ("ok", "null pointer", ...). */
@@ -52,7 +53,10 @@ const char *edgeattn_status_str(edgeattn_status status);
 typedef enum edgeattn_valid_lens_kind {
     EDGEATTN_VALID_LENS_NONE = 0,      /* nothing masked; lens is ignored */
     EDGEATTN_VALID_LENS_PER_BATCH = 1, /* lens has B entries: one per batch element */
-    EDGEATTN_VALID_LENS_PER_QUERY = 2  /* lens has B*Q entries, (B, Q) row-major */
+    EDGEATTN_VALID_LENS_PER_QUERY = 2, /* lens has B*Q entries, (B, Q) row-major */
+    /* keeps the enum int-sized under -fshort-enums (arm-none-eabi), so C and
+       C++ callers and the library agree on the struct layout */
+    EDGEATTN_VALID_LENS_KIND_FORCE_INT = 0x7FFFFFFF
 } edgeattn_valid_lens_kind;
 
 /**
@@ -230,7 +234,8 @@ typedef enum edgeattn_isa {
     EDGEATTN_ISA_SSE2 = 2,
     EDGEATTN_ISA_AVX2 = 3, /* AVX2 + FMA */
     EDGEATTN_ISA_AVX512 = 4, /* AVX-512 F + DQ */
-    EDGEATTN_ISA_NEON = 5  /* ARMv7 NEON or AArch64 NEON */
+    EDGEATTN_ISA_NEON = 5, /* ARMv7 NEON or AArch64 NEON */
+    EDGEATTN_ISA_FORCE_INT = 0x7FFFFFFF /* int-sized under -fshort-enums */
 } edgeattn_isa;
 
 /**
