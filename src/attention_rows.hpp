@@ -59,17 +59,27 @@ void dot_product_attention_block(const kernel_table &k, const attention_slice &s
 
 // Runs body(slice, row0, rows, slot) for every block of at most
 // rows_per_block query rows of every slice, split over threads; each thread
-// gets its own scratch slot.
+// gets its own scratch slot. With fewer slices than threads, slices are cut
+// into more, shorter blocks (multiples of 8 rows) so every thread has work;
+// each row's result is independent of its block, so the bits do not change.
 template <class Body>
-void parallel_row_blocks(size_t slices, size_t queries, size_t slots, double flops_per_block,
+void parallel_row_blocks(size_t slices, size_t queries, size_t slots, double flops_per_row,
                          float *workspace, const attention_scratch &layout, Body body) {
-    const size_t blocks = (queries + rows_per_block - 1) / rows_per_block;
-    parallel_for(slices * blocks, slots, flops_per_block, [&](size_t slot, size_t begin, size_t end) {
+    size_t blocks = (queries + rows_per_block - 1) / rows_per_block;
+    const size_t threads = available_threads() < slots ? available_threads() : slots;
+    if (slices * blocks < threads) {
+        const size_t wanted = (threads + slices - 1) / slices, most = (queries + 7) / 8;
+        blocks = wanted < most ? wanted : most;
+    }
+    const size_t rows_per_item = ((queries + blocks - 1) / blocks + 7) / 8 * 8;
+    blocks = (queries + rows_per_item - 1) / rows_per_item;
+    parallel_for(slices * blocks, slots, flops_per_row * rows_per_item,
+                 [&](size_t slot, size_t begin, size_t end) {
         const scratch_slot mine =
             scratch_slot_at(workspace + layout.first_slot + slot * layout.floats_per_slot, layout);
         for (size_t item = begin; item < end; ++item) {
-            const size_t row0 = item % blocks * rows_per_block;
-            const size_t rows = queries - row0 < rows_per_block ? queries - row0 : rows_per_block;
+            const size_t row0 = item % blocks * rows_per_item;
+            const size_t rows = queries - row0 < rows_per_item ? queries - row0 : rows_per_item;
             body(item / blocks, row0, rows, mine);
         }
     });

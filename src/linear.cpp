@@ -8,14 +8,31 @@ namespace detail {
 void linear(const kernel_table &k, size_t rows, size_t in_features, size_t out_features,
             const float *x, const float *W, const float *b, float *y, float *packed) {
     k.pack_transposed(W, in_features, out_features, in_features, packed);
-    // 48 rows: a whole number of micro-tiles on every path (4, 6 and 8 rows).
+    // Items are (48-row block, column chunk): 48 rows is a whole number of
+    // micro-tiles on every path (4, 6 and 8 rows); when there are fewer row
+    // blocks than threads, the columns are cut too, in whole panels. Every
+    // output element is computed the same way whatever the cut.
     constexpr size_t block = 48;
-    const size_t blocks = (rows + block - 1) / block;
-    const double flops_per_block = 2.0 * block * in_features * out_features;
-    parallel_for(blocks, blocks, flops_per_block, [&](size_t, size_t begin, size_t end) {
-        const size_t r0 = begin * block, r1 = end * block < rows ? end * block : rows;
-        k.gemm_packed(r1 - r0, out_features, in_features, 1.0f, x + r0 * in_features, in_features,
-                      packed, b, y + r0 * out_features, out_features, false);
+    const size_t row_blocks = (rows + block - 1) / block, panels = (out_features + k.panel_width - 1) / k.panel_width;
+    size_t column_chunks = 1;
+    if (row_blocks < available_threads()) {
+        const size_t wanted = (available_threads() + row_blocks - 1) / row_blocks;
+        column_chunks = wanted < panels ? wanted : panels;
+    }
+    const size_t panels_per_chunk = (panels + column_chunks - 1) / column_chunks;
+    column_chunks = (panels + panels_per_chunk - 1) / panels_per_chunk;
+    const size_t chunk = panels_per_chunk * k.panel_width;
+    const double flops_per_item = 2.0 * block * in_features * chunk;
+    parallel_for(row_blocks * column_chunks, row_blocks * column_chunks, flops_per_item,
+                 [&](size_t, size_t begin, size_t end) {
+        for (size_t item = begin; item < end; ++item) {
+            const size_t r0 = item / column_chunks * block, c0 = item % column_chunks * chunk;
+            const size_t r = rows - r0 < block ? rows - r0 : block;
+            const size_t c = out_features - c0 < chunk ? out_features - c0 : chunk;
+            k.gemm_packed(r, c, in_features, 1.0f, x + r0 * in_features, in_features,
+                          packed + c0 * in_features, b ? b + c0 : nullptr, y + r0 * out_features + c0,
+                          out_features, false);
+        }
     });
 }
 

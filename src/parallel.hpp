@@ -18,6 +18,15 @@ namespace detail {
 // costs more than it saves.
 constexpr double min_flops_per_thread = 200000.0;
 
+// Threads a parallel_for may use now (1 without OpenMP).
+inline size_t available_threads() {
+#if defined(EDGEATTN_HAVE_OPENMP)
+    return static_cast<size_t>(omp_get_max_threads());
+#else
+    return 1;
+#endif
+}
+
 // Calls body(slot, begin, end) for contiguous ranges covering [0, items),
 // slot < max_slots naming the thread's scratch. flops_per_item sizes the team.
 template <class Body>

@@ -15,6 +15,7 @@ namespace detail {
 
 struct kernel_table {
     edgeattn_isa isa;
+    size_t panel_width;  // NR: columns per packed panel (<= max_panel_width)
 
     // Matrix products go through a packed right-hand side (see gemm.hpp).
     // pack_transposed: b (n, k) -> packed b^T, for x W^T and Q K^T.

@@ -18,6 +18,7 @@ namespace {
 template <class B>
 constexpr kernel_table make_kernel_table(edgeattn_isa isa) {
     return kernel_table{isa,
+                        gemm_tile<B>::width,
                         &pack_transposed<B>,
                         &pack<B>,
                         &gemm_packed<B>,
