@@ -7,13 +7,18 @@ namespace detail {
 
 void linear(const kernel_table &k, size_t rows, size_t in_features, size_t out_features,
             const float *x, const float *W, const float *b, float *y, float *packed) {
-    k.pack_transposed(W, in_features, out_features, in_features, packed);
+    // Pack W^T (in, out) in whole panels, split over threads when big enough.
+    const size_t nr = k.panel_width, panels = (out_features + nr - 1) / nr;
+    parallel_for(panels, panels, 4.0 * nr * in_features, [&](size_t, size_t begin, size_t end) {
+        const size_t c0 = begin * nr, c1 = end * nr < out_features ? end * nr : out_features;
+        k.pack_transposed(W + c0 * in_features, in_features, c1 - c0, in_features, packed + c0 * in_features);
+    });
     // Items are (48-row block, column chunk): 48 rows is a whole number of
     // micro-tiles on every path (4, 6 and 8 rows); when there are fewer row
     // blocks than threads, the columns are cut too, in whole panels. Every
     // output element is computed the same way whatever the cut.
     constexpr size_t block = 48;
-    const size_t row_blocks = (rows + block - 1) / block, panels = (out_features + k.panel_width - 1) / k.panel_width;
+    const size_t row_blocks = (rows + block - 1) / block;
     size_t column_chunks = 1;
     if (row_blocks < available_threads()) {
         const size_t wanted = (available_threads() + row_blocks - 1) / row_blocks;
@@ -21,8 +26,8 @@ void linear(const kernel_table &k, size_t rows, size_t in_features, size_t out_f
     }
     const size_t panels_per_chunk = (panels + column_chunks - 1) / column_chunks;
     column_chunks = (panels + panels_per_chunk - 1) / panels_per_chunk;
-    const size_t chunk = panels_per_chunk * k.panel_width;
-    const double flops_per_item = 2.0 * block * in_features * chunk;
+    const size_t chunk = panels_per_chunk * nr;
+    const double flops_per_item = 2.0 * (rows < block ? rows : block) * in_features * chunk;
     parallel_for(row_blocks * column_chunks, row_blocks * column_chunks, flops_per_item,
                  [&](size_t, size_t begin, size_t end) {
         for (size_t item = begin; item < end; ++item) {
