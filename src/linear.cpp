@@ -5,8 +5,18 @@
 namespace edgeattn {
 namespace detail {
 
+// At and below this many rows the projection reads W in place. Measured at
+// 8 x 100 x 100 (d2l's shape): packing 3.5 us + product 1.0 us, in place 1.5 us.
+constexpr size_t direct_rows_limit = 16;
+
 void linear(const kernel_table &k, size_t rows, size_t in_features, size_t out_features,
             const float *x, const float *W, const float *b, float *y, float *packed) {
+    // A few rows: packing W^T would cost more than the product itself.
+    if (rows <= direct_rows_limit) {
+        k.gemm_nt_direct(rows, out_features, in_features, x, in_features, W, in_features, b, y,
+                         out_features);
+        return;
+    }
     // Pack W^T (in, out) in whole panels, split over threads when big enough.
     const size_t nr = k.panel_width, panels = (out_features + nr - 1) / nr;
     parallel_for(panels, panels, 4.0 * nr * in_features, [&](size_t, size_t begin, size_t end) {

@@ -135,6 +135,54 @@ void gemm_packed(size_t M, size_t N, size_t K, float alpha, const float *A, size
     }
 }
 
+// C (M,N) = A (M,K) . W (N,K)^T (+ bias) without packing, for a few rows
+// of A (d2l's 8-row projections), where packing W would cost 3x the product.
+// Both operands are read along K; a tile of TA rows of A by TW rows of W
+// keeps TA * TW = W (the batch width) accumulators, each reduced by hadd at
+// the end. (xsimd 8.1's transposing haddp returns AVX-512 lanes permuted,
+// 1 2 5 6 3 4 7 8 ..., so it is not used.)
+template <class B>
+void gemm_nt_direct(size_t M, size_t N, size_t K, const float *A, size_t lda, const float *Wm,
+                    size_t ldw, const float *bias, float *C, size_t ldc) {
+    constexpr size_t W = B::size, TW = W < 4 ? W : 4, TA = W / TW;
+    const size_t full = K / W * W, tail = K - full;
+    for (size_t i0 = 0; i0 < M; i0 += TA) {
+        const float *a[TA];
+        for (size_t t = 0; t < TA; ++t) a[t] = A + (i0 + t < M ? i0 + t : i0) * lda;
+        for (size_t j0 = 0; j0 < N; j0 += TW) {
+            const float *w[TW];
+            for (size_t u = 0; u < TW; ++u) w[u] = Wm + (j0 + u < N ? j0 + u : j0) * ldw;
+            B acc[W];
+#pragma GCC unroll 16
+            for (size_t i = 0; i < W; ++i) acc[i] = B(0.0f);
+            for (size_t k = 0; k < full; k += W) {
+                B wv[TW];
+#pragma GCC unroll 4
+                for (size_t u = 0; u < TW; ++u) wv[u] = B::load_unaligned(w[u] + k);
+#pragma GCC unroll 4
+                for (size_t t = 0; t < TA; ++t) {
+                    const B av = B::load_unaligned(a[t] + k);
+#pragma GCC unroll 4
+                    for (size_t u = 0; u < TW; ++u) acc[t * TW + u] = fma(av, wv[u], acc[t * TW + u]);
+                }
+            }
+            if (tail) {
+                B wv[TW];
+                for (size_t u = 0; u < TW; ++u) wv[u] = load_partial<B>(w[u] + full, tail, 0.0f);
+                for (size_t t = 0; t < TA; ++t) {
+                    const B av = load_partial<B>(a[t] + full, tail, 0.0f);
+                    for (size_t u = 0; u < TW; ++u) acc[t * TW + u] = fma(av, wv[u], acc[t * TW + u]);
+                }
+            }
+            float sums[W];
+            for (size_t i = 0; i < W; ++i) sums[i] = hadd(acc[i]);
+            for (size_t t = 0; t < TA && i0 + t < M; ++t)
+                for (size_t u = 0; u < TW && j0 + u < N; ++u)
+                    C[(i0 + t) * ldc + j0 + u] = sums[t * TW + u] + (bias ? bias[j0 + u] : 0.0f);
+        }
+    }
+}
+
 }  // namespace
 }  // namespace detail
 }  // namespace edgeattn

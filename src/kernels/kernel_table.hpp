@@ -27,6 +27,10 @@ struct kernel_table {
                         const float *packed, const float *bias, float *C, size_t ldc,
                         bool accumulate);
 
+    // C (M,N) = A (M,K) . W (N,K)^T (+ bias), W read in place: for few rows.
+    void (*gemm_nt_direct)(size_t M, size_t N, size_t K, const float *A, size_t lda,
+                           const float *W, size_t ldw, const float *bias, float *C, size_t ldc);
+
     // d2l's masked softmax of one row of `keys` scores: positions >= valid
     // count as -1e6. y may equal x.
     void (*masked_softmax_row)(const float *x, float *y, size_t keys, size_t valid);

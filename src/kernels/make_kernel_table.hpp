@@ -22,6 +22,7 @@ constexpr kernel_table make_kernel_table(edgeattn_isa isa) {
                         &pack_transposed<B>,
                         &pack<B>,
                         &gemm_packed<B>,
+                        &gemm_nt_direct<B>,
                         &masked_softmax_row<B>,
                         &online_softmax_block<B>,
                         &additive_scores_row<B>,
