@@ -1,0 +1,64 @@
+# Install rules, included from the top-level CMakeLists.txt when
+# EDGEATTN_INSTALL is ON (the default for the top-level project):
+#
+#   <prefix>/include/edgeattn/...                 the C and C++ headers
+#   <prefix>/lib/libedgeattn.a
+#   <prefix>/lib/cmake/edgeattn/edgeattnConfig.cmake, ...ConfigVersion.cmake
+#   <prefix>/lib/pkgconfig/edgeattn.pc
+#
+# The package files come from the templates beside this file, which
+# `make install` fills in too (with sed), so both installs give the same
+# files. The CMake package finds the library relative to itself; the .pc
+# names the prefix given at install time (cmake --install --prefix ...).
+include(GNUInstallDirs)
+set(EDGEATTN_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/edgeattn" CACHE STRING
+    "where edgeattnConfig.cmake is installed, relative to the prefix")
+set(EDGEATTN_INSTALL_PKGCONFIGDIR "${CMAKE_INSTALL_LIBDIR}/pkgconfig" CACHE STRING
+    "where edgeattn.pc is installed, relative to the prefix")
+foreach(dir CMAKE_INSTALL_LIBDIR CMAKE_INSTALL_INCLUDEDIR EDGEATTN_INSTALL_CMAKEDIR EDGEATTN_INSTALL_PKGCONFIGDIR)
+  if(IS_ABSOLUTE "${${dir}}")
+    message(FATAL_ERROR "${dir} (${${dir}}) must be relative to the install prefix")
+  endif()
+endforeach()
+
+install(TARGETS edgeattn ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(DIRECTORY include/edgeattn DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+
+# What the templates say about this build.
+set(EDGEATTN_VERSION ${PROJECT_VERSION})
+set(EDGEATTN_CONFIG_LIBDIR ${CMAKE_INSTALL_LIBDIR})
+set(EDGEATTN_CONFIG_INCLUDEDIR ${CMAKE_INSTALL_INCLUDEDIR})
+file(RELATIVE_PATH EDGEATTN_CONFIG_TO_PREFIX "/prefix/${EDGEATTN_INSTALL_CMAKEDIR}" "/prefix")
+if(EDGEATTN_OPENMP AND OpenMP_CXX_FOUND)
+  set(EDGEATTN_CONFIG_OPENMP ON)
+  set(EDGEATTN_PC_LIBS "${OpenMP_CXX_FLAGS} -lm")
+else()
+  set(EDGEATTN_CONFIG_OPENMP OFF)
+  set(EDGEATTN_PC_LIBS "-lm")
+endif()
+if(EDGEATTN_BARE_METAL)
+  set(EDGEATTN_CONFIG_BARE_METAL ON)
+else()
+  set(EDGEATTN_CONFIG_BARE_METAL OFF)
+endif()
+set(EDGEATTN_CONFIG_KERNEL_PATHS "${EDGEATTN_ISAS}")
+set(EDGEATTN_CONFIG_SIZEOF_VOID_P "${CMAKE_SIZEOF_VOID_P}")
+
+set(_edgeattn_pkg ${PROJECT_BINARY_DIR}/edgeattn-package)
+configure_file(${CMAKE_CURRENT_LIST_DIR}/edgeattnConfig.cmake.in ${_edgeattn_pkg}/edgeattnConfig.cmake @ONLY)
+configure_file(${CMAKE_CURRENT_LIST_DIR}/edgeattnConfigVersion.cmake.in
+               ${_edgeattn_pkg}/edgeattnConfigVersion.cmake @ONLY)
+install(FILES ${_edgeattn_pkg}/edgeattnConfig.cmake ${_edgeattn_pkg}/edgeattnConfigVersion.cmake
+        DESTINATION ${EDGEATTN_INSTALL_CMAKEDIR})
+
+# edgeattn.pc is written when installing, when the prefix is known for sure.
+install(CODE "
+  set(EDGEATTN_PC_PREFIX \"\${CMAKE_INSTALL_PREFIX}\")
+  set(EDGEATTN_VERSION \"${EDGEATTN_VERSION}\")
+  set(EDGEATTN_CONFIG_LIBDIR \"${EDGEATTN_CONFIG_LIBDIR}\")
+  set(EDGEATTN_CONFIG_INCLUDEDIR \"${EDGEATTN_CONFIG_INCLUDEDIR}\")
+  set(EDGEATTN_PC_LIBS \"${EDGEATTN_PC_LIBS}\")
+  configure_file(\"${CMAKE_CURRENT_LIST_DIR}/edgeattn.pc.in\" \"${_edgeattn_pkg}/edgeattn.pc\" @ONLY)
+")
+install(FILES ${_edgeattn_pkg}/edgeattn.pc DESTINATION ${EDGEATTN_INSTALL_PKGCONFIGDIR})
+unset(_edgeattn_pkg)
