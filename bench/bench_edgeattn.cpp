@@ -1,0 +1,192 @@
+// edgeattn itself (impl "edgeattn") and the memcpy bound of the positional
+// add (impl "memcpy"). The naive loops (impl "naive") are in naive.cpp, in
+// the same program.
+#include <cmath>
+#include <cstring>
+#include <type_traits>
+#include <utility>
+
+#include "common.hpp"
+#include "edgeattn/edgeattn.h"
+#include "kernels/kernel_table.hpp"  // internal (src/ is on the include path)
+#include "linear.hpp"                // internal: the projection GEMM
+
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
+namespace ebench {
+void register_naive_benchmarks();  // naive.cpp
+
+namespace {
+
+size_t max_threads() {
+#if defined(_OPENMP)
+    return static_cast<size_t>(omp_get_max_threads());
+#else
+    return 1;
+#endif
+}
+
+void fail(benchmark::State &state, const char *what, edgeattn_status st) {
+    state.SkipWithError((std::string(what) + ": " + edgeattn_status_str(st)).c_str());
+}
+
+// ------------------------------------------------------------------ softmax
+
+void softmax(benchmark::State &state, SoftmaxShape s, bool masked) {
+    Floats X = random_floats(s.rows * s.cols, 1, 4.0f), Y = alloc_floats(s.rows * s.cols);
+    std::unique_ptr<int32_t[]> lens(new int32_t[s.rows]);
+    for (size_t r = 0; r < s.rows; ++r) lens[r] = static_cast<int32_t>(s.cols / 4);
+    const edgeattn_softmax_dims dims = {1, s.rows, s.cols};
+    const edgeattn_valid_lens vl = {EDGEATTN_VALID_LENS_PER_QUERY, lens.get()};
+    const edgeattn_valid_lens *vlp = masked ? &vl : nullptr;
+    if (edgeattn_status st = edgeattn_masked_softmax(&dims, X.get(), vlp, Y.get()))
+        return fail(state, "edgeattn_masked_softmax", st);
+    for (auto _ : state) {
+        edgeattn_masked_softmax(&dims, X.get(), vlp, Y.get());
+        benchmark::DoNotOptimize(Y.get());
+        benchmark::ClobberMemory();
+    }
+    set_bytes(state, 2.0 * sizeof(float) * s.rows * s.cols);
+}
+
+// ------------------------------------------------------------------ sdpa
+
+// batch*heads attentions of seq x seq with d = d_model / heads, no mask.
+void sdpa(benchmark::State &state, AttentionShape s, bool weights) {
+    const size_t BH = s.batch * s.heads, n = s.seq, d = s.head_dim();
+    Floats Q = random_floats(BH * n * d, 2), K = random_floats(BH * n * d, 3),
+           V = random_floats(BH * n * d, 4), O = alloc_floats(BH * n * d);
+    Floats W = weights ? alloc_floats(BH * n * n) : Floats();
+    const edgeattn_attention_dims dims = {BH, n, n, d, d, d, 0, 0};
+    const size_t ws_bytes = edgeattn_dot_product_attention_workspace_size(&dims, max_threads());
+    auto ws = alloc_bytes(ws_bytes);
+    if (edgeattn_status st = edgeattn_dot_product_attention(
+            &dims, Q.get(), K.get(), V.get(), nullptr, ws.get(), ws_bytes, O.get(), W.get()))
+        return fail(state, "edgeattn_dot_product_attention", st);
+    for (auto _ : state) {
+        edgeattn_dot_product_attention(&dims, Q.get(), K.get(), V.get(), nullptr, ws.get(),
+                                       ws_bytes, O.get(), W.get());
+        benchmark::DoNotOptimize(O.get());
+        benchmark::ClobberMemory();
+    }
+    set_flops(state, sdpa_flops(s));
+}
+
+// ------------------------------------------------------------------ mha
+
+// d2l's MultiHeadAttention(X, X, X) without biases, no mask: the library's
+// self-attention entry point (the op every peer here runs).
+void mha(benchmark::State &state, AttentionShape s, bool weights) {
+    const size_t B = s.batch, n = s.seq, d = s.d_model, H = s.heads;
+    const float wscale = 1.0f / std::sqrt(static_cast<float>(d));
+    Floats X = random_floats(B * n * d, 5), O = alloc_floats(B * n * d);
+    Floats Wq = random_floats(d * d, 6, wscale), Wk = random_floats(d * d, 7, wscale),
+           Wv = random_floats(d * d, 8, wscale), Wo = random_floats(d * d, 9, wscale);
+    Floats A = weights ? alloc_floats(B * H * n * n) : Floats();
+    const edgeattn_attention_dims dims = {B, n, n, d, d, d, d, H};
+    const edgeattn_mha_weights w = {Wq.get(), Wk.get(), Wv.get(), Wo.get(),
+                                    nullptr, nullptr, nullptr, nullptr};
+    const size_t ws_bytes = edgeattn_self_attention_workspace_size(&dims, max_threads());
+    auto ws = alloc_bytes(ws_bytes);
+    if (edgeattn_status st = edgeattn_self_attention(&dims, X.get(), nullptr, &w, ws.get(),
+                                                     ws_bytes, O.get(), A.get()))
+        return fail(state, "edgeattn_self_attention", st);
+    for (auto _ : state) {
+        edgeattn_self_attention(&dims, X.get(), nullptr, &w, ws.get(), ws_bytes, O.get(), A.get());
+        benchmark::DoNotOptimize(O.get());
+        benchmark::ClobberMemory();
+    }
+    set_flops(state, mha_flops(s));
+    state.counters["workspace_KiB"] = static_cast<double>(ws_bytes) / 1024.0;
+}
+
+// ------------------------------------------------------------------ gemm
+
+// The library's projection y = x W^T, edgeattn::detail::linear (src/linear.hpp):
+// its GEMM kernel with its own split of row blocks over OpenMP threads.
+// Internal API: two signatures are handled, the first one (kernel gemm_nt,
+// no scratch) and the packed one that takes a buffer for W^T in panels.
+template <class Table, class = void>
+struct linear_takes_packed : std::false_type {};
+template <class Table>
+struct linear_takes_packed<
+    Table, std::void_t<decltype(edgeattn::detail::linear(
+               std::declval<const Table &>(), size_t{}, size_t{}, size_t{},
+               static_cast<const float *>(nullptr), static_cast<const float *>(nullptr),
+               static_cast<const float *>(nullptr), static_cast<float *>(nullptr),
+               static_cast<float *>(nullptr)))>> : std::true_type {};
+
+template <class Table>
+void gemm_with(benchmark::State &state, const Table &k, GemmShape s) {
+    const size_t M = s.M, N = s.N, K = s.K;
+    Floats A = random_floats(M * K, 10), W = random_floats(N * K, 11), C = alloc_floats(M * N);
+    // W^T in panels of at most 64 columns: K * round_up(N, 64) floats at most.
+    Floats packed = alloc_floats(K * (N + 64));
+    for (auto _ : state) {
+        if constexpr (linear_takes_packed<Table>::value)
+            edgeattn::detail::linear(k, M, K, N, A.get(), W.get(), nullptr, C.get(), packed.get());
+        else
+            edgeattn::detail::linear(k, M, K, N, A.get(), W.get(), nullptr, C.get());
+        benchmark::DoNotOptimize(C.get());
+        benchmark::ClobberMemory();
+    }
+    set_flops(state, 2.0 * M * N * K);
+}
+
+void gemm(benchmark::State &state, GemmShape s) {
+    gemm_with(state, edgeattn::detail::active_kernels(), s);
+}
+
+// ------------------------------------------------------------------ posenc
+
+void posenc(benchmark::State &state, PosencShape s) {
+    const size_t count = s.batch * s.n * s.d;
+    Floats X = random_floats(count, 12), Y = alloc_floats(count), P = alloc_floats(s.n * s.d);
+    if (edgeattn_status st = edgeattn_positional_encoding_table(s.n, s.d, P.get()))
+        return fail(state, "edgeattn_positional_encoding_table", st);
+    for (auto _ : state) {
+        edgeattn_positional_encoding_add(s.batch, s.n, s.d, X.get(), P.get(), s.n, Y.get());
+        benchmark::DoNotOptimize(Y.get());
+        benchmark::ClobberMemory();
+    }
+    set_bytes(state, 2.0 * sizeof(float) * count);
+}
+
+// The bound: copy the bytes the add reads from X and writes to Y.
+void posenc_memcpy(benchmark::State &state, PosencShape s) {
+    const size_t count = s.batch * s.n * s.d;
+    Floats X = random_floats(count, 12), Y = alloc_floats(count);
+    for (auto _ : state) {
+        std::memcpy(Y.get(), X.get(), count * sizeof(float));
+        benchmark::DoNotOptimize(Y.get());
+        benchmark::ClobberMemory();
+    }
+    set_bytes(state, 2.0 * sizeof(float) * count);
+}
+
+}  // namespace
+
+void register_benchmarks() {
+    benchmark::AddCustomContext("edgeattn_isa", edgeattn_isa_name(edgeattn_current_isa()));
+    for (const auto &s : softmax_shapes) {
+        configure(benchmark::RegisterBenchmark(name("softmax", "edgeattn", s).c_str(), softmax, s, false));
+        configure(benchmark::RegisterBenchmark(name("softmax_masked", "edgeattn", s).c_str(), softmax, s, true));
+    }
+    for (const auto &s : attention_shapes) {
+        configure(benchmark::RegisterBenchmark(name("sdpa", "edgeattn", s).c_str(), sdpa, s, false));
+        configure(benchmark::RegisterBenchmark(name("sdpa_weights", "edgeattn", s).c_str(), sdpa, s, true));
+        configure(benchmark::RegisterBenchmark(name("mha", "edgeattn", s).c_str(), mha, s, false));
+        configure(benchmark::RegisterBenchmark(name("mha_weights", "edgeattn", s).c_str(), mha, s, true));
+    }
+    for (const auto &s : gemm_shapes)
+        configure(benchmark::RegisterBenchmark(name("gemm", "edgeattn", s).c_str(), gemm, s));
+    for (const auto &s : posenc_shapes) {
+        configure(benchmark::RegisterBenchmark(name("posenc", "edgeattn", s).c_str(), posenc, s));
+        configure(benchmark::RegisterBenchmark(name("posenc", "memcpy", s).c_str(), posenc_memcpy, s));
+    }
+    register_naive_benchmarks();
+}
+
+}  // namespace ebench

@@ -1,0 +1,24 @@
+// main() of every benchmark program: applies the thread count, registers
+// the program's benchmarks and runs them.
+#include <string>
+
+#include "common.hpp"
+
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
+int main(int argc, char **argv) {
+    const int threads = ebench::bench_threads();
+#if defined(_OPENMP)
+    // edgeattn and oneDNN (Debian's is built on libgomp) read this.
+    omp_set_num_threads(threads);
+#endif
+    benchmark::AddCustomContext("bench_threads", std::to_string(threads));
+    benchmark::Initialize(&argc, argv);
+    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+    ebench::register_benchmarks();
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    return 0;
+}
