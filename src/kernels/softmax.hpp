@@ -21,6 +21,38 @@ namespace {
 
 constexpr float masked_score = -1e6f;
 
+// The two passes both softmax kernels share, over x[0, n):
+// the maximum, and y = exp(x - shift) with the sum of y.
+template <class B>
+float row_maximum(const float *x, size_t n) {
+    constexpr size_t W = B::size;
+    const float lowest = -__builtin_inff();
+    const size_t full = n / W * W;
+    B m(lowest);
+    for (size_t j = 0; j < full; j += W) m = max(m, B::load_unaligned(x + j));
+    if (full < n) m = max(m, load_partial<B>(x + full, n - full, lowest));
+    return horizontal_max(m);
+}
+
+template <class B>
+float exponentials_and_sum(const float *x, float *y, size_t n, float shift) {
+    constexpr size_t W = B::size;
+    const size_t full = n / W * W;
+    const B shift_b(shift);
+    B sum_lanes(0.0f);
+    for (size_t j = 0; j < full; j += W) {
+        const B e = exp_nonpositive(B::load_unaligned(x + j) - shift_b);
+        e.store_unaligned(y + j);
+        sum_lanes += e;
+    }
+    if (full < n) {
+        const B e = exp_nonpositive(load_partial<B>(x + full, n - full, -__builtin_inff()) - shift_b);
+        store_partial(e, y + full, n - full);
+        sum_lanes += e;
+    }
+    return hadd(sum_lanes);
+}
+
 template <class B>
 void masked_softmax_row(const float *x, float *y, size_t keys, size_t valid) {
     if (valid == 0) {
@@ -30,30 +62,14 @@ void masked_softmax_row(const float *x, float *y, size_t keys, size_t valid) {
     }
     constexpr size_t W = B::size;
     const size_t full = valid / W * W, tail = valid - full;
-    const float lowest = -__builtin_inff();
 
-    // (1) maximum of the valid scores
-    B m(lowest);
-    for (size_t j = 0; j < full; j += W) m = max(m, B::load_unaligned(x + j));
-    if (tail) m = max(m, load_partial<B>(x + full, tail, lowest));
-    float row_max = horizontal_max(m);
+    // (1) maximum of the valid scores, and -1e6 if anything is masked
+    float row_max = row_maximum<B>(x, valid);
     if (valid < keys && masked_score > row_max) row_max = masked_score;
 
-    // (2) exponentials, stored, and their sum
-    const B shift(row_max);
-    B sum_lanes(0.0f);
-    for (size_t j = 0; j < full; j += W) {
-        const B e = exp_nonpositive(B::load_unaligned(x + j) - shift);
-        e.store_unaligned(y + j);
-        sum_lanes += e;
-    }
-    if (tail) {
-        const B e = exp_nonpositive(load_partial<B>(x + full, tail, lowest) - shift);
-        store_partial(e, y + full, tail);
-        sum_lanes += e;
-    }
-    float sum = hadd(sum_lanes);
-    // exp(-1e6 - max) is exactly 0 unless the valid scores are near -1e6.
+    // (2) exponentials, stored, and their sum; exp(-1e6 - max) is exactly 0
+    // unless the valid scores are near -1e6
+    float sum = exponentials_and_sum<B>(x, y, valid, row_max);
     const float masked_weight = valid < keys && masked_score - row_max >= exp_flush_below
                                     ? first_lane(exp_polynomial(B(masked_score - row_max)))
                                     : 0.0f;
@@ -78,31 +94,14 @@ void masked_softmax_row(const float *x, float *y, size_t keys, size_t valid) {
 template <class B>
 float online_softmax_block(const float *s, float *p, size_t n, size_t valid, float *running_max,
                            float *running_sum) {
-    constexpr size_t W = B::size;
-    const float lowest = -__builtin_inff();
-    const size_t full = valid / W * W, tail = valid - full;
-    B m(lowest);
-    for (size_t j = 0; j < full; j += W) m = max(m, B::load_unaligned(s + j));
-    if (tail) m = max(m, load_partial<B>(s + full, tail, lowest));
-    const float old_max = *running_max, block_max = horizontal_max(m);
+    const float old_max = *running_max, block_max = row_maximum<B>(s, valid);
     const float new_max = block_max > old_max ? block_max : old_max;
-    const B shift(new_max);
-    B sum_lanes(0.0f);
-    for (size_t j = 0; j < full; j += W) {
-        const B e = exp_nonpositive(B::load_unaligned(s + j) - shift);
-        e.store_unaligned(p + j);
-        sum_lanes += e;
-    }
-    if (tail) {
-        const B e = exp_nonpositive(load_partial<B>(s + full, tail, lowest) - shift);
-        store_partial(e, p + full, tail);
-        sum_lanes += e;
-    }
+    const float block_sum = exponentials_and_sum<B>(s, p, valid, new_max);
     for (size_t j = valid; j < n; ++j) p[j] = 0.0f;
     const float correction =
         old_max == new_max ? 1.0f : first_lane(exp_polynomial(B(old_max - new_max)));
     *running_max = new_max;
-    *running_sum = *running_sum * correction + hadd(sum_lanes);
+    *running_sum = *running_sum * correction + block_sum;
     return correction;
 }
 
