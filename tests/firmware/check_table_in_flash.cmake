@@ -1,0 +1,28 @@
+# Checks that the constexpr positional-encoding tables of a firmware image
+# are in .rodata and at flash addresses (below RAM_START), not copied to RAM.
+# Run as: cmake -DOBJDUMP=arm-none-eabi-objdump -DBINARY=firmware.elf
+#               -DRAM_START=0x20000000 -P check_table_in_flash.cmake
+foreach(var OBJDUMP BINARY RAM_START)
+  if(NOT DEFINED ${var})
+    message(FATAL_ERROR "check_table_in_flash.cmake needs -D${var}=...")
+  endif()
+endforeach()
+execute_process(COMMAND ${OBJDUMP} -t -C ${BINARY} OUTPUT_VARIABLE table RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "${OBJDUMP} failed on ${BINARY}")
+endif()
+string(REGEX MATCHALL "[^\n]*edgeattn::positional_encoding_table<[^\n]*" found "${table}")
+if(NOT found)
+  message(FATAL_ERROR "no edgeattn::positional_encoding_table symbol in ${BINARY}")
+endif()
+math(EXPR ram_start "${RAM_START}" OUTPUT_FORMAT DECIMAL)
+foreach(line IN LISTS found)
+  if(NOT line MATCHES "^([0-9a-fA-F]+) .*[ \t]\\.rodata[ \t]")
+    message(FATAL_ERROR "a positional table is not in .rodata:\n  ${line}")
+  endif()
+  math(EXPR address "0x${CMAKE_MATCH_1}" OUTPUT_FORMAT DECIMAL)
+  if(NOT address LESS ram_start)
+    message(FATAL_ERROR "a positional table is in RAM (at or above ${RAM_START}):\n  ${line}")
+  endif()
+  message(STATUS "in flash, .rodata: ${line}")
+endforeach()

@@ -1,0 +1,73 @@
+// Flash and RAM of one fixed-size SelfAttention module on the Cortex-M4F
+// (ports/cortex-m4f.cmake), for README's footprint table. Built once per
+// shape by tests/firmware/CMakeLists.txt:
+//   FOOTPRINT_BATCH, FOOTPRINT_TOKENS, FOOTPRINT_DIM, FOOTPRINT_HEADS, FOOTPRINT_MAX_LEN
+// The weights are const arrays (flash), as a real model's would be; X, the
+// output, the attention weights and the module object (its workspace and
+// X + P inside) are static RAM. It runs one forward pass under QEMU and
+// reports sizeof(module) and the stack the call used (the stack below main's
+// frame is painted first); `arm-none-eabi-size` gives the rest.
+#include <edgeattn/edgeattn.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <new>
+
+#include "report.hpp"
+
+namespace {
+
+constexpr std::size_t B = FOOTPRINT_BATCH, N = FOOTPRINT_TOKENS, D = FOOTPRINT_DIM, H = FOOTPRINT_HEADS,
+                      MaxLen = FOOTPRINT_MAX_LEN;
+using Module = edgeattn::SelfAttention<B, N, D, H, MaxLen>;
+
+// W_q, W_k, W_v, W_o (d, d): in flash. A small non-zero pattern keeps them
+// out of .bss whatever the compiler thinks of all-zero constants.
+struct Weights {
+    float w[4][D * D];
+    constexpr Weights() : w{} {
+        for (std::size_t m = 0; m < 4; ++m)
+            for (std::size_t i = 0; i < D * D; ++i) w[m][i] = (i % 7 == 0 ? 0.01f : 0.0f) * static_cast<float>(m + 1);
+    }
+};
+constexpr Weights weights{};
+
+alignas(64) unsigned char module_storage[sizeof(Module)];
+alignas(64) float X[B * N * D];
+alignas(64) float output[B * N * D];
+alignas(64) float attention_weights[B * H * N * N];
+
+constexpr std::size_t stack_probe_words = 4096;  // 16 KiB below main's frame
+constexpr std::uint32_t stack_paint = 0x5AC5AC5Au;
+
+std::uint32_t *stack_pointer() {
+    std::uint32_t *sp;
+    __asm__ volatile("mov %0, sp" : "=r"(sp));
+    return sp;
+}
+
+}  // namespace
+
+int main() {
+    Module *module = ::new (static_cast<void *>(module_storage))
+        Module({weights.w[0], weights.w[1], weights.w[2], weights.w[3], nullptr, nullptr, nullptr, nullptr});
+    for (std::size_t i = 0; i < B * N * D; ++i) X[i] = static_cast<float>(i % 13) * 0.1f;
+    std::int32_t lens[B];
+    for (std::size_t b = 0; b < B; ++b) lens[b] = static_cast<std::int32_t>(N - b);
+    const edgeattn::ValidLens valid_lens{EDGEATTN_VALID_LENS_PER_BATCH, lens};
+    // Paint the free stack (nothing else runs: no interrupts are enabled),
+    // call, then find the deepest word the call overwrote.
+    volatile std::uint32_t *const top = stack_pointer() - 16, *const bottom = top - stack_probe_words;
+    for (volatile std::uint32_t *p = bottom; p < top; ++p) *p = stack_paint;
+    const edgeattn::Status st = module->forward(X, &valid_lens, output, attention_weights);
+    volatile std::uint32_t *deepest = bottom;
+    while (deepest < top && *deepest == stack_paint) ++deepest;
+    const std::size_t stack_bytes = static_cast<std::size_t>(top - deepest) * 4;
+    firmware::Line() << "SelfAttention<batch " << B << ", tokens " << N << ", d " << D << ", heads " << H
+                     << ", max_len " << MaxLen << ">: sizeof " << sizeof(Module) << " bytes (RAM), "
+                     << "positional table " << sizeof(Module::positions) << " bytes (flash), weights "
+                     << sizeof weights << " bytes (flash), stack " << stack_bytes
+                     << " bytes; forward: " << edgeattn_status_str(st);
+    // A call deeper than the probe would not have been measured.
+    return st == EDGEATTN_OK && deepest > bottom ? 0 : 1;
+}
