@@ -5,10 +5,41 @@
 #   make                 libedgeattn.a in $(BUILD)
 #   make test            build and run the test suite
 #   make demo            build and run edgeattn-demo
-#   make install PREFIX=/usr/local
+#   make install PREFIX=/usr/local   headers, libedgeattn.a, CMake package, edgeattn.pc
+#   make PORT=aarch64-linux-gnu      cross-build for a port (below)
 #
 # Variables: CXX, CXXFLAGS, LDFLAGS, SIMD=0/1, OPENMP=0/1, BUILD=dir, PREFIX,
-# XSIMD_INCLUDE=dir (where xsimd/xsimd.hpp is, if not on the default path).
+# XSIMD_INCLUDE=dir (where xsimd/xsimd.hpp is, if not on the default path),
+# PORT.
+
+# PORT=aarch64-linux-gnu | arm-linux-gnueabihf | cortex-m4f | x86_64 builds
+# for that target with ports/$(PORT).mk (the CMake build's ports/$(PORT).cmake
+# says the same): its cross compiler (CXX=... on the command line wins), its
+# flags (PORT_FLAGS, PORT_LDFLAGS), its defaults (cortex-m4f: SIMD=0 OPENMP=0)
+# and BUILD=build-make-$(PORT). No PORT is the native build (x86_64 here).
+# Cross-built test programs run under an emulator: use CMake + CTest for those.
+PORT ?=
+ifneq ($(PORT),)
+  ifeq ($(wildcard ports/$(PORT).mk),)
+    $(error PORT=$(PORT): there is no ports/$(PORT).mk (ports: $(basename $(notdir $(wildcard ports/*.mk)))))
+  endif
+  include ports/$(PORT).mk
+  ifneq ($(PORT_TRIPLE),)
+    PORT_CROSS := 1
+    ifneq ($(origin CXX),command line)
+      CXX := $(PORT_TRIPLE)-g++
+    endif
+    ifneq ($(origin AR),command line)
+      AR := $(PORT_TRIPLE)-ar
+    endif
+  endif
+  BUILD ?= build-make-$(PORT)
+  ifneq ($(PORT_CROSS),)
+    ifneq ($(filter test demo,$(MAKECMDGOALS)),)
+      $(error make PORT=$(PORT) $(filter test demo,$(MAKECMDGOALS)): cross-built programs run under an emulator, through CTest: see README, "Ports")
+    endif
+  endif
+endif
 
 CXX      ?= g++
 AR       ?= ar
@@ -18,6 +49,10 @@ BUILD    ?= build-make
 PREFIX   ?= /usr/local
 CXXFLAGS ?= -O2
 XSIMD_INCLUDE ?=
+ifneq ($(PORT),)
+  override CXXFLAGS += $(PORT_FLAGS)
+  override LDFLAGS += $(PORT_LDFLAGS)
+endif
 
 SOURCES_CMAKE := cmake/EdgeattnSources.cmake
 CORE_SOURCES := $(shell sed -n '/set(EDGEATTN_CORE_SOURCES/,/)/p' $(SOURCES_CMAKE) | grep -o 'src/[A-Za-z0-9_/]*\.cpp')
@@ -69,11 +104,33 @@ $(BUILD)/src/%.o: src/%.cpp
 include tests/tests.mk
 include examples/demo/demo.mk
 
+# The same files as `cmake --install`: the package files are the templates
+# in cmake/ filled in with sed (find_package(edgeattn), pkg-config edgeattn).
+VERSION := $(shell sed -n 's/^project.edgeattn VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)
+PKG_DIR := $(DESTDIR)$(PREFIX)/lib/cmake/edgeattn
+PC_DIR  := $(DESTDIR)$(PREFIX)/lib/pkgconfig
+empty :=
+KERNEL_PATHS := $(subst $(empty) $(empty),;,$(strip scalar $(foreach e,$(ISA_ENTRIES),$(call isa_name,$(e)))))
+PACKAGE_SED := sed -e 's|@EDGEATTN_VERSION@|$(VERSION)|g' \
+  -e 's|@EDGEATTN_CONFIG_TO_PREFIX@|../../..|g' \
+  -e 's|@EDGEATTN_CONFIG_LIBDIR@|lib|g' -e 's|@EDGEATTN_CONFIG_INCLUDEDIR@|include|g' \
+  -e 's|@EDGEATTN_CONFIG_OPENMP@|$(if $(filter-out 0,$(OPENMP)),ON,OFF)|g' \
+  -e 's|@EDGEATTN_CONFIG_BARE_METAL@|$(if $(PORT_BARE_METAL),ON,OFF)|g' \
+  -e 's|@EDGEATTN_CONFIG_KERNEL_PATHS@|$(KERNEL_PATHS)|g' \
+  -e "s|@EDGEATTN_CONFIG_SIZEOF_VOID_P@|$$($(CXX) $(CXXFLAGS) -dM -E -x c++ /dev/null | sed -n 's/^\#define __SIZEOF_POINTER__ //p')|g" \
+  -e 's|@EDGEATTN_PC_PREFIX@|$(PREFIX)|g' \
+  -e 's|@EDGEATTN_PC_LIBS@|$(if $(filter-out 0,$(OPENMP)),-fopenmp )-lm|g'
+
 install: $(LIB)
-	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/edgeattn/detail
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/edgeattn/detail $(PKG_DIR) $(PC_DIR)
 	install -m 644 $(LIB) $(DESTDIR)$(PREFIX)/lib/
 	install -m 644 include/edgeattn/*.h include/edgeattn/*.hpp $(DESTDIR)$(PREFIX)/include/edgeattn/
 	install -m 644 include/edgeattn/detail/*.hpp $(DESTDIR)$(PREFIX)/include/edgeattn/detail/
+	$(PACKAGE_SED) cmake/edgeattnConfig.cmake.in > $(PKG_DIR)/edgeattnConfig.cmake
+	$(PACKAGE_SED) cmake/edgeattnConfigVersion.cmake.in > $(PKG_DIR)/edgeattnConfigVersion.cmake
+	$(PACKAGE_SED) cmake/edgeattn.pc.in > $(PC_DIR)/edgeattn.pc
+	@if grep -n '@[A-Z_]*@' $(PKG_DIR)/edgeattnConfig.cmake $(PKG_DIR)/edgeattnConfigVersion.cmake \
+	    $(PC_DIR)/edgeattn.pc; then echo "make install: the lines above kept a placeholder" >&2; exit 1; fi
 
 clean:
 	rm -rf $(BUILD)
