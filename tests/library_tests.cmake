@@ -4,6 +4,8 @@
 #   test_positional_encoding   table accuracy, relative-position rotation,
 #                              compile-time == runtime table
 #   test_status                each bad argument: its status, outputs untouched
+#   test_streaming             the online-softmax path over several key blocks
+#                              against the float64 reference, every path
 #   test_determinism           bitwise-identical results for 1, 2 and 8 threads
 #   test_kernels               exp's ULP bound and range, the packed GEMM, the
 #                              streaming softmax, on every path the CPU runs
@@ -11,7 +13,8 @@
 #                              RTTI, iostream or stdio
 #   hygiene.table_in_rodata    the constexpr positional table is in .rodata
 
-foreach(t test_fixed_size_api test_positional_encoding test_status test_kernels test_determinism)
+foreach(t test_fixed_size_api test_positional_encoding test_status test_kernels test_determinism
+          test_streaming)
   add_executable(${t} ${t}.cpp $<TARGET_OBJECTS:edgeattn_isa_main>)
   target_link_libraries(${t} PRIVATE edgeattn_conform edgeattn_doctest)
   target_compile_definitions(${t} PRIVATE EDGEATTN_GOLDEN_DIR="${EDGEATTN_GOLDEN_DIR}")
@@ -20,6 +23,7 @@ foreach(t test_fixed_size_api test_positional_encoding test_status test_kernels 
 endforeach()
 # test_kernels reaches the kernel table, which is internal.
 target_include_directories(test_kernels PRIVATE ${PROJECT_SOURCE_DIR}/src)
+target_sources(test_streaming PRIVATE reference.cpp)
 foreach(isa IN LISTS EDGEATTN_TEST_ISAS)
   add_test(NAME test_fixed_size_api.${isa} COMMAND test_fixed_size_api)
   set_tests_properties(test_fixed_size_api.${isa} PROPERTIES ENVIRONMENT EDGEATTN_ISA=${isa} SKIP_RETURN_CODE 77)

@@ -22,14 +22,14 @@ else
 endif
 
 ISA_TESTS   := test_golden_c test_reference_shapes test_fixed_size_api
-PLAIN_TESTS := test_positional_encoding test_status test_determinism test_kernels
+PLAIN_TESTS := test_positional_encoding test_status test_determinism test_kernels test_streaming
 TEST_PROGRAMS := $(addprefix $(TEST_BIN)/,$(ISA_TESTS) $(PLAIN_TESTS) test_case_file)
 
 $(BUILD)/tests/%.o: tests/%.cpp
 	@mkdir -p $(dir $@)
 	$(CXX) $(TEST_CXXFLAGS) -MMD -MP -c $< -o $@
 
--include $(CONFORM_OBJECTS:.o=.d) $(ISA_MAIN:.o=.d) $(DOCTEST_MAIN:.o=.d)
+-include $(wildcard $(BUILD)/tests/*.d $(BUILD)/tests/conform/*.d)
 
 $(TEST_BIN)/test_case_file: $(BUILD)/tests/test_case_file.o $(DOCTEST_MAIN) $(CONFORM_OBJECTS) $(LIB)
 $(TEST_BIN)/test_reference_shapes: $(BUILD)/tests/test_reference_shapes.o $(BUILD)/tests/reference.o \
@@ -37,7 +37,9 @@ $(TEST_BIN)/test_reference_shapes: $(BUILD)/tests/test_reference_shapes.o $(BUIL
 $(TEST_BIN)/test_%: $(BUILD)/tests/test_%.o $(ISA_MAIN) $(CONFORM_OBJECTS) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CXX) $(filter %.o %.a,$^) $(TEST_LDFLAGS) -o $@
-$(TEST_BIN)/test_case_file $(TEST_BIN)/test_reference_shapes:
+$(TEST_BIN)/test_streaming: $(BUILD)/tests/test_streaming.o $(BUILD)/tests/reference.o \
+                            $(ISA_MAIN) $(CONFORM_OBJECTS) $(LIB)
+$(TEST_BIN)/test_case_file $(TEST_BIN)/test_reference_shapes $(TEST_BIN)/test_streaming:
 	@mkdir -p $(dir $@)
 	$(CXX) $(filter %.o %.a,$^) $(TEST_LDFLAGS) -o $@
 
