@@ -4,7 +4,9 @@
 #
 #   - Debian's cross compilers <triple>-gcc/g++, their sysroot /usr/<triple>;
 #   - programs linked -static, so qemu-user runs them without a sysroot
-#     (libgomp is linked statically too: OpenMP works under qemu);
+#     (libgomp is linked statically too: OpenMP works under qemu; the
+#     linker's "Using 'dlopen' in statically linked applications" warning
+#     is libgomp's offloading-plugin loader, which never runs here);
 #   - CMAKE_CROSSCOMPILING_EMULATOR = qemu-<arch>, so CTest runs the tests;
 #   - the header-only host packages the build uses (xsimd, doctest, from
 #     libxsimd-dev and doctest-dev) reached through a folder of links in the

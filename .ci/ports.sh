@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# CI for the ports (README, "Ports"); .ci/run calls it after the native
+# builds, and it runs alone from a clean clone too:
+#
+#   1. installs the cross toolchains and QEMU;
+#   2. aarch64-linux-gnu and arm-linux-gnueabihf: the whole test suite,
+#      cross-built and run by CTest under qemu-user; no test may be skipped,
+#      so the neon path runs (not only the scalar one);
+#   3. cortex-m4f: the test firmware under qemu-system-arm (golden cases
+#      through both APIs, library hygiene, tables in flash, footprint);
+#   4. make PORT=... builds each port's library; the make-built Cortex-M
+#      archive passes the same hygiene check;
+#   5. install: cmake --install and make install write the same package
+#      files; examples/consumer builds and runs against them (find_package,
+#      pkg-config), through add_subdirectory, and cross for aarch64.
+#
+# It uses README's build directories (build-<port>) and build-ports/, and
+# removes them first.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+export DEBIAN_FRONTEND=noninteractive
+SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends \
+    g++ make cmake libxsimd-dev doctest-dev binutils pkg-config \
+    g++-aarch64-linux-gnu g++-arm-linux-gnueabihf \
+    gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib \
+    qemu-user qemu-system-arm >/dev/null
+
+jobs=$(nproc)
+root=$PWD
+work=$root/build-ports
+rm -rf build-aarch64-linux-gnu build-arm-linux-gnueabihf build-cortex-m4f "$work" \
+       build-make-aarch64-linux-gnu build-make-arm-linux-gnueabihf build-make-cortex-m4f
+mkdir -p "$work"
+step_start=$SECONDS
+step() {
+    echo "== ports: $* (at $((SECONDS - step_start)) s)"
+}
+
+# CTest for one build directory; fails on a failed or skipped test.
+run_ctest() {
+    local dir=$1 log
+    log=$work/$(basename "$dir").ctest.log
+    ctest --test-dir "$dir" --output-on-failure -j"$jobs" --timeout 1500 2>&1 | tee "$log"
+    if grep -qE '\*\*\*Skipped|Not Run|Disabled' "$log"; then
+        echo "ports: $dir: a test was skipped or not run; every kernel path of the port must run" >&2
+        exit 1
+    fi
+}
+
+for port in aarch64-linux-gnu arm-linux-gnueabihf; do
+    step "$port: test suite under qemu-user"
+    cmake -S . -B "build-$port" -DCMAKE_TOOLCHAIN_FILE="ports/$port.cmake"
+    cmake --build "build-$port" -j"$jobs"
+    run_ctest "build-$port"
+done
+
+step "cortex-m4f: test firmware under qemu-system-arm (mps2-an386)"
+cmake -S . -B build-cortex-m4f -DCMAKE_TOOLCHAIN_FILE=ports/cortex-m4f.cmake
+cmake --build build-cortex-m4f -j"$jobs"
+run_ctest build-cortex-m4f
+# The firmware's own report, and the footprint of one module (README's table).
+ctest --test-dir build-cortex-m4f -R 'firmware\.(golden|footprint)' -V 2>&1 | sed -n 's/^[0-9]*: //p' \
+    | grep -vE '^(Test command|Working Directory|Test timeout)'
+
+step "make PORT=...: each port's library"
+for port in aarch64-linux-gnu arm-linux-gnueabihf cortex-m4f; do
+    make -j"$jobs" PORT="$port"
+done
+cmake -DNM=arm-none-eabi-nm -DOBJDUMP=arm-none-eabi-objdump -DLIB=build-make-cortex-m4f/libedgeattn.a \
+      -P tests/firmware/check_firmware_library.cmake
+
+step "install: cmake --install and make install"
+cmake -S . -B "$work/native" -DEDGEATTN_BUILD_TESTS=OFF -DEDGEATTN_BUILD_EXAMPLES=OFF
+cmake --build "$work/native" -j"$jobs"
+cmake --install "$work/native" --prefix "$work/cmake-prefix"
+make -j"$jobs" BUILD="$work/make-native" install PREFIX="$work/make-prefix"
+# The same files, and the same package files up to the prefix in edgeattn.pc.
+diff <(cd "$work/cmake-prefix" && find . -type f | sort) <(cd "$work/make-prefix" && find . -type f | sort)
+diff -r -x libedgeattn.a -x edgeattn.pc "$work/cmake-prefix" "$work/make-prefix"
+diff <(sed 1d "$work/cmake-prefix/lib/pkgconfig/edgeattn.pc") <(sed 1d "$work/make-prefix/lib/pkgconfig/edgeattn.pc")
+
+step "examples/consumer: find_package, pkg-config, add_subdirectory, cross"
+for prefix in cmake-prefix make-prefix; do
+    cmake -S examples/consumer -B "$work/consumer-$prefix" -DCMAKE_PREFIX_PATH="$work/$prefix"
+    cmake --build "$work/consumer-$prefix" -j"$jobs"
+    run_ctest "$work/consumer-$prefix"
+done
+make -C examples/consumer BUILD="$work/consumer-pkgconfig" PKG_CONFIG_PATH="$work/make-prefix/lib/pkgconfig" test
+cmake -S examples/consumer -B "$work/consumer-subdir" -DEDGEATTN_SOURCE_DIR="$root"
+cmake --build "$work/consumer-subdir" -j"$jobs"
+run_ctest "$work/consumer-subdir"
+# The aarch64 package, found through the cross toolchain's root path, run under qemu.
+cmake --install build-aarch64-linux-gnu --prefix "$work/aarch64-prefix"
+cmake -S examples/consumer -B "$work/consumer-aarch64" -DCMAKE_TOOLCHAIN_FILE="$root/ports/aarch64-linux-gnu.cmake" \
+      -DCMAKE_FIND_ROOT_PATH="$work/aarch64-prefix"
+cmake --build "$work/consumer-aarch64" -j"$jobs"
+run_ctest "$work/consumer-aarch64"
+
+echo "== ports: all passed in $((SECONDS - step_start)) s"
