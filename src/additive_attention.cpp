@@ -58,7 +58,7 @@ extern "C" edgeattn_status edgeattn_additive_attention(
     linear(k, d.batch * d.keys, d.key_size, h, keys, weights->W_k, nullptr, projected_keys, packed);
 
     const size_t slots = scratch_slots(one.bytes, one.scratch.floats_per_slot, workspace_bytes);
-    const double flops_per_row = d.keys * (20.0 * h + 2.0 * d.value_size);
+    const float flops_per_row = d.keys * (20.0f * h + 2.0f * d.value_size);
     parallel_row_blocks(d.batch, d.queries, slots, flops_per_row, ws, one.scratch,
                         [&](size_t b, size_t row0, size_t rows, const scratch_slot &slot) {
         float *weights_b = attention_weights ? attention_weights + b * d.queries * d.keys : nullptr;

@@ -63,7 +63,7 @@ void dot_product_attention_block(const kernel_table &k, const attention_slice &s
 // into more, shorter blocks (multiples of 8 rows) so every thread has work;
 // each row's result is independent of its block, so the bits do not change.
 template <class Body>
-void parallel_row_blocks(size_t slices, size_t queries, size_t slots, double flops_per_row,
+void parallel_row_blocks(size_t slices, size_t queries, size_t slots, float flops_per_row,
                          float *workspace, const attention_scratch &layout, Body body) {
     size_t blocks = (queries + rows_per_block - 1) / rows_per_block;
     const size_t threads = available_threads() < slots ? available_threads() : slots;

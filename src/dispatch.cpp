@@ -50,6 +50,7 @@ const kernel_table *best_table() {
     return &scalar_kernels;
 }
 
+#if !defined(EDGEATTN_BARE_METAL)
 edgeattn_isa isa_from_name(const char *name) {
     const edgeattn_isa all[] = {EDGEATTN_ISA_AUTO, EDGEATTN_ISA_SCALAR, EDGEATTN_ISA_SSE2,
                                 EDGEATTN_ISA_AVX2, EDGEATTN_ISA_AVX512, EDGEATTN_ISA_NEON};
@@ -57,6 +58,7 @@ edgeattn_isa isa_from_name(const char *name) {
         if (strcmp(name, edgeattn_isa_name(isa)) == 0) return isa;
     return EDGEATTN_ISA_AUTO;
 }
+#endif
 
 // The first call reads EDGEATTN_ISA; an unknown or unsupported name falls
 // back to the best path (a library must not abort a program over it).

@@ -48,7 +48,7 @@ extern "C" edgeattn_status edgeattn_dot_product_attention(
 
     const kernel_table &k = active_kernels();
     const size_t slots = scratch_slots(one.bytes, one.scratch.floats_per_slot, workspace_bytes);
-    const double flops_per_row = 2.0 * d.keys * (d.query_size + d.value_size);
+    const float flops_per_row = 2.0f * d.keys * (d.query_size + d.value_size);
     parallel_row_blocks(d.batch, d.queries, slots, flops_per_row, static_cast<float *>(workspace),
                         one.scratch, [&](size_t b, size_t row0, size_t rows, const scratch_slot &slot) {
         const attention_slice s{queries + b * d.queries * d.query_size, d.query_size,

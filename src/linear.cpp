@@ -18,7 +18,7 @@ void linear(const kernel_table &k, size_t rows, size_t in_features, size_t out_f
         return;
     }
     const size_t nr = k.panel_width, panels = (out_features + nr - 1) / nr;
-    const double flops = 2.0 * rows * in_features * out_features;
+    const float flops = 2.0f * rows * in_features * out_features;
     size_t threads = available_threads();
     if (threads > panels) threads = panels;
     if (threads > 1 && flops / threads < min_flops_per_thread) threads = 1;

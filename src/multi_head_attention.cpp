@@ -78,7 +78,7 @@ edgeattn_status multi_head_attention(const edgeattn_attention_dims &d, const flo
     // Heads read strided columns of the projections in place: no copy for
     // d2l's transpose_qkv.
     const size_t slots = scratch_slots(one.bytes, one.scratch.floats_per_slot, workspace_bytes);
-    const double flops_per_row = 4.0 * d.keys * head_size;
+    const float flops_per_row = 4.0f * d.keys * head_size;
     parallel_row_blocks(d.batch * heads, d.queries, slots, flops_per_row, ws, one.scratch,
                         [&](size_t slice, size_t row0, size_t rows, const scratch_slot &slot) {
         const size_t b = slice / heads, column = slice % heads * head_size;

@@ -14,10 +14,11 @@
 namespace edgeattn {
 namespace detail {
 
+// Work estimates are float, not double: the Cortex-M4F has no double FPU.
 // Below this many floating-point operations per thread (about 10 us of
 // work), waking a team costs more than it saves: d2l's (2,4,100,5) MHA ran
 // 2x slower on 2..16 threads when its 8-row projections were split.
-constexpr double min_flops_per_thread = 1000000.0;
+constexpr float min_flops_per_thread = 1000000.0f;
 
 // Threads a parallel_for may use now (1 without OpenMP).
 inline size_t available_threads() {
@@ -31,14 +32,14 @@ inline size_t available_threads() {
 // Calls body(slot, begin, end) for contiguous ranges covering [0, items),
 // slot < max_slots naming the thread's scratch. flops_per_item sizes the team.
 template <class Body>
-void parallel_for(size_t items, size_t max_slots, double flops_per_item, Body body) {
+void parallel_for(size_t items, size_t max_slots, float flops_per_item, Body body) {
     if (items == 0) return;
 #if defined(EDGEATTN_HAVE_OPENMP)
     size_t threads = static_cast<size_t>(omp_get_max_threads());
     if (threads > max_slots) threads = max_slots;
     if (threads > items) threads = items;
-    const double by_work = static_cast<double>(items) * flops_per_item / min_flops_per_thread;
-    if (by_work < static_cast<double>(threads)) threads = by_work < 1.0 ? 1 : static_cast<size_t>(by_work);
+    const float by_work = static_cast<float>(items) * flops_per_item / min_flops_per_thread;
+    if (by_work < static_cast<float>(threads)) threads = by_work < 1.0f ? 1 : static_cast<size_t>(by_work);
     if (threads > 1) {
 #pragma omp parallel num_threads(static_cast<int>(threads))
         {

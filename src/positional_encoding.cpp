@@ -39,7 +39,7 @@ extern "C" edgeattn_status edgeattn_positional_encoding_add(size_t batch, size_t
     // Each batch element adds the same first n rows of P: (n, d) contiguous.
     const kernel_table &k = active_kernels();
     const size_t slice = n * d;
-    parallel_for(batch, batch, static_cast<double>(slice), [&](size_t, size_t begin, size_t end) {
+    parallel_for(batch, batch, static_cast<float>(slice), [&](size_t, size_t begin, size_t end) {
         for (size_t b = begin; b < end; ++b) k.add(X + b * slice, P, Y + b * slice, slice);
     });
     return EDGEATTN_OK;
