@@ -7,8 +7,6 @@ namespace detail {
 
 namespace {
 
-constexpr float masked_score = -1e6f;  // d2l's value for masked positions
-
 size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
 
 // Scores of rows [row0, row0 + rows) against keys [key0, key0 + n):

@@ -13,6 +13,9 @@
 namespace edgeattn {
 namespace detail {
 
+// d2l's score for masked positions (sequence_mask's value in masked_softmax).
+constexpr float masked_score = -1e6f;
+
 struct kernel_table {
     edgeattn_isa isa;
     size_t panel_width;  // NR: columns per packed panel (<= max_panel_width)

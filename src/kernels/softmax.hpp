@@ -13,13 +13,12 @@
 #include <stddef.h>
 
 #include "exp.hpp"
+#include "kernel_table.hpp"
 #include "reduce.hpp"
 
 namespace edgeattn {
 namespace detail {
 namespace {
-
-constexpr float masked_score = -1e6f;
 
 // The two passes both softmax kernels share, over x[0, n):
 // the maximum, and y = exp(x - shift) with the sum of y.

@@ -75,10 +75,6 @@ struct layout_builder {
     }
 };
 
-constexpr size_t round_to_cache_line(size_t n) {
-    return (n + floats_per_cache_line - 1) / floats_per_cache_line * floats_per_cache_line;
-}
-
 constexpr size_t round_to_panels(size_t n) {
     return (n + max_panel_width - 1) / max_panel_width * max_panel_width;
 }
