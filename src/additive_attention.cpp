@@ -71,10 +71,7 @@ extern "C" edgeattn_status edgeattn_additive_attention(
                                 values + b * d.keys * d.value_size, d.value_size,
                                 output + b * d.queries * d.value_size, d.value_size,
                                 weights_b, d.queries, d.keys, h, d.value_size, b};
-        for (size_t r = 0; r < rows; ++r)
-            k.masked_softmax_row(scores + r * d.keys, scores + r * d.keys, d.keys,
-                                 lens.of_row(b, row0 + r, d.keys));
-        weighted_sum_of_values(k, s, row0, rows, scores, d.keys, slot);
+        softmax_and_weighted_sum(k, s, row0, rows, lens, scores, slot);
     });
     return EDGEATTN_OK;
 }

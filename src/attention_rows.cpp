@@ -37,10 +37,7 @@ void attention_with_weights(const kernel_table &k, const attention_slice &s, siz
     for (size_t key0 = 0; key0 < max_valid; key0 += key_block)
         block_scores(k, s, row0, rows, key0, min_size(key_block, K - key0), scale, weights + key0,
                      K, slot);
-    for (size_t r = 0; r < rows; ++r)
-        k.masked_softmax_row(weights + r * K, weights + r * K, K,
-                             valid_lens.of_row(s.batch_index, row0 + r, K));
-    weighted_sum_of_values(k, s, row0, rows, weights, K, slot);
+    softmax_and_weighted_sum(k, s, row0, rows, valid_lens, weights, slot);
 }
 
 // FlashAttention's online softmax over key blocks; keys past a row's valid
@@ -96,13 +93,18 @@ void attention_streaming(const kernel_table &k, const attention_slice &s, size_t
 
 }  // namespace
 
-void weighted_sum_of_values(const kernel_table &k, const attention_slice &s, size_t row0,
-                            size_t rows, const float *weights, size_t ldw, const scratch_slot &slot) {
-    const size_t key_block = key_block_for(s.num_keys);
-    for (size_t key0 = 0; key0 < s.num_keys; key0 += key_block) {
-        const size_t n = min_size(key_block, s.num_keys - key0);
+void softmax_and_weighted_sum(const kernel_table &k, const attention_slice &s, size_t row0,
+                              size_t rows, const valid_lens_view &valid_lens, float *weights,
+                              const scratch_slot &slot) {
+    const size_t K = s.num_keys;
+    for (size_t r = 0; r < rows; ++r)
+        k.masked_softmax_row(weights + r * K, weights + r * K, K,
+                             valid_lens.of_row(s.batch_index, row0 + r, K));
+    const size_t key_block = key_block_for(K);
+    for (size_t key0 = 0; key0 < K; key0 += key_block) {
+        const size_t n = min_size(key_block, K - key0);
         k.pack(s.values + key0 * s.value_stride, s.value_stride, n, s.dv, slot.packed_values);
-        k.gemm_packed(rows, s.dv, n, 1.0f, weights + key0, ldw, slot.packed_values, nullptr,
+        k.gemm_packed(rows, s.dv, n, 1.0f, weights + key0, K, slot.packed_values, nullptr,
                       s.output + row0 * s.output_stride, s.output_stride, key0 > 0);
     }
 }

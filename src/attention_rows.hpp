@@ -47,9 +47,12 @@ inline scratch_slot scratch_slot_at(float *slot, const attention_scratch &layout
             slot + layout.running_max, slot + layout.running_sum};
 }
 
-// Output rows = weights (rows, K; row r at weights + r * ldw) . values.
-void weighted_sum_of_values(const kernel_table &k, const attention_slice &s, size_t row0,
-                            size_t rows, const float *weights, size_t ldw, const scratch_slot &slot);
+// Scores (rows, K) at `weights` become d2l's masked softmax in place, then
+// output rows = weights . values. Shared by dot-product and additive
+// attention, whatever produced the scores.
+void softmax_and_weighted_sum(const kernel_table &k, const attention_slice &s, size_t row0,
+                              size_t rows, const valid_lens_view &valid_lens, float *weights,
+                              const scratch_slot &slot);
 
 // Scaled dot-product attention of rows [row0, row0 + rows): materialising
 // the weights when s.weights is set, streaming otherwise.
