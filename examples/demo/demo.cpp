@@ -7,7 +7,9 @@
 // edgeattn::SelfAttention, which adds the sinusoidal positional encoding
 // (a constexpr table in .rodata) and runs 5-head self-attention; the demo
 // then shows one head's attention weights as a text heatmap, the module's
-// RAM and its time per call.
+// RAM and its time per call. With --dump DIR it also writes what it computed
+// (attention weights of every head, the output, the positional table of
+// d2l's figures) as CSV files for tools/figures/plot_figures.py.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -19,6 +21,7 @@
 
 #include "edgeattn/edgeattn.h"
 #include "edgeattn/edgeattn.hpp"
+#include "dump.hpp"
 #include "heatmap.hpp"
 #include "prng.hpp"
 #include "timing.hpp"
@@ -55,13 +58,19 @@ alignas(64) float attention_weights[attention_count];
 
 void print_usage(std::FILE *to) {
     std::fprintf(to,
-                 "usage: edgeattn-demo [--help]\n"
+                 "usage: edgeattn-demo [--dump DIR] [--help]\n"
                  "\n"
                  "Runs d2l's self-attention example with edgeattn: batch_size 2, 4 queries,\n"
                  "num_hiddens 100, 5 heads, valid_lens [3, 2], positional encoding added.\n"
                  "Prints the kernel path, the output shape and a few values, head 0's\n"
                  "attention weights as a text heatmap, the module's RAM and the median\n"
                  "time per call over %zu calls.\n"
+                 "\n"
+                 "  --dump DIR  also write what it computed as CSV files in DIR (created if\n"
+                 "              missing): attention_weights.csv (batch, head, query, key),\n"
+                 "              output.csv and X.csv (batch, query, feature), valid_lens.csv,\n"
+                 "              positional_encoding.csv (60 positions x 32 columns, d2l's\n"
+                 "              figure); tools/figures/plot_figures.py draws them\n"
                  "\n"
                  "Set EDGEATTN_ISA=scalar|sse2|avx2|avx512|neon to force a kernel path.\n",
                  timed_calls);
@@ -151,10 +160,15 @@ void print_memory() {
 }  // namespace
 
 int main(int argc, char **argv) {
+    const char *dump_dir = nullptr;
     for (int i = 1; i < argc; ++i) {
         if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
             print_usage(stdout);
             return 0;
+        }
+        if (std::strcmp(argv[i], "--dump") == 0 && i + 1 < argc) {
+            dump_dir = argv[++i];
+            continue;
         }
         std::fprintf(stderr, "edgeattn-demo: unknown option '%s'\n\n", argv[i]);
         print_usage(stderr);
@@ -176,6 +190,12 @@ int main(int argc, char **argv) {
     print_output();
     print_attention();
     print_memory();
+    if (dump_dir) {
+        std::printf("\n");
+        const demo::SelfAttentionRun run{batch_size, num_queries,      num_hiddens, num_heads,
+                                         valid_lens_per_batch, X, output, attention_weights};
+        if (!demo::dump_run(dump_dir, run)) return 1;
+    }
 
     bool ok = false;
     const double microseconds = demo::median_microseconds(
