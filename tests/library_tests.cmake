@@ -9,6 +9,8 @@
 #   test_determinism           bitwise-identical results for 1, 2 and 8 threads
 #   test_kernels               exp's ULP bound and range, the packed GEMM, the
 #                              streaming softmax, on every path the CPU runs
+#   test_numeric_edges         +-1e30, +-inf, NaN, all-masked rows, K = 1, huge d
+#                              on every path, against the float64 reference
 #   hygiene.library_symbols    libedgeattn.a references no heap, exceptions,
 #                              RTTI, iostream or stdio
 #   hygiene.table_in_rodata    the constexpr positional table is in .rodata
@@ -24,6 +26,13 @@ endforeach()
 # test_kernels reaches the kernel table, which is internal.
 target_include_directories(test_kernels PRIVATE ${PROJECT_SOURCE_DIR}/src)
 target_sources(test_streaming PRIVATE reference.cpp)
+
+# Hardening (issue 5): numeric edge cases on every path (the test loops over
+# the paths itself).
+add_executable(test_numeric_edges test_numeric_edges.cpp reference.cpp $<TARGET_OBJECTS:edgeattn_doctest_main>)
+target_link_libraries(test_numeric_edges PRIVATE edgeattn::edgeattn edgeattn_doctest)
+edgeattn_test_options(test_numeric_edges)
+add_test(NAME test_numeric_edges COMMAND test_numeric_edges)
 foreach(isa IN LISTS EDGEATTN_TEST_ISAS)
   add_test(NAME test_fixed_size_api.${isa} COMMAND test_fixed_size_api)
   set_tests_properties(test_fixed_size_api.${isa} PROPERTIES ENVIRONMENT EDGEATTN_ISA=${isa} SKIP_RETURN_CODE 77)

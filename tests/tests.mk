@@ -23,7 +23,9 @@ endif
 
 ISA_TESTS   := test_golden_c test_reference_shapes test_fixed_size_api
 PLAIN_TESTS := test_positional_encoding test_status test_determinism test_kernels test_streaming
-TEST_PROGRAMS := $(addprefix $(TEST_BIN)/,$(ISA_TESTS) $(PLAIN_TESTS) test_case_file)
+# Own doctest main, no conform objects: hardening tests (issue 5).
+HARDENING_TESTS := test_numeric_edges
+TEST_PROGRAMS := $(addprefix $(TEST_BIN)/,$(ISA_TESTS) $(PLAIN_TESTS) $(HARDENING_TESTS) test_case_file)
 
 $(BUILD)/tests/%.o: tests/%.cpp
 	@mkdir -p $(dir $@)
@@ -43,6 +45,10 @@ $(TEST_BIN)/test_case_file $(TEST_BIN)/test_reference_shapes $(TEST_BIN)/test_st
 	@mkdir -p $(dir $@)
 	$(CXX) $(filter %.o %.a,$^) $(TEST_LDFLAGS) -o $@
 
+$(TEST_BIN)/test_numeric_edges: $(BUILD)/tests/test_numeric_edges.o $(BUILD)/tests/reference.o $(DOCTEST_MAIN) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CXX) $(filter %.o %.a,$^) $(TEST_LDFLAGS) -o $@
+
 $(TEST_BIN)/edgeattn-conform: $(BUILD)/tests/conform/conform_main.o $(CONFORM_OBJECTS) $(LIB)
 	$(CXX) $(filter %.o %.a,$^) $(TEST_LDFLAGS) -o $@
 $(TEST_BIN)/edgeattn-check-result: $(BUILD)/tests/conform/check_result_main.o $(CONFORM_OBJECTS) $(LIB)
@@ -59,7 +65,7 @@ test: test-programs
 	  if [ $$rc -eq 0 ]; then pass=$$((pass+1)); echo "  ok    $$name"; \
 	  elif [ $$rc -eq 77 ]; then skip=$$((skip+1)); echo "  skip  $$name"; \
 	  else fail=$$((fail+1)); echo "  FAIL  $$name"; echo "$$out" | tail -20; fi; }; \
-	for t in $(ISA_TESTS) $(PLAIN_TESTS) test_case_file; do run $$t $(TEST_BIN)/$$t; done; \
+	for t in $(ISA_TESTS) $(PLAIN_TESTS) $(HARDENING_TESTS) test_case_file; do run $$t $(TEST_BIN)/$$t; done; \
 	for t in $(ISA_TESTS); do for isa in $(TEST_ISAS); do \
 	  run "$$t.$$isa" env EDGEATTN_ISA=$$isa $(TEST_BIN)/$$t; done; done; \
 	mkdir -p $(BUILD)/conform_out; \

@@ -7,6 +7,13 @@
 // underflows to 0 unless the valid scores are themselves near -1e6. A row
 // with valid == 0 is uniform, 1/keys. Three passes over the valid part:
 // maximum; exp(x - max) stored and summed; scale by 1/sum.
+//
+// Non-finite scores (README, "Error handling and numeric edge cases"): the
+// softmax is taken as its limit, so an infinite score never makes a NaN by
+// itself: +inf scores share the row's weight equally (every other position
+// 0), a row whose every score is -inf is uniform, and -inf next to finite
+// scores weighs 0. A NaN among the valid scores makes its whole row NaN (and
+// nothing else); a NaN at a masked position is never read.
 #ifndef EDGEATTN_KERNELS_SOFTMAX_HPP
 #define EDGEATTN_KERNELS_SOFTMAX_HPP
 
@@ -52,6 +59,23 @@ float exponentials_and_sum(const float *x, float *y, size_t n, float shift) {
     return hadd(sum_lanes);
 }
 
+// The limit of the softmax of a row whose maximum is +inf or -inf: weight
+// 1/count on the positions equal to `row_max`, 0 on the others (masked ones
+// too), all NaN if any valid score is NaN. Scalar: a rare path.
+inline float infinite_row_weights(const float *x, float *y, size_t n, float row_max) {
+    float count = 0.0f;
+    bool nan = false;
+    for (size_t j = 0; j < n; ++j) {
+        nan = nan || x[j] != x[j];
+        count += x[j] == row_max ? 1.0f : 0.0f;
+    }
+    const float hit = nan ? __builtin_nanf("") : 1.0f, miss = nan ? __builtin_nanf("") : 0.0f;
+    for (size_t j = 0; j < n; ++j) y[j] = x[j] == row_max ? hit : miss;
+    return nan ? miss : count;  // the sum of what was written
+}
+
+inline bool is_infinite(float v) { return v == __builtin_inff() || v == -__builtin_inff(); }
+
 template <class B>
 void masked_softmax_row(const float *x, float *y, size_t keys, size_t valid) {
     if (valid == 0) {
@@ -65,6 +89,13 @@ void masked_softmax_row(const float *x, float *y, size_t keys, size_t valid) {
     // (1) maximum of the valid scores, and -1e6 if anything is masked
     float row_max = row_maximum<B>(x, valid);
     if (valid < keys && masked_score > row_max) row_max = masked_score;
+    if (is_infinite(row_max)) {  // +inf among the scores, or every score -inf
+        const float sum = infinite_row_weights(x, y, valid, row_max);
+        const float rest = sum != sum ? sum : 0.0f;
+        for (size_t j = 0; j < valid; ++j) y[j] /= sum;
+        for (size_t j = valid; j < keys; ++j) y[j] = rest;
+        return;
+    }
 
     // (2) exponentials, stored, and their sum; exp(-1e6 - max) is exactly 0
     // unless the valid scores are near -1e6
@@ -95,7 +126,10 @@ float online_softmax_block(const float *s, float *p, size_t n, size_t valid, flo
                            float *running_sum) {
     const float old_max = *running_max, block_max = row_maximum<B>(s, valid);
     const float new_max = block_max > old_max ? block_max : old_max;
-    const float block_sum = exponentials_and_sum<B>(s, p, valid, new_max);
+    // With an infinite maximum, exp(s - max) is the limit: 1 where s equals
+    // it, 0 elsewhere (the old sum then scales by 0 or 1), NaN for NaN.
+    const float block_sum = is_infinite(new_max) ? infinite_row_weights(s, p, valid, new_max)
+                                                 : exponentials_and_sum<B>(s, p, valid, new_max);
     for (size_t j = valid; j < n; ++j) p[j] = 0.0f;
     const float correction =
         old_max == new_max ? 1.0f : first_lane(exp_polynomial(B(old_max - new_max)));

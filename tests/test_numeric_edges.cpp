@@ -1,0 +1,386 @@
+// Numerics at the edges, on every kernel path this CPU runs (README, "Error
+// handling and numeric edge cases"): scores of +-1e30 and +-FLT_MAX, +-inf
+// and NaN, all-masked rows, K = 1 and a huge d. Where the d2l semantics give
+// a number the library gives it (checked against the float64 reference, or
+// against the limit of the softmax when a float score overflows to +-inf);
+// a NaN stays in the rows it belongs to.
+#include <doctest/doctest.h>
+
+#include <edgeattn/edgeattn.h>
+
+#include "reference.hpp"
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+using edgeattn_ref::ValidLens;
+
+namespace {
+
+const float inf = INFINITY, qnan = NAN;
+
+// Every kernel path this build has and this CPU runs.
+std::vector<edgeattn_isa> paths() {
+    std::vector<edgeattn_isa> v;
+    for (int i = EDGEATTN_ISA_SCALAR; i <= EDGEATTN_ISA_NEON; ++i)
+        if (edgeattn_isa_supported(static_cast<edgeattn_isa>(i))) v.push_back(static_cast<edgeattn_isa>(i));
+    return v;
+}
+
+struct path_guard {  // restores the best path however a test case ends
+    ~path_guard() { edgeattn_set_isa(EDGEATTN_ISA_AUTO); }
+};
+
+bool row_has_nan(const float *row, std::size_t n) {
+    for (std::size_t j = 0; j < n; ++j)
+        if (std::isnan(row[j])) return true;
+    return false;
+}
+
+bool row_all_nan(const float *row, std::size_t n) {
+    for (std::size_t j = 0; j < n; ++j)
+        if (!std::isnan(row[j])) return false;
+    return true;
+}
+
+bool row_finite(const double *row, std::size_t n) {
+    for (std::size_t j = 0; j < n; ++j)
+        if (!std::isfinite(row[j])) return false;
+    return true;
+}
+
+// Rows of `cols` values: where the reference row is finite, the library's
+// is finite and within `tol` of it relative to the row's largest |value|
+// (at least 1); returns how many reference rows were not finite.
+std::size_t check_rows(const std::string &what, const std::vector<float> &got, const std::vector<double> &ref,
+                       std::size_t cols, double tol = 1e-5) {
+    REQUIRE(got.size() == ref.size());
+    std::size_t non_finite = 0;
+    for (std::size_t r = 0; r * cols < ref.size(); ++r) {
+        const double *want = ref.data() + r * cols;
+        const float *have = got.data() + r * cols;
+        if (!row_finite(want, cols)) {
+            ++non_finite;
+            continue;
+        }
+        double scale = 1.0, worst = 0.0;
+        for (std::size_t j = 0; j < cols; ++j) scale = std::fmax(scale, std::fabs(want[j]));
+        for (std::size_t j = 0; j < cols; ++j)
+            worst = std::isfinite(have[j]) ? std::fmax(worst, std::fabs(have[j] - want[j])) : INFINITY;
+        INFO(what << ", row " << r);
+        CHECK(worst <= tol * scale);
+    }
+    return non_finite;
+}
+
+std::vector<double> f64(const std::vector<float> &v) { return std::vector<double>(v.begin(), v.end()); }
+
+// Masked softmax of `rows` rows of K scores with per-row valid lengths,
+// through the C API, on the current path.
+std::vector<float> softmax(const std::vector<float> &x, std::size_t K, const std::vector<std::int32_t> &lens) {
+    const edgeattn_softmax_dims dims{1, x.size() / K, K};
+    const edgeattn_valid_lens vl{EDGEATTN_VALID_LENS_PER_QUERY, lens.data()};
+    std::vector<float> y(x.size(), -7.0f);
+    REQUIRE(edgeattn_masked_softmax(&dims, x.data(), &vl, y.data()) == EDGEATTN_OK);
+    return y;
+}
+
+std::vector<double> reference_softmax(const std::vector<float> &x, std::size_t K, const std::vector<std::int32_t> &lens) {
+    ValidLens vl;
+    vl.kind = ValidLens::per_query;
+    vl.lens = lens;
+    const std::vector<double> xd = f64(x);
+    std::vector<double> y(x.size());
+    edgeattn_ref::masked_softmax(1, x.size() / K, K, xd.data(), vl, y.data());
+    return y;
+}
+
+// Dot-product attention with a workspace for one thread: weights requested
+// or not (then more than 256 keys take the streaming path).
+struct dot_result {
+    std::vector<float> out, weights;
+};
+
+dot_result dot_attention(std::size_t B, std::size_t Q, std::size_t K, std::size_t d, std::size_t dv,
+                         const std::vector<float> &q, const std::vector<float> &k, const std::vector<float> &v,
+                         const std::vector<std::int32_t> &lens, bool with_weights) {
+    const edgeattn_attention_dims dims{B, Q, K, d, d, dv, 0, 0};
+    const edgeattn_valid_lens vl{EDGEATTN_VALID_LENS_PER_QUERY, lens.data()};
+    std::vector<float> ws(edgeattn_dot_product_attention_workspace_size(&dims, 1) / sizeof(float));
+    dot_result r{std::vector<float>(B * Q * dv), std::vector<float>(with_weights ? B * Q * K : 0)};
+    REQUIRE(edgeattn_dot_product_attention(&dims, q.data(), k.data(), v.data(), &vl, ws.data(),
+                                           ws.size() * sizeof(float), r.out.data(),
+                                           with_weights ? r.weights.data() : nullptr) == EDGEATTN_OK);
+    return r;
+}
+
+struct dot_reference {
+    std::vector<double> out, weights;
+};
+
+dot_reference reference_dot(std::size_t B, std::size_t Q, std::size_t K, std::size_t d, std::size_t dv,
+                            const std::vector<float> &q, const std::vector<float> &k, const std::vector<float> &v,
+                            const std::vector<std::int32_t> &lens) {
+    ValidLens vl;
+    vl.kind = ValidLens::per_query;
+    vl.lens = lens;
+    dot_reference r{std::vector<double>(B * Q * dv), std::vector<double>(B * Q * K)};
+    const std::vector<double> qd = f64(q), kd = f64(k), vd = f64(v);
+    edgeattn_ref::dot_product_attention(B, Q, K, d, dv, qd.data(), kd.data(), vd.data(), vl, r.out.data(),
+                                        r.weights.data());
+    return r;
+}
+
+std::vector<float> ramp(std::size_t n, float scale) {
+    std::vector<float> v(n);
+    for (std::size_t i = 0; i < n; ++i) v[i] = scale * static_cast<float>(static_cast<int>(i * 7 % 13) - 6) / 6.0f;
+    return v;
+}
+
+}  // namespace
+
+TEST_CASE("masked softmax of huge finite scores, all-masked rows and K = 1 equals the float64 reference") {
+    path_guard restore;
+    const std::size_t K = 5;
+    // rows: +-1e30, +-FLT_MAX, -1e30 with masking (masked -1e6 wins), all
+    // masked, valid past K, huge spread, scores near -1e6
+    const std::vector<float> x{1e30f,    -1e30f,   0.0f,    1e30f,     5.0f,     //
+                               -1e30f,   -1e30f,   -1e30f,  -1e30f,    -1e30f,   //
+                               FLT_MAX,  -FLT_MAX, FLT_MAX, 0.0f,      -1.0f,    //
+                               -FLT_MAX, -FLT_MAX, -1e30f,  3.0f,      3.0f,     //
+                               -1e30f,   -1e30f,   1e30f,   1e30f,     1e30f,    //
+                               1.0f,     2.0f,     3.0f,    4.0f,      5.0f,     //
+                               1.0f,     2.0f,     3.0f,    4.0f,      5.0f,     //
+                               -1e6f,    -1e6f + 2, -1e6f - 3, 0.0f,   0.0f};
+    const std::vector<std::int32_t> lens{5, 5, 5, 5, 2, 0, 100, 3};
+    const std::vector<double> want = reference_softmax(x, K, lens);
+    for (edgeattn_isa isa : paths()) {
+        REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);
+        INFO("path " << std::string(edgeattn_isa_name(isa)));
+        CHECK(check_rows("huge scores", softmax(x, K, lens), want, K, 1e-6) == 0);
+
+        // K = 1: the one weight is 1 whatever the score (masked too);
+        // -inf and +inf are the limits, NaN stays NaN.
+        const std::vector<float> one{0.0f, 1e30f, -1e30f, FLT_MAX, -FLT_MAX, inf, -inf, 7.0f, qnan};
+        const std::vector<std::int32_t> one_lens{1, 1, 1, 1, 1, 1, 1, 0, 1};
+        const std::vector<float> y = softmax(one, 1, one_lens);
+        for (std::size_t i = 0; i + 1 < one.size(); ++i) CHECK(y[i] == 1.0f);
+        CHECK(std::isnan(y.back()));
+    }
+}
+
+TEST_CASE("masked softmax of infinite scores is the softmax's limit, NaN only from NaN") {
+    path_guard restore;
+    const std::size_t K = 6;
+    // The limit as the expected value: +inf positions share the weight;
+    // a row of -inf is uniform; -inf next to finite scores weighs 0; a
+    // NaN or +inf at a masked position is never read.
+    struct row {
+        std::vector<float> x;
+        std::int32_t len;
+        std::vector<float> want;
+    };
+    const float third = 1.0f / 3.0f, sixth = 1.0f / 6.0f;
+    const row rows[] = {
+        {{inf, 1, 2, 3, 4, 5}, 6, {1, 0, 0, 0, 0, 0}},
+        {{1, inf, -inf, inf, 1e30f, 0}, 6, {0, 0.5f, 0, 0.5f, 0, 0}},
+        {{inf, inf, inf, 1, 1, 1}, 3, {third, third, third, 0, 0, 0}},
+        {{-inf, -inf, -inf, -inf, -inf, -inf}, 6, {sixth, sixth, sixth, sixth, sixth, sixth}},
+        {{-inf, -inf, -inf, 9, 9, 9}, 3, {0, 0, 0, third, third, third}},  // masked -1e6 beats -inf
+        {{-inf, 0, -inf, 0, -inf, -inf}, 6, {0, 0.5f, 0, 0.5f, 0, 0}},
+        {{1, 1, qnan, inf, -inf, qnan}, 2, {0.5f, 0.5f, 0, 0, 0, 0}},       // masked NaN and inf unread
+        {{qnan, qnan, qnan, qnan, qnan, qnan}, 0, {sixth, sixth, sixth, sixth, sixth, sixth}},
+        {{inf, 3, 0, 0, 0, -inf}, 1, {1, 0, 0, 0, 0, 0}},
+    };
+    std::vector<float> x;
+    std::vector<std::int32_t> lens;
+    for (const row &r : rows) {
+        x.insert(x.end(), r.x.begin(), r.x.end());
+        lens.push_back(r.len);
+    }
+    for (edgeattn_isa isa : paths()) {
+        REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);
+        INFO("path " << std::string(edgeattn_isa_name(isa)));
+        const std::vector<float> y = softmax(x, K, lens);
+        for (std::size_t r = 0; r < sizeof rows / sizeof rows[0]; ++r)
+            for (std::size_t j = 0; j < K; ++j) {
+                INFO("row " << r << ", key " << j);
+                CHECK(y[r * K + j] == doctest::Approx(rows[r].want[j]).epsilon(1e-6));
+            }
+        // in place gives the same
+        std::vector<float> z = x;
+        const edgeattn_softmax_dims dims{1, lens.size(), K};
+        const edgeattn_valid_lens vl{EDGEATTN_VALID_LENS_PER_QUERY, lens.data()};
+        REQUIRE(edgeattn_masked_softmax(&dims, z.data(), &vl, z.data()) == EDGEATTN_OK);
+        CHECK(std::memcmp(z.data(), y.data(), y.size() * sizeof(float)) == 0);
+    }
+}
+
+TEST_CASE("a NaN among the valid scores makes its row NaN and no other row, on every path") {
+    path_guard restore;
+    for (const std::size_t K : {1, 3, 8, 17, 300}) {
+        for (std::size_t nan_at = 0; nan_at < K; nan_at += (K > 8 ? 7 : 1)) {
+            const std::size_t rows = 4;
+            std::vector<float> x = ramp(rows * K, 4.0f);
+            x[1 * K + nan_at] = qnan;                            // row 1: NaN among finite scores
+            x[2 * K + nan_at] = qnan;                            // row 2: NaN with +inf
+            if (K > 1) x[2 * K + (nan_at + 1) % K] = inf;
+            const std::vector<std::int32_t> lens{static_cast<std::int32_t>(K), static_cast<std::int32_t>(K),
+                                                 static_cast<std::int32_t>(K), static_cast<std::int32_t>(nan_at)};
+            x[3 * K + nan_at] = qnan;                            // row 3: NaN at a masked position
+            const std::vector<double> want = reference_softmax(x, K, lens);
+            for (edgeattn_isa isa : paths()) {
+                REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);
+                INFO("path " << std::string(edgeattn_isa_name(isa)) << ", K " << K << ", NaN at " << nan_at);
+                const std::vector<float> y = softmax(x, K, lens);
+                CHECK(row_all_nan(&y[1 * K], K));
+                CHECK(row_all_nan(&y[2 * K], K));
+                CHECK(!row_has_nan(&y[0], K));
+                CHECK(!row_has_nan(&y[3 * K], K));
+                CHECK(check_rows("NaN rows", y, want, K, 1e-6) == 2);
+            }
+        }
+    }
+}
+
+TEST_CASE("dot-product attention: scores of +-1e30 and scores that overflow float meet the float64 answer") {
+    path_guard restore;
+    // Q = 3 rows: (0) scores around +-1e30, (1) one score past FLT_MAX (+inf
+    // in float, 1e40 in double: the softmax is one-hot either way), (2)
+    // every score below -FLT_MAX with equal keys (uniform either way).
+    for (const std::size_t K : {1, 5, 300}) {
+        const std::size_t d = 4, dv = 3, Q = 3;
+        std::vector<float> q(Q * d, 0.0f), k(K * d), v = ramp(K * dv, 2.0f);
+        for (std::size_t j = 0; j < K; ++j)
+            for (std::size_t c = 0; c < d; ++c) k[j * d + c] = c == 0 ? (j % 3 == 1 ? 1e20f : -1.0f) : 1.0f;
+        q[0 * d + 0] = 1e10f;  // row 0: scores 5e29 / -5e9
+        q[1 * d + 0] = 1e20f;  // row 1: 5e39 (-> +inf in float) / -5e19
+        for (std::size_t c = 1; c < d; ++c) q[1 * d + c] = 1.0f;
+        for (std::size_t j = 0; j < K; ++j) k[j * d + 3] = j % 3 == 1 ? -1e20f : k[j * d + 3];
+        q[2 * d + 3] = 1e20f;  // row 2: -5e39 (-> -inf) at every third key, 5e19 elsewhere
+        const std::vector<std::int32_t> lens{static_cast<std::int32_t>(K), static_cast<std::int32_t>(K),
+                                             static_cast<std::int32_t>(K)};
+        const dot_reference want = reference_dot(1, Q, K, d, dv, q, k, v, lens);
+        for (edgeattn_isa isa : paths()) {
+            REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);
+            for (bool with_weights : {true, false}) {
+                INFO("path " << std::string(edgeattn_isa_name(isa)) << ", K " << K << (with_weights ? ", weights" : ""));
+                const dot_result got = dot_attention(1, Q, K, d, dv, q, k, v, lens, with_weights);
+                CHECK(check_rows("output", got.out, want.out, dv) == 0);
+                if (with_weights) CHECK(check_rows("weights", got.weights, want.weights, K, 1e-6) == 0);
+            }
+        }
+    }
+}
+
+TEST_CASE("dot-product attention: every key's score -inf gives the uniform (limit) weights, no NaN") {
+    path_guard restore;
+    for (const std::size_t K : {1, 4, 300}) {
+        const std::size_t d = 2, dv = 2;
+        std::vector<float> q{1e20f, 1e20f}, k(K * d, -1e20f), v = ramp(K * dv, 3.0f);
+        const std::vector<std::int32_t> lens{static_cast<std::int32_t>(K)};
+        std::vector<double> mean(dv, 0.0);
+        for (std::size_t j = 0; j < K; ++j)
+            for (std::size_t c = 0; c < dv; ++c) mean[c] += v[j * dv + c] / static_cast<double>(K);
+        for (edgeattn_isa isa : paths()) {
+            REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);
+            for (bool with_weights : {true, false}) {
+                INFO("path " << std::string(edgeattn_isa_name(isa)) << ", K " << K << (with_weights ? ", weights" : ""));
+                const dot_result got = dot_attention(1, 1, K, d, dv, q, k, v, lens, with_weights);
+                CHECK(check_rows("output", got.out, mean, dv) == 0);
+                for (float w : got.weights) CHECK(w == doctest::Approx(1.0 / K).epsilon(1e-6));
+            }
+        }
+    }
+}
+
+TEST_CASE("attention: a NaN in a query row stays in that row; a NaN key or value stays in its batch element") {
+    path_guard restore;
+    for (const std::size_t K : {6, 300}) {
+        const std::size_t B = 3, Q = 4, d = 5, dv = 3;
+        std::vector<float> q = ramp(B * Q * d, 1.0f), k = ramp(B * K * d, 0.5f), v = ramp(B * K * dv, 2.0f);
+        q[(0 * Q + 2) * d + 1] = qnan;                // batch 0, query 2
+        k[(1 * K + K / 2) * d + 3] = qnan;            // batch 1, a key every row sees
+        v[(2 * K + 1) * dv + 0] = qnan;               // batch 2, a value: column 0 of the rows that weigh it
+        std::vector<std::int32_t> lens(B * Q, static_cast<std::int32_t>(K));
+        lens[1 * Q + 3] = static_cast<std::int32_t>(K / 2);  // batch 1, query 3 masks the NaN key
+        const dot_reference want = reference_dot(B, Q, K, d, dv, q, k, v, lens);
+        for (edgeattn_isa isa : paths()) {
+            REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);
+            for (bool with_weights : {true, false}) {
+                INFO("path " << std::string(edgeattn_isa_name(isa)) << ", K " << K << (with_weights ? ", weights" : ""));
+                const dot_result got = dot_attention(B, Q, K, d, dv, q, k, v, lens, with_weights);
+                // Every row the reference gives a number for matches it: the
+                // NaN reached nothing else (batch 0's other queries, batch
+                // 1's masking row, all of batch 0 and 1 for the value).
+                CHECK(check_rows("output", got.out, want.out, dv) == 1 + (Q - 1) + Q);
+                CHECK(row_all_nan(&got.out[(0 * Q + 2) * dv], dv));
+                for (std::size_t i = 0; i < 3; ++i) CHECK(row_all_nan(&got.out[(1 * Q + i) * dv], dv));
+                if (with_weights) CHECK(check_rows("weights", got.weights, want.weights, K, 1e-6) == 1 + (Q - 1));
+            }
+        }
+    }
+}
+
+TEST_CASE("multi-head and additive attention: a NaN in a query row stays in that row") {
+    path_guard restore;
+    const std::size_t B = 2, Q = 3, K = 4, qs = 5, ks = 6, vs = 7, h = 8, heads = 2;
+    std::vector<float> q = ramp(B * Q * qs, 1.0f), k = ramp(B * K * ks, 1.0f), v = ramp(B * K * vs, 1.0f);
+    const std::vector<float> W_q = ramp(h * qs, 0.3f), W_k = ramp(h * ks, 0.3f), W_v = ramp(h * vs, 0.3f),
+                             W_o = ramp(h * h, 0.3f), w_v = ramp(h, 1.0f);
+    q[(1 * Q + 1) * qs + 4] = qnan;
+    ValidLens vl;  // none
+    const std::vector<double> qd = f64(q), kd = f64(k), vd = f64(v), Wq = f64(W_q), Wk = f64(W_k), Wv = f64(W_v),
+                              Wo = f64(W_o), wv = f64(w_v);
+    std::vector<double> mha_out(B * Q * h), mha_w(B * heads * Q * K), add_out(B * Q * vs), add_w(B * Q * K);
+    const edgeattn_ref::MhaWeights rw{Wq.data(), Wk.data(), Wv.data(), Wo.data(), nullptr, nullptr, nullptr, nullptr};
+    edgeattn_ref::multi_head_attention(B, Q, K, qs, ks, vs, h, heads, qd.data(), kd.data(), vd.data(), vl, rw,
+                                       mha_out.data(), mha_w.data());
+    edgeattn_ref::additive_attention(B, Q, K, qs, ks, vs, h, qd.data(), kd.data(), vd.data(), vl, Wq.data(),
+                                     Wk.data(), wv.data(), add_out.data(), add_w.data());
+
+    const edgeattn_attention_dims dims{B, Q, K, qs, ks, vs, h, heads};
+    const edgeattn_mha_weights mw{W_q.data(), W_k.data(), W_v.data(), W_o.data(), nullptr, nullptr, nullptr, nullptr};
+    const edgeattn_additive_weights aw{W_q.data(), W_k.data(), w_v.data()};
+    std::vector<float> ws(
+        std::max(edgeattn_multi_head_attention_workspace_size(&dims, 1), edgeattn_additive_attention_workspace_size(&dims, 1)) /
+        sizeof(float));
+    for (edgeattn_isa isa : paths()) {
+        REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);
+        INFO("path " << std::string(edgeattn_isa_name(isa)));
+        std::vector<float> out(B * Q * h), w(B * heads * Q * K);
+        REQUIRE(edgeattn_multi_head_attention(&dims, q.data(), k.data(), v.data(), nullptr, &mw, ws.data(),
+                                              ws.size() * sizeof(float), out.data(), w.data()) == EDGEATTN_OK);
+        CHECK(check_rows("mha output", out, mha_out, h) == 1);
+        CHECK(row_all_nan(&out[(1 * Q + 1) * h], h));
+        CHECK(check_rows("mha weights", w, mha_w, K) == heads);
+        std::vector<float> aout(B * Q * vs), aw_out(B * Q * K);
+        REQUIRE(edgeattn_additive_attention(&dims, q.data(), k.data(), v.data(), nullptr, &aw, ws.data(),
+                                            ws.size() * sizeof(float), aout.data(), aw_out.data()) == EDGEATTN_OK);
+        CHECK(check_rows("additive output", aout, add_out, vs) == 1);
+        CHECK(row_all_nan(&aout[(1 * Q + 1) * vs], vs));
+        CHECK(check_rows("additive weights", aw_out, add_w, K) == 1);
+    }
+}
+
+TEST_CASE("a huge d: scores scale by 1/sqrt(d) and meet the reference") {
+    path_guard restore;
+    for (const std::size_t d : {4099, 65536}) {
+        const std::size_t Q = 2, K = 3, dv = 2;
+        const std::vector<float> q = ramp(Q * d, 1.0f), k = ramp(K * d, 1.0f), v = ramp(K * dv, 1.0f);
+        const std::vector<std::int32_t> lens{3, 1};
+        const dot_reference want = reference_dot(1, Q, K, d, dv, q, k, v, lens);
+        for (edgeattn_isa isa : paths()) {
+            REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);
+            INFO("path " << std::string(edgeattn_isa_name(isa)) << ", d " << d);
+            const dot_result got = dot_attention(1, Q, K, d, dv, q, k, v, lens, true);
+            CHECK(check_rows("output", got.out, want.out, dv, 1e-4) == 0);
+            CHECK(check_rows("weights", got.weights, want.weights, K, 1e-4) == 0);
+        }
+    }
+}
