@@ -1,12 +1,13 @@
-// edgeattn C++17 fixed-size API: dimensions are template parameters, the
-// workspace is a member array, so sizeof(Module) is the RAM a module needs
-// and shapes that cannot work fail at compile time. Each module is a thin
-// layer over the C API (edgeattn.h): same kernels, same status codes.
-//
-// Tensors are flat row-major float arrays with the shapes given per module in
-// d2l's (batch, queries, keys) notation; weights are borrowed (in flash on a
-// microcontroller), in torch.nn.Linear's (out, in) layout. MaxThreads is how
-// many OpenMP threads a call may use (the workspace grows with it).
+/// @file
+/// edgeattn C++17 fixed-size API: dimensions are template parameters, the
+/// workspace is a member array, so sizeof(Module) is the RAM a module needs
+/// and shapes that cannot work fail at compile time. Each module is a thin
+/// layer over the C API (edgeattn.h): same kernels, same status codes.
+///
+/// Tensors are flat row-major float arrays with the shapes given per module in
+/// d2l's (batch, queries, keys) notation; weights are borrowed (in flash on a
+/// microcontroller), in torch.nn.Linear's (out, in) layout. MaxThreads is how
+/// many OpenMP threads a call may use (the workspace grows with it).
 #ifndef EDGEATTN_EDGEATTN_HPP
 #define EDGEATTN_EDGEATTN_HPP
 
@@ -16,9 +17,13 @@
 #include "edgeattn.h"
 #include "positional_encoding.hpp"
 
+/// The C++ API: fixed-size modules over the C API, and the compile-time
+/// positional-encoding table.
 namespace edgeattn {
 
+/// ::edgeattn_status: ::EDGEATTN_OK (0) or a negative error code.
 using Status = edgeattn_status;
+/// ::edgeattn_valid_lens: d2l's valid_lens (nullptr: no mask).
 using ValidLens = edgeattn_valid_lens;
 
 namespace detail {
@@ -31,7 +36,14 @@ struct workspace_storage {
 };
 }  // namespace detail
 
-// d2l's masked_softmax: X, Y (Batch, Queries, Keys); Y may be X.
+/// d2l's masked_softmax: X, Y (Batch, Queries, Keys); Y may be X.
+/// No workspace: edgeattn_masked_softmax() with fixed dims.
+/// @tparam Batch B @tparam Queries Q @tparam Keys K (the softmax axis)
+/// @param X          scores, (Batch, Queries, Keys)
+/// @param valid_lens nullptr (no mask), or (Batch) or (Batch, Queries) valid lengths
+/// @param Y          weights, (Batch, Queries, Keys); may be X
+/// @return ::EDGEATTN_OK, or the status the C call returns: invalid pointers,
+///         alignment, valid lengths or overlaps (the workspace is always large enough)
 template <std::size_t Batch, std::size_t Queries, std::size_t Keys>
 Status masked_softmax(const float *X, const ValidLens *valid_lens, float *Y) {
     static_assert(Batch > 0 && Queries > 0 && Keys > 0, "dimensions must be positive");
@@ -39,9 +51,12 @@ Status masked_softmax(const float *X, const ValidLens *valid_lens, float *Y) {
     return edgeattn_masked_softmax(&dims, X, valid_lens, Y);
 }
 
-// Scaled dot-product attention: queries (Batch, Queries, Dim), keys
-// (Batch, Keys, Dim), values (Batch, Keys, ValueSize) -> output (Batch,
-// Queries, ValueSize); attention_weights (Batch, Queries, Keys) if not null.
+/// Scaled dot-product attention: queries (Batch, Queries, Dim), keys
+/// (Batch, Keys, Dim), values (Batch, Keys, ValueSize) -> output (Batch,
+/// Queries, ValueSize); attention_weights (Batch, Queries, Keys) if not null.
+/// The workspace for MaxThreads threads is a member (sizeof is the RAM).
+/// @tparam Batch B @tparam Queries Q @tparam Keys K @tparam Dim d (query = key features)
+/// @tparam ValueSize v @tparam MaxThreads threads a call may use
 template <std::size_t Batch, std::size_t Queries, std::size_t Keys, std::size_t Dim,
           std::size_t ValueSize, std::size_t MaxThreads = 1>
 class DotProductAttention {
@@ -50,8 +65,18 @@ class DotProductAttention {
                   "dimensions must be positive");
 
   public:
+    /// The C API's dims of this module.
     static constexpr edgeattn_attention_dims dims{Batch, Queries, Keys, Dim, Dim, ValueSize, 0, 0};
 
+    /// edgeattn_dot_product_attention() on the member workspace.
+    /// @param queries (Batch, Queries, Dim)
+    /// @param keys    (Batch, Keys, Dim)
+    /// @param values  (Batch, Keys, ValueSize)
+    /// @param valid_lens nullptr (no mask), or (Batch) or (Batch, Queries) valid lengths
+    /// @param output     (Batch, Queries, ValueSize)
+    /// @param attention_weights nullptr, or (Batch, Queries, Keys)
+    /// @return ::EDGEATTN_OK, or the status the C call returns: invalid pointers,
+    ///         alignment, valid lengths or overlaps (the workspace is always large enough)
     Status forward(const float *queries, const float *keys, const float *values,
                    const ValidLens *valid_lens, float *output,
                    float *attention_weights = nullptr) {
@@ -64,10 +89,14 @@ class DotProductAttention {
     detail::workspace_storage<detail::make_dot_product_layout(Queries, Keys, Dim, ValueSize, MaxThreads).bytes> workspace_;
 };
 
-// Additive attention with W_q (NumHiddens, QuerySize), W_k (NumHiddens,
-// KeySize), w_v (1, NumHiddens): queries (Batch, Queries, QuerySize), keys
-// (Batch, Keys, KeySize), values (Batch, Keys, ValueSize) -> output (Batch,
-// Queries, ValueSize); attention_weights (Batch, Queries, Keys) if not null.
+/// Additive attention with W_q (NumHiddens, QuerySize), W_k (NumHiddens,
+/// KeySize), w_v (1, NumHiddens): queries (Batch, Queries, QuerySize), keys
+/// (Batch, Keys, KeySize), values (Batch, Keys, ValueSize) -> output (Batch,
+/// Queries, ValueSize); attention_weights (Batch, Queries, Keys) if not null.
+/// The workspace for MaxThreads threads is a member (sizeof is the RAM).
+/// @tparam Batch B @tparam Queries Q @tparam Keys K @tparam QuerySize q
+/// @tparam KeySize k @tparam ValueSize v @tparam NumHiddens h
+/// @tparam MaxThreads threads a call may use
 template <std::size_t Batch, std::size_t Queries, std::size_t Keys, std::size_t QuerySize,
           std::size_t KeySize, std::size_t ValueSize, std::size_t NumHiddens,
           std::size_t MaxThreads = 1>
@@ -77,11 +106,23 @@ class AdditiveAttention {
                   "dimensions must be positive");
 
   public:
+    /// The C API's dims of this module.
     static constexpr edgeattn_attention_dims dims{Batch,   Queries,   Keys,       QuerySize,
                                                   KeySize, ValueSize, NumHiddens, 0};
 
+    /// Borrows the weights (the pointers are copied, not the arrays).
+    /// @param weights W_q (NumHiddens, QuerySize), W_k (NumHiddens, KeySize), w_v (1, NumHiddens)
     explicit AdditiveAttention(const edgeattn_additive_weights &weights) : weights_(weights) {}
 
+    /// edgeattn_additive_attention() on the member workspace.
+    /// @param queries (Batch, Queries, QuerySize)
+    /// @param keys    (Batch, Keys, KeySize)
+    /// @param values  (Batch, Keys, ValueSize)
+    /// @param valid_lens nullptr (no mask), or (Batch) or (Batch, Queries) valid lengths
+    /// @param output     (Batch, Queries, ValueSize)
+    /// @param attention_weights nullptr, or (Batch, Queries, Keys)
+    /// @return ::EDGEATTN_OK, or the status the C call returns: invalid pointers,
+    ///         alignment, valid lengths or overlaps (the workspace is always large enough)
     Status forward(const float *queries, const float *keys, const float *values,
                    const ValidLens *valid_lens, float *output,
                    float *attention_weights = nullptr) {
@@ -99,10 +140,14 @@ class AdditiveAttention {
         workspace_;
 };
 
-// d2l's MultiHeadAttention: queries (Batch, Queries, QuerySize), keys
-// (Batch, Keys, KeySize), values (Batch, Keys, ValueSize) -> output (Batch,
-// Queries, NumHiddens); attention_weights (Batch, NumHeads, Queries, Keys)
-// if not null. Self-attention without positions is forward(X, X, X, ...).
+/// d2l's MultiHeadAttention: queries (Batch, Queries, QuerySize), keys
+/// (Batch, Keys, KeySize), values (Batch, Keys, ValueSize) -> output (Batch,
+/// Queries, NumHiddens); attention_weights (Batch, NumHeads, Queries, Keys)
+/// if not null. Self-attention without positions is forward(X, X, X, ...).
+/// The workspace for MaxThreads threads is a member (sizeof is the RAM).
+/// @tparam Batch B @tparam Queries Q @tparam Keys K @tparam QuerySize q
+/// @tparam KeySize k @tparam ValueSize v @tparam NumHiddens h
+/// @tparam NumHeads H (divides NumHiddens) @tparam MaxThreads threads a call may use
 template <std::size_t Batch, std::size_t Queries, std::size_t Keys, std::size_t QuerySize,
           std::size_t KeySize, std::size_t ValueSize, std::size_t NumHiddens,
           std::size_t NumHeads, std::size_t MaxThreads = 1>
@@ -113,11 +158,25 @@ class MultiHeadAttention {
     static_assert(NumHiddens % NumHeads == 0, "num_hiddens must be divisible by num_heads");
 
   public:
+    /// The C API's dims of this module.
     static constexpr edgeattn_attention_dims dims{Batch,     Queries,   Keys,       QuerySize,
                                                   KeySize,   ValueSize, NumHiddens, NumHeads};
 
+    /// Borrows the weights (the pointers are copied, not the arrays).
+    /// @param weights W_q (NumHiddens, QuerySize), W_k (NumHiddens, KeySize),
+    ///                W_v (NumHiddens, ValueSize), W_o (NumHiddens, NumHiddens);
+    ///                biases (NumHiddens) or nullptr
     explicit MultiHeadAttention(const edgeattn_mha_weights &weights) : weights_(weights) {}
 
+    /// edgeattn_multi_head_attention() on the member workspace.
+    /// @param queries (Batch, Queries, QuerySize)
+    /// @param keys    (Batch, Keys, KeySize)
+    /// @param values  (Batch, Keys, ValueSize)
+    /// @param valid_lens nullptr (no mask), or (Batch) or (Batch, Queries) valid lengths
+    /// @param output     (Batch, Queries, NumHiddens)
+    /// @param attention_weights nullptr, or (Batch, NumHeads, Queries, Keys)
+    /// @return ::EDGEATTN_OK, or the status the C call returns: invalid pointers,
+    ///         alignment, valid lengths or overlaps (the workspace is always large enough)
     Status forward(const float *queries, const float *keys, const float *values,
                    const ValidLens *valid_lens, float *output,
                    float *attention_weights = nullptr) {
@@ -135,10 +194,15 @@ class MultiHeadAttention {
         workspace_;
 };
 
-// The input block of d2l's Transformer: X + P (sinusoidal positions from a
-// compile-time table in .rodata), then multi-head self-attention with
-// W_q, W_k, W_v, W_o all (Dim, Dim). X (Batch, SeqLen, Dim) -> output
-// (Batch, SeqLen, Dim); attention_weights (Batch, NumHeads, SeqLen, SeqLen).
+/// The input block of d2l's Transformer: X + P (sinusoidal positions from a
+/// compile-time table in .rodata), then multi-head self-attention with
+/// W_q, W_k, W_v, W_o all (Dim, Dim). X (Batch, SeqLen, Dim) -> output
+/// (Batch, SeqLen, Dim); attention_weights (Batch, NumHeads, SeqLen, SeqLen).
+/// Members: the X + P buffer (Batch * SeqLen * Dim floats) and the workspace
+/// for MaxThreads threads (sizeof is the RAM).
+/// @tparam Batch B @tparam SeqLen n (queries = keys) @tparam Dim d = num_hiddens
+/// @tparam NumHeads H (divides Dim) @tparam MaxLen rows of the positional table (>= SeqLen)
+/// @tparam MaxThreads threads a call may use
 template <std::size_t Batch, std::size_t SeqLen, std::size_t Dim, std::size_t NumHeads,
           std::size_t MaxLen = SeqLen, std::size_t MaxThreads = 1>
 class SelfAttention {
@@ -148,13 +212,25 @@ class SelfAttention {
     static_assert(SeqLen <= MaxLen, "the sequence is longer than the positional table");
 
   public:
+    /// The C API's dims of this module.
     static constexpr edgeattn_attention_dims dims{Batch, SeqLen, SeqLen, Dim,
                                                   Dim,   Dim,    Dim,    NumHeads};
+    /// The positional table P (MaxLen, Dim) added to X, in .rodata.
     static constexpr const PositionalEncodingTable<MaxLen, Dim> &positions =
         positional_encoding_table<MaxLen, Dim>;
 
+    /// Borrows the weights (the pointers are copied, not the arrays).
+    /// @param weights W_q, W_k, W_v, W_o, each (Dim, Dim); biases (Dim) or nullptr
     explicit SelfAttention(const edgeattn_mha_weights &weights) : weights_(weights) {}
 
+    /// X + P[:SeqLen] into the member buffer (edgeattn_positional_encoding_add()),
+    /// then edgeattn_self_attention() on it with the member workspace.
+    /// @param X (Batch, SeqLen, Dim), without positions; must not be the member buffer
+    /// @param valid_lens nullptr (no mask), or (Batch) or (Batch, Queries) valid lengths
+    /// @param output     (Batch, SeqLen, Dim)
+    /// @param attention_weights nullptr, or (Batch, NumHeads, SeqLen, SeqLen)
+    /// @return ::EDGEATTN_OK, or the status the C call returns: invalid pointers,
+    ///         alignment, valid lengths or overlaps (the workspace is always large enough)
     Status forward(const float *X, const ValidLens *valid_lens, float *output,
                    float *attention_weights = nullptr) {
         if (X == inputs_with_positions_) return EDGEATTN_ERR_OVERLAP;
