@@ -1,4 +1,5 @@
-/*
+/**
+ * @file
  * edgeattn C API: attention kernels for inference, runtime dimensions.
  *
  * Every routine
@@ -26,36 +27,42 @@ extern "C" {
 
 /* ------------------------------------------------------------------ status */
 
-/** Result of every edgeattn call: 0 is success, negative names the problem. */
+/** Result of every edgeattn call: 0 is success, negative names the problem.
+ *  On any error the call has written nothing to its outputs or workspace. */
 typedef enum edgeattn_status {
-    EDGEATTN_OK = 0,
-    EDGEATTN_ERR_NULL_POINTER = -1,        /* a required pointer is NULL */
-    EDGEATTN_ERR_ZERO_DIMENSION = -2,      /* a dimension is 0 */
-    EDGEATTN_ERR_SIZE_OVERFLOW = -3,       /* a tensor's byte size overflows size_t */
-    EDGEATTN_ERR_HEADS_DO_NOT_DIVIDE = -4, /* num_hiddens % num_heads != 0 */
-    EDGEATTN_ERR_NEGATIVE_VALID_LEN = -5,  /* a valid length is below 0 */
-    EDGEATTN_ERR_WORKSPACE_TOO_SMALL = -6, /* workspace_bytes < *_workspace_size() */
-    EDGEATTN_ERR_SEQUENCE_TOO_LONG = -7,   /* positional encoding: n > max_len */
-    EDGEATTN_ERR_OVERLAP = -8,             /* an output overlaps an input or workspace */
-    EDGEATTN_ERR_SHAPE_MISMATCH = -9,      /* e.g. dot product with key_size != query_size */
-    EDGEATTN_ERR_BAD_VALID_LENS_KIND = -10,/* valid_lens->kind is not one of the enum */
-    EDGEATTN_ERR_MISALIGNED = -11,         /* a float array or workspace is not 4-byte aligned */
-    EDGEATTN_ERR_UNSUPPORTED_ISA = -12,    /* edgeattn_set_isa: path not built or not supported */
-    EDGEATTN_STATUS_FORCE_INT = 0x7FFFFFFF /* int-sized under -fshort-enums; never returned */
+    EDGEATTN_OK = 0,                       /**< success */
+    EDGEATTN_ERR_NULL_POINTER = -1,        /**< a required pointer is NULL */
+    EDGEATTN_ERR_ZERO_DIMENSION = -2,      /**< a dimension the op reads is 0 */
+    EDGEATTN_ERR_SIZE_OVERFLOW = -3,       /**< a tensor's or the workspace's byte size overflows size_t */
+    EDGEATTN_ERR_HEADS_DO_NOT_DIVIDE = -4, /**< num_hiddens % num_heads != 0 */
+    EDGEATTN_ERR_NEGATIVE_VALID_LEN = -5,  /**< a valid length is below 0 */
+    EDGEATTN_ERR_WORKSPACE_TOO_SMALL = -6, /**< workspace_bytes < the op's *_workspace_size() for one thread */
+    EDGEATTN_ERR_SEQUENCE_TOO_LONG = -7,   /**< positional encoding: n > max_len */
+    EDGEATTN_ERR_OVERLAP = -8,             /**< an output overlaps an input, another output or the workspace */
+    EDGEATTN_ERR_SHAPE_MISMATCH = -9,      /**< e.g. dot product with key_size != query_size */
+    EDGEATTN_ERR_BAD_VALID_LENS_KIND = -10,/**< valid_lens->kind is not one of the enum */
+    EDGEATTN_ERR_MISALIGNED = -11,         /**< a float array or the workspace is not 4-byte aligned */
+    EDGEATTN_ERR_UNSUPPORTED_ISA = -12,    /**< edgeattn_set_isa(): path not built in or not supported by this CPU */
+    EDGEATTN_STATUS_FORCE_INT = 0x7FFFFFFF /**< keeps the enum int-sized under -fshort-enums; never returned */
 } edgeattn_status;
 
-/** A short, constant English description of a status ("ok", "null pointer", ...). */
+/**
+ * A short, constant English description of a status ("ok", "null pointer", ...).
+ * @param status any value, also one outside the enum
+ * @return a static NUL-terminated string, never NULL ("unknown status" for a
+ *         value outside the enum)
+ */
 const char *edgeattn_status_str(edgeattn_status status);
 
 /* -------------------------------------------------------------- valid_lens */
 
 /** How many valid lengths a call gets (d2l's valid_lens argument). */
 typedef enum edgeattn_valid_lens_kind {
-    EDGEATTN_VALID_LENS_NONE = 0,      /* nothing masked; lens is ignored */
-    EDGEATTN_VALID_LENS_PER_BATCH = 1, /* lens has B entries: one per batch element */
-    EDGEATTN_VALID_LENS_PER_QUERY = 2, /* lens has B*Q entries, (B, Q) row-major */
-    /* keeps the enum int-sized under -fshort-enums (arm-none-eabi), so C and
-       C++ callers and the library agree on the struct layout */
+    EDGEATTN_VALID_LENS_NONE = 0,      /**< nothing masked; lens is ignored */
+    EDGEATTN_VALID_LENS_PER_BATCH = 1, /**< lens has B entries: one per batch element */
+    EDGEATTN_VALID_LENS_PER_QUERY = 2, /**< lens has B*Q entries, (B, Q) row-major */
+    /** keeps the enum int-sized under -fshort-enums (arm-none-eabi), so C and
+        C++ callers and the library agree on the struct layout; never valid */
     EDGEATTN_VALID_LENS_KIND_FORCE_INT = 0x7FFFFFFF
 } edgeattn_valid_lens_kind;
 
@@ -66,8 +73,9 @@ typedef enum edgeattn_valid_lens_kind {
  * A NULL edgeattn_valid_lens pointer means EDGEATTN_VALID_LENS_NONE.
  */
 typedef struct edgeattn_valid_lens {
-    edgeattn_valid_lens_kind kind;
-    const int32_t *lens;
+    edgeattn_valid_lens_kind kind; /**< how many entries lens has */
+    const int32_t *lens;           /**< (B) or (B, Q) valid lengths in keys; NULL only with
+                                        EDGEATTN_VALID_LENS_NONE */
 } edgeattn_valid_lens;
 
 /* ---------------------------------------------------- sequence mask, softmax */
@@ -76,20 +84,39 @@ typedef struct edgeattn_valid_lens {
  * d2l's sequence_mask: Y = X with X[r, j] replaced by `value` for every
  * j >= valid_len[r]. X, Y: (rows, cols); valid_len: (rows).
  * Y may be X (in place); any other overlap is EDGEATTN_ERR_OVERLAP.
+ * No workspace.
+ * @param rows      rows of X and Y (> 0)
+ * @param cols      columns of X and Y (> 0)
+ * @param X         input, (rows, cols)
+ * @param valid_len (rows): valid columns of each row, >= 0 (>= cols masks nothing)
+ * @param value     what masked elements become (d2l: 0)
+ * @param Y         output, (rows, cols); may be X
+ * @return ::EDGEATTN_OK, or ::EDGEATTN_ERR_NULL_POINTER, ::EDGEATTN_ERR_ZERO_DIMENSION,
+ *         ::EDGEATTN_ERR_SIZE_OVERFLOW, ::EDGEATTN_ERR_MISALIGNED, ::EDGEATTN_ERR_OVERLAP,
+ *         ::EDGEATTN_ERR_NEGATIVE_VALID_LEN
  */
 edgeattn_status edgeattn_sequence_mask(size_t rows, size_t cols, const float *X,
                                        const int32_t *valid_len, float value, float *Y);
 
 /** Shape of a masked softmax: X and Y are (batch, queries, keys). */
 typedef struct edgeattn_softmax_dims {
-    size_t batch;
-    size_t queries;
-    size_t keys;
+    size_t batch;   /**< B */
+    size_t queries; /**< Q: rows per batch element */
+    size_t keys;    /**< K: the softmax axis */
 } edgeattn_softmax_dims;
 
 /**
  * d2l's masked_softmax over the last axis. X, Y: (batch, queries, keys).
  * valid_lens: NULL, (batch) or (batch, queries). Y may be X (in place).
+ * No workspace; rows are split over OpenMP threads when the build has them.
+ * @param dims       (B, Q, K), all > 0
+ * @param X          scores, (B, Q, K)
+ * @param valid_lens NULL (no mask), or valid lengths per batch element or per query
+ * @param Y          weights, (B, Q, K): each row sums to 1; may be X
+ * @return ::EDGEATTN_OK, or ::EDGEATTN_ERR_NULL_POINTER, ::EDGEATTN_ERR_ZERO_DIMENSION,
+ *         ::EDGEATTN_ERR_SIZE_OVERFLOW, ::EDGEATTN_ERR_MISALIGNED,
+ *         ::EDGEATTN_ERR_BAD_VALID_LENS_KIND, ::EDGEATTN_ERR_NEGATIVE_VALID_LEN,
+ *         ::EDGEATTN_ERR_OVERLAP
  */
 edgeattn_status edgeattn_masked_softmax(const edgeattn_softmax_dims *dims, const float *X,
                                         const edgeattn_valid_lens *valid_lens, float *Y);
@@ -107,14 +134,14 @@ edgeattn_status edgeattn_masked_softmax(const edgeattn_softmax_dims *dims, const
  *                 value_size and num_hiddens must be 0 or equal to those.
  */
 typedef struct edgeattn_attention_dims {
-    size_t batch;       /* B */
-    size_t queries;     /* Q: query positions */
-    size_t keys;        /* K: key-value pairs */
-    size_t query_size;  /* features of a query */
-    size_t key_size;    /* features of a key */
-    size_t value_size;  /* features of a value */
-    size_t num_hiddens; /* h */
-    size_t num_heads;   /* H */
+    size_t batch;       /**< B */
+    size_t queries;     /**< Q: query positions */
+    size_t keys;        /**< K: key-value pairs */
+    size_t query_size;  /**< features of a query (d for dot product) */
+    size_t key_size;    /**< features of a key */
+    size_t value_size;  /**< features of a value (v) */
+    size_t num_hiddens; /**< h */
+    size_t num_heads;   /**< H */
 } edgeattn_attention_dims;
 
 /*
@@ -128,12 +155,36 @@ typedef struct edgeattn_attention_dims {
  */
 
 /**
- * Scaled dot-product attention: softmax(Q K^T / sqrt(d)) V, masked as d2l.
- * queries (B,Q,d), keys (B,K,d), values (B,K,v) -> output (B,Q,v);
- * attention_weights (B,Q,K) is written when not NULL.
+ * Workspace bytes of edgeattn_dot_product_attention().
+ * @param dims        the shapes the op will be called with
+ * @param max_threads threads the call may use (0 counts as 1; a serial build
+ *                    or a microcontroller passes 1)
+ * @return the workspace in bytes for these dims and threads, the same on every
+ *         architecture and build; 0 when dims are invalid for this op or the
+ *         size overflows size_t
  */
 size_t edgeattn_dot_product_attention_workspace_size(const edgeattn_attention_dims *dims,
                                                      size_t max_threads);
+/**
+ * Scaled dot-product attention: softmax(Q K^T / sqrt(d)) V, masked as d2l.
+ * queries (B,Q,d), keys (B,K,d), values (B,K,v) -> output (B,Q,v);
+ * attention_weights (B,Q,K) is written when not NULL.
+ * @param dims        batch, queries, keys, query_size = d, key_size (0 or d),
+ *                    value_size = v; the other fields are ignored
+ * @param queries     (B, Q, d)
+ * @param keys        (B, K, d)
+ * @param values      (B, K, v)
+ * @param valid_lens  NULL (no mask), or (B) or (B, Q) valid lengths in keys
+ * @param workspace   scratch of at least the op's *_workspace_size() bytes,
+ *                    4-byte aligned; contents in and out unspecified
+ * @param workspace_bytes its size in bytes; the call uses as many threads as it has room for
+ * @param output      (B, Q, v)
+ * @param attention_weights NULL, or (B, Q, K): the softmax weights
+ * @return ::EDGEATTN_OK, or ::EDGEATTN_ERR_NULL_POINTER, ::EDGEATTN_ERR_ZERO_DIMENSION,
+ *         ::EDGEATTN_ERR_SHAPE_MISMATCH, ::EDGEATTN_ERR_SIZE_OVERFLOW, ::EDGEATTN_ERR_MISALIGNED,
+ *         ::EDGEATTN_ERR_BAD_VALID_LENS_KIND, ::EDGEATTN_ERR_NEGATIVE_VALID_LEN,
+ *         ::EDGEATTN_ERR_WORKSPACE_TOO_SMALL, ::EDGEATTN_ERR_OVERLAP
+ */
 edgeattn_status edgeattn_dot_product_attention(const edgeattn_attention_dims *dims,
                                                const float *queries, const float *keys,
                                                const float *values,
@@ -143,19 +194,44 @@ edgeattn_status edgeattn_dot_product_attention(const edgeattn_attention_dims *di
 
 /** Additive attention parameters, torch.nn.Linear layout, no biases (as d2l). */
 typedef struct edgeattn_additive_weights {
-    const float *W_q; /* (h, query_size) */
-    const float *W_k; /* (h, key_size) */
-    const float *w_v; /* (1, h) */
+    const float *W_q; /**< (h, query_size) */
+    const float *W_k; /**< (h, key_size) */
+    const float *w_v; /**< (1, h) */
 } edgeattn_additive_weights;
 
+/**
+ * Workspace bytes of edgeattn_additive_attention().
+ * @param dims        the shapes the op will be called with
+ * @param max_threads threads the call may use (0 counts as 1; a serial build
+ *                    or a microcontroller passes 1)
+ * @return the workspace in bytes for these dims and threads, the same on every
+ *         architecture and build; 0 when dims are invalid for this op or the
+ *         size overflows size_t
+ */
+size_t edgeattn_additive_attention_workspace_size(const edgeattn_attention_dims *dims,
+                                                  size_t max_threads);
 /**
  * Additive attention: score(q, k) = w_v . tanh(W_q q + W_k k), masked softmax
  * over keys, weighted sum of values.
  * queries (B,Q,q), keys (B,K,k), values (B,K,v) -> output (B,Q,v);
  * attention_weights (B,Q,K) is written when not NULL.
+ * @param dims        batch, queries, keys, query_size = q, key_size = k,
+ *                    value_size = v, num_hiddens = h; num_heads is ignored
+ * @param queries     (B, Q, q)
+ * @param keys        (B, K, k)
+ * @param values      (B, K, v)
+ * @param valid_lens  NULL (no mask), or (B) or (B, Q) valid lengths in keys
+ * @param weights     W_q (h, q), W_k (h, k), w_v (1, h)
+ * @param workspace   scratch of at least the op's *_workspace_size() bytes,
+ *                    4-byte aligned; contents in and out unspecified
+ * @param workspace_bytes its size in bytes; the call uses as many threads as it has room for
+ * @param output      (B, Q, v)
+ * @param attention_weights NULL, or (B, Q, K)
+ * @return ::EDGEATTN_OK, or ::EDGEATTN_ERR_NULL_POINTER, ::EDGEATTN_ERR_ZERO_DIMENSION,
+ *         ::EDGEATTN_ERR_SHAPE_MISMATCH, ::EDGEATTN_ERR_SIZE_OVERFLOW, ::EDGEATTN_ERR_MISALIGNED,
+ *         ::EDGEATTN_ERR_BAD_VALID_LENS_KIND, ::EDGEATTN_ERR_NEGATIVE_VALID_LEN,
+ *         ::EDGEATTN_ERR_WORKSPACE_TOO_SMALL, ::EDGEATTN_ERR_OVERLAP
  */
-size_t edgeattn_additive_attention_workspace_size(const edgeattn_attention_dims *dims,
-                                                  size_t max_threads);
 edgeattn_status edgeattn_additive_attention(const edgeattn_attention_dims *dims,
                                             const float *queries, const float *keys,
                                             const float *values,
@@ -166,25 +242,50 @@ edgeattn_status edgeattn_additive_attention(const edgeattn_attention_dims *dims,
 
 /** Multi-head attention parameters, torch.nn.Linear layout. */
 typedef struct edgeattn_mha_weights {
-    const float *W_q; /* (h, query_size) */
-    const float *W_k; /* (h, key_size) */
-    const float *W_v; /* (h, value_size) */
-    const float *W_o; /* (h, h) */
-    const float *b_q; /* (h) or NULL for no bias; likewise b_k, b_v, b_o */
-    const float *b_k;
-    const float *b_v;
-    const float *b_o;
+    const float *W_q; /**< (h, query_size) */
+    const float *W_k; /**< (h, key_size) */
+    const float *W_v; /**< (h, value_size) */
+    const float *W_o; /**< (h, h) */
+    const float *b_q; /**< (h) or NULL for no bias */
+    const float *b_k; /**< (h) or NULL */
+    const float *b_v; /**< (h) or NULL */
+    const float *b_o; /**< (h) or NULL */
 } edgeattn_mha_weights;
 
+/**
+ * Workspace bytes of edgeattn_multi_head_attention().
+ * @param dims        the shapes the op will be called with
+ * @param max_threads threads the call may use (0 counts as 1; a serial build
+ *                    or a microcontroller passes 1)
+ * @return the workspace in bytes for these dims and threads, the same on every
+ *         architecture and build; 0 when dims are invalid for this op or the
+ *         size overflows size_t
+ */
+size_t edgeattn_multi_head_attention_workspace_size(const edgeattn_attention_dims *dims,
+                                                    size_t max_threads);
 /**
  * d2l's MultiHeadAttention: project queries, keys and values to h features,
  * split them into H heads of h/H, run scaled dot-product attention per head
  * (valid_lens repeated for every head), concatenate and project with W_o.
  * queries (B,Q,q), keys (B,K,k), values (B,K,v) -> output (B,Q,h);
  * attention_weights (B,H,Q,K) is written when not NULL.
+ * @param dims        every field; num_hiddens % num_heads == 0
+ * @param queries     (B, Q, q)
+ * @param keys        (B, K, k)
+ * @param values      (B, K, v)
+ * @param valid_lens  NULL (no mask), or (B) or (B, Q) valid lengths in keys
+ * @param weights     W_q (h, q), W_k (h, k), W_v (h, v), W_o (h, h); biases (h) or NULL
+ * @param workspace   scratch of at least the op's *_workspace_size() bytes,
+ *                    4-byte aligned; contents in and out unspecified
+ * @param workspace_bytes its size in bytes; the call uses as many threads as it has room for
+ * @param output      (B, Q, h)
+ * @param attention_weights NULL, or (B, H, Q, K): every head's weights
+ * @return ::EDGEATTN_OK, or ::EDGEATTN_ERR_NULL_POINTER, ::EDGEATTN_ERR_ZERO_DIMENSION,
+ *         ::EDGEATTN_ERR_SHAPE_MISMATCH, ::EDGEATTN_ERR_SIZE_OVERFLOW, ::EDGEATTN_ERR_MISALIGNED,
+ *         ::EDGEATTN_ERR_BAD_VALID_LENS_KIND, ::EDGEATTN_ERR_NEGATIVE_VALID_LEN,
+ *         ::EDGEATTN_ERR_WORKSPACE_TOO_SMALL, ::EDGEATTN_ERR_OVERLAP,
+ *         ::EDGEATTN_ERR_HEADS_DO_NOT_DIVIDE
  */
-size_t edgeattn_multi_head_attention_workspace_size(const edgeattn_attention_dims *dims,
-                                                    size_t max_threads);
 edgeattn_status edgeattn_multi_head_attention(const edgeattn_attention_dims *dims,
                                               const float *queries, const float *keys,
                                               const float *values,
@@ -194,13 +295,37 @@ edgeattn_status edgeattn_multi_head_attention(const edgeattn_attention_dims *dim
                                               float *output, float *attention_weights);
 
 /**
+ * Workspace bytes of edgeattn_self_attention().
+ * @param dims        the shapes the op will be called with
+ * @param max_threads threads the call may use (0 counts as 1; a serial build
+ *                    or a microcontroller passes 1)
+ * @return the workspace in bytes for these dims and threads, the same on every
+ *         architecture and build; 0 when dims are invalid for this op or the
+ *         size overflows size_t
+ */
+size_t edgeattn_self_attention_workspace_size(const edgeattn_attention_dims *dims,
+                                              size_t max_threads);
+/**
  * Self-attention: multi-head attention with queries = keys = values = X.
  * X (B,n,d) -> output (B,n,d); attention_weights (B,H,n,n) when not NULL.
  * dims: batch, queries = n, query_size = d, num_heads = H (see above).
  * Add the positional encoding to X first for d2l's Transformer input.
+ * @param dims        batch, queries = n, query_size = d, num_heads = H; keys,
+ *                    key_size, value_size, num_hiddens 0 or equal to those
+ * @param X           (B, n, d)
+ * @param valid_lens  NULL (no mask), or (B) or (B, Q) valid lengths in keys
+ * @param weights     W_q, W_k, W_v, W_o, each (d, d); biases (d) or NULL
+ * @param workspace   scratch of at least the op's *_workspace_size() bytes,
+ *                    4-byte aligned; contents in and out unspecified
+ * @param workspace_bytes its size in bytes; the call uses as many threads as it has room for
+ * @param output      (B, n, d)
+ * @param attention_weights NULL, or (B, H, n, n)
+ * @return ::EDGEATTN_OK, or ::EDGEATTN_ERR_NULL_POINTER, ::EDGEATTN_ERR_ZERO_DIMENSION,
+ *         ::EDGEATTN_ERR_SHAPE_MISMATCH, ::EDGEATTN_ERR_SIZE_OVERFLOW, ::EDGEATTN_ERR_MISALIGNED,
+ *         ::EDGEATTN_ERR_BAD_VALID_LENS_KIND, ::EDGEATTN_ERR_NEGATIVE_VALID_LEN,
+ *         ::EDGEATTN_ERR_WORKSPACE_TOO_SMALL, ::EDGEATTN_ERR_OVERLAP,
+ *         ::EDGEATTN_ERR_HEADS_DO_NOT_DIVIDE
  */
-size_t edgeattn_self_attention_workspace_size(const edgeattn_attention_dims *dims,
-                                              size_t max_threads);
 edgeattn_status edgeattn_self_attention(const edgeattn_attention_dims *dims, const float *X,
                                         const edgeattn_valid_lens *valid_lens,
                                         const edgeattn_mha_weights *weights, void *workspace,
@@ -213,13 +338,29 @@ edgeattn_status edgeattn_self_attention(const edgeattn_attention_dims *dims, con
  * The sinusoidal table P (max_len, d): P[i, 2j] = sin(i / 10000^(2j/d)),
  * P[i, 2j+1] = cos(i / 10000^(2j/d)); for odd d the last column is a sine.
  * Computed in double precision and rounded to float (|error| <= 2^-25 + 1e-12).
+ * Bit-identical to the C++ edgeattn::positional_encoding_table. No workspace.
+ * @param max_len positions (rows of P, > 0)
+ * @param d       encoding dimension (columns of P, > 0)
+ * @param P       output, (max_len, d)
+ * @return ::EDGEATTN_OK, or ::EDGEATTN_ERR_NULL_POINTER, ::EDGEATTN_ERR_ZERO_DIMENSION,
+ *         ::EDGEATTN_ERR_SIZE_OVERFLOW, ::EDGEATTN_ERR_MISALIGNED
  */
 edgeattn_status edgeattn_positional_encoding_table(size_t max_len, size_t d, float *P);
 
 /**
  * Y = X + P[:n]: X, Y (B, n, d); P (max_len, d) from the function above or
  * from the C++ constexpr table. n > max_len is EDGEATTN_ERR_SEQUENCE_TOO_LONG.
- * Y may be X (in place).
+ * Y may be X (in place). No workspace.
+ * @param batch   B (> 0)
+ * @param n       positions used (<= max_len)
+ * @param d       encoding dimension = features of X
+ * @param X       (B, n, d)
+ * @param P       (max_len, d)
+ * @param max_len rows of P
+ * @param Y       (B, n, d); may be X
+ * @return ::EDGEATTN_OK, or ::EDGEATTN_ERR_NULL_POINTER, ::EDGEATTN_ERR_ZERO_DIMENSION,
+ *         ::EDGEATTN_ERR_SIZE_OVERFLOW, ::EDGEATTN_ERR_SEQUENCE_TOO_LONG,
+ *         ::EDGEATTN_ERR_MISALIGNED, ::EDGEATTN_ERR_OVERLAP
  */
 edgeattn_status edgeattn_positional_encoding_add(size_t batch, size_t n, size_t d,
                                                  const float *X, const float *P,
@@ -229,13 +370,13 @@ edgeattn_status edgeattn_positional_encoding_add(size_t batch, size_t n, size_t 
 
 /** Kernel paths. Which exist depends on the build and the machine. */
 typedef enum edgeattn_isa {
-    EDGEATTN_ISA_AUTO = 0, /* best available (the default; EDGEATTN_ISA overrides) */
-    EDGEATTN_ISA_SCALAR = 1,
-    EDGEATTN_ISA_SSE2 = 2,
-    EDGEATTN_ISA_AVX2 = 3, /* AVX2 + FMA */
-    EDGEATTN_ISA_AVX512 = 4, /* AVX-512 F + DQ */
-    EDGEATTN_ISA_NEON = 5, /* ARMv7 NEON or AArch64 NEON */
-    EDGEATTN_ISA_FORCE_INT = 0x7FFFFFFF /* int-sized under -fshort-enums */
+    EDGEATTN_ISA_AUTO = 0, /**< best available (the default; EDGEATTN_ISA overrides) */
+    EDGEATTN_ISA_SCALAR = 1, /**< plain C++, every target */
+    EDGEATTN_ISA_SSE2 = 2, /**< x86 SSE2 */
+    EDGEATTN_ISA_AVX2 = 3, /**< AVX2 + FMA */
+    EDGEATTN_ISA_AVX512 = 4, /**< AVX-512 F + DQ */
+    EDGEATTN_ISA_NEON = 5, /**< ARMv7 NEON or AArch64 NEON */
+    EDGEATTN_ISA_FORCE_INT = 0x7FFFFFFF /**< int-sized under -fshort-enums; not a path */
 } edgeattn_isa;
 
 /**
@@ -245,13 +386,21 @@ typedef enum edgeattn_isa {
  * flight: set it before computing. Programs may also set the environment
  * variable EDGEATTN_ISA to scalar, sse2, avx2, avx512 or neon, read at the
  * first call.
+ * @param isa the path, or ::EDGEATTN_ISA_AUTO
+ * @return ::EDGEATTN_OK, or ::EDGEATTN_ERR_UNSUPPORTED_ISA
  */
 edgeattn_status edgeattn_set_isa(edgeattn_isa isa);
-/** The path calls use now (never EDGEATTN_ISA_AUTO). */
+/** The path calls use now.
+ *  @return the path in effect (never ::EDGEATTN_ISA_AUTO) */
 edgeattn_isa edgeattn_current_isa(void);
-/** 1 when the path is built in and this CPU runs it, else 0. */
+/** Whether a path can run here.
+ *  @param isa a path
+ *  @return 1 when the path is built in and this CPU runs it, else 0 (also for
+ *          ::EDGEATTN_ISA_AUTO, which is not a path) */
 int edgeattn_isa_supported(edgeattn_isa isa);
-/** "scalar", "sse2", "avx2", "avx512", "neon" or "auto". */
+/** A path's name, as EDGEATTN_ISA spells it.
+ *  @param isa any value
+ *  @return "scalar", "sse2", "avx2", "avx512", "neon", "auto", or "unknown" outside the enum (a static string) */
 const char *edgeattn_isa_name(edgeattn_isa isa);
 
 #ifdef __cplusplus
