@@ -77,8 +77,10 @@ void sdpa(benchmark::State &state, AttentionShape s, bool weights) {
 // ------------------------------------------------------------------ mha
 
 // d2l's MultiHeadAttention(X, X, X) without biases, no mask: the library's
-// self-attention entry point (the op every peer here runs).
-void mha(benchmark::State &state, AttentionShape s, bool weights) {
+// self-attention entry point (the op every peer here runs). With `packed`,
+// the weights are packed once before timing (edgeattn_mha_pack_weights, as a
+// model does when it loads) and the loop calls edgeattn_self_attention_packed.
+void mha(benchmark::State &state, AttentionShape s, bool weights, bool packed) {
     const size_t B = s.batch, n = s.seq, d = s.d_model, H = s.heads;
     const float wscale = 1.0f / std::sqrt(static_cast<float>(d));
     Floats X = random_floats(B * n * d, 5), O = alloc_floats(B * n * d);
@@ -89,12 +91,22 @@ void mha(benchmark::State &state, AttentionShape s, bool weights) {
     const edgeattn_mha_weights w = {Wq.get(), Wk.get(), Wv.get(), Wo.get(),
                                     nullptr, nullptr, nullptr, nullptr};
     const size_t ws_bytes = edgeattn_self_attention_workspace_size(&dims, max_threads());
-    auto ws = alloc_bytes(ws_bytes);
-    if (edgeattn_status st = edgeattn_self_attention(&dims, X.get(), nullptr, &w, ws.get(),
-                                                     ws_bytes, O.get(), A.get()))
-        return fail(state, "edgeattn_self_attention", st);
+    const size_t packed_bytes = packed ? edgeattn_mha_packed_weights_size(&dims) : 0;
+    auto ws = alloc_bytes(ws_bytes), pw = alloc_bytes(packed_bytes);
+    if (packed) {
+        if (edgeattn_status st = edgeattn_mha_pack_weights(&dims, &w, pw.get(), packed_bytes))
+            return fail(state, "edgeattn_mha_pack_weights", st);
+    }
+    auto call = [&] {
+        return packed ? edgeattn_self_attention_packed(&dims, X.get(), nullptr, pw.get(),
+                                                       packed_bytes, ws.get(), ws_bytes, O.get(),
+                                                       A.get())
+                      : edgeattn_self_attention(&dims, X.get(), nullptr, &w, ws.get(), ws_bytes,
+                                                O.get(), A.get());
+    };
+    if (edgeattn_status st = call()) return fail(state, "edgeattn_self_attention", st);
     for (auto _ : state) {
-        edgeattn_self_attention(&dims, X.get(), nullptr, &w, ws.get(), ws_bytes, O.get(), A.get());
+        call();
         benchmark::DoNotOptimize(O.get());
         benchmark::ClobberMemory();
     }
@@ -177,8 +189,9 @@ void register_benchmarks() {
     for (const auto &s : attention_shapes) {
         configure(benchmark::RegisterBenchmark(name("sdpa", "edgeattn", s).c_str(), sdpa, s, false));
         configure(benchmark::RegisterBenchmark(name("sdpa_weights", "edgeattn", s).c_str(), sdpa, s, true));
-        configure(benchmark::RegisterBenchmark(name("mha", "edgeattn", s).c_str(), mha, s, false));
-        configure(benchmark::RegisterBenchmark(name("mha_weights", "edgeattn", s).c_str(), mha, s, true));
+        configure(benchmark::RegisterBenchmark(name("mha", "edgeattn", s).c_str(), mha, s, false, false));
+        configure(benchmark::RegisterBenchmark(name("mha_weights", "edgeattn", s).c_str(), mha, s, true, false));
+        configure(benchmark::RegisterBenchmark(name("mha_packed", "edgeattn", s).c_str(), mha, s, false, true));
     }
     for (const auto &s : gemm_shapes)
         configure(benchmark::RegisterBenchmark(name("gemm", "edgeattn", s).c_str(), gemm, s));

@@ -10,6 +10,7 @@ set(EDGEATTN_CORE_SOURCES
   src/masked_softmax.cpp
   src/dot_product_attention.cpp
   src/additive_attention.cpp
+  src/mha_weights.cpp
   src/multi_head_attention.cpp
   src/positional_encoding.cpp)
 

@@ -16,7 +16,7 @@ void block_scores(const kernel_table &k, const attention_slice &s, size_t row0, 
                   const scratch_slot &slot) {
     k.pack_transposed(s.keys + key0 * s.key_stride, s.key_stride, n, s.d, slot.packed_keys);
     k.gemm_packed(rows, n, s.d, scale, s.queries + row0 * s.query_stride, s.query_stride,
-                  slot.packed_keys, nullptr, scores, ldc, false);
+                  slot.packed_keys, k.panel_width, nullptr, scores, ldc, false);
 }
 
 // Scores, softmax and weighted sum with whole rows of weights (rows, K) at
@@ -68,7 +68,7 @@ void attention_streaming(const kernel_table &k, const attention_slice &s, size_t
             if (correction != 1.0f) k.scale(s.output + (row0 + r) * s.output_stride, dv, correction);
         }
         k.pack(s.values + key0 * s.value_stride, s.value_stride, n, dv, slot.packed_values);
-        k.gemm_packed(rows, dv, n, 1.0f, slot.scores, key_block, slot.packed_values, nullptr,
+        k.gemm_packed(rows, dv, n, 1.0f, slot.scores, key_block, slot.packed_values, k.panel_width, nullptr,
                       s.output + row0 * s.output_stride, s.output_stride, true);
     }
     for (size_t r = 0; r < rows; ++r) {
@@ -104,7 +104,7 @@ void softmax_and_weighted_sum(const kernel_table &k, const attention_slice &s, s
     for (size_t key0 = 0; key0 < K; key0 += key_block) {
         const size_t n = min_size(key_block, K - key0);
         k.pack(s.values + key0 * s.value_stride, s.value_stride, n, s.dv, slot.packed_values);
-        k.gemm_packed(rows, s.dv, n, 1.0f, weights + key0, K, slot.packed_values, nullptr,
+        k.gemm_packed(rows, s.dv, n, 1.0f, weights + key0, K, slot.packed_values, k.panel_width, nullptr,
                       s.output + row0 * s.output_stride, s.output_stride, key0 > 0);
     }
 }

@@ -1,7 +1,5 @@
 // y (rows, out) = x (rows, in) . W^T (+ b), W (out, in) in torch.nn.Linear
-// layout: the projections of additive and multi-head attention. W^T is
-// packed once into `packed` (packed_floats(in, out) floats), then row blocks
-// of x are split over threads.
+// layout: the projections of additive and multi-head attention.
 #ifndef EDGEATTN_LINEAR_HPP
 #define EDGEATTN_LINEAR_HPP
 
@@ -12,8 +10,20 @@
 namespace edgeattn {
 namespace detail {
 
+// W as given: read in place for a few rows, else packed per call into
+// `packed` (packed_floats(in, out) floats) by the threads that use it.
 void linear(const kernel_table &k, size_t rows, size_t in_features, size_t out_features,
             const float *x, const float *W, const float *b, float *y, float *packed);
+
+// W^T packed once (pack_weights_transposed): no packing per call.
+void linear_prepacked(const kernel_table &k, size_t rows, size_t in_features, size_t out_features,
+                      const float *x, const float *packed_W, const float *b, float *y);
+
+// W (out, in) -> W^T in panels of max_panel_width columns, zero-padded:
+// the layout gemm_packed reads on every path (panel_stride = max_panel_width).
+// packed_floats(in, out) floats.
+void pack_weights_transposed(size_t in_features, size_t out_features, const float *W,
+                             float *packed);
 
 }  // namespace detail
 }  // namespace edgeattn

@@ -5,6 +5,7 @@
 #include "edgeattn/detail/workspace_layout.hpp"
 #include "edgeattn/edgeattn.h"
 #include "linear.hpp"
+#include "mha_weights.hpp"
 #include "parallel.hpp"
 
 #include <initializer_list>
@@ -39,27 +40,28 @@ multi_head_layout layout_for(const edgeattn_attention_dims &d, size_t threads) {
                                   d.value_size, d.num_hiddens, d.num_heads, threads);
 }
 
+// One projection, y (rows, h) = x (rows, in) W^T + b, with the weights in
+// whichever form the call has them.
+void project(const kernel_table &k, const mha_weights_view &w, projection which, size_t rows,
+             size_t in_features, size_t h, const float *x, float *y, float *packed_scratch) {
+    if (w.prepacked)
+        linear_prepacked(k, rows, in_features, h, x, w.W[which], w.b[which], y);
+    else
+        linear(k, rows, in_features, h, x, w.W[which], w.b[which], y, packed_scratch);
+}
+
 edgeattn_status multi_head_attention(const edgeattn_attention_dims &d, const float *queries,
                                      const float *keys, const float *values,
                                      const edgeattn_valid_lens *valid_lens,
-                                     const edgeattn_mha_weights &w, void *workspace,
+                                     const mha_weights_view &w, void *workspace,
                                      size_t workspace_bytes, float *output,
                                      float *attention_weights) {
     const size_t h = d.num_hiddens, heads = d.num_heads, head_size = h / heads;
     attention_counts counts;
     if (edgeattn_status st = count_attention_tensors(d, h, heads, counts)) return st;
-    tensor_span params[8] = {{w.W_q, 0}, {w.W_k, 0}, {w.W_v, 0}, {w.W_o, 0},
-                             {w.b_q, h}, {w.b_k, h}, {w.b_v, h}, {w.b_o, h}};
-    if (edgeattn_status st = tensor_count(params[0].count, h, d.query_size)) return st;
-    if (edgeattn_status st = tensor_count(params[1].count, h, d.key_size)) return st;
-    if (edgeattn_status st = tensor_count(params[2].count, h, d.value_size)) return st;
-    if (edgeattn_status st = tensor_count(params[3].count, h, h)) return st;
-    size_t num_params = 0;  // the biases given, after the four matrices
-    for (const tensor_span &p : params)
-        if (p.data) params[num_params++] = p;
     const multi_head_layout one = layout_for(d, 1);
     valid_lens_view lens;
-    if (edgeattn_status st = check_attention_call(d, counts, params, num_params, queries, keys,
+    if (edgeattn_status st = check_attention_call(d, counts, w.spans, w.num_spans, queries, keys,
                                                   values, valid_lens, workspace, workspace_bytes,
                                                   one.bytes, output, attention_weights, lens))
         return st;
@@ -70,10 +72,10 @@ edgeattn_status multi_head_attention(const edgeattn_attention_dims &d, const flo
     float *K = ws + one.projected_keys;           // (B, K, h)
     float *V = ws + one.projected_values;         // (B, K, h)
     float *heads_out = ws + one.concatenated_heads;  // (B, Q, h), d2l's transpose_output
-    float *packed = ws + one.packed_weights;  // each projection's W^T in turn
-    linear(k, d.batch * d.queries, d.query_size, h, queries, w.W_q, w.b_q, Q, packed);
-    linear(k, d.batch * d.keys, d.key_size, h, keys, w.W_k, w.b_k, K, packed);
-    linear(k, d.batch * d.keys, d.value_size, h, values, w.W_v, w.b_v, V, packed);
+    float *packed = ws + one.packed_weights;  // each projection's W^T in turn (unpacked weights)
+    project(k, w, query_projection, d.batch * d.queries, d.query_size, h, queries, Q, packed);
+    project(k, w, key_projection, d.batch * d.keys, d.key_size, h, keys, K, packed);
+    project(k, w, value_projection, d.batch * d.keys, d.value_size, h, values, V, packed);
 
     // Heads read strided columns of the projections in place: no copy for
     // d2l's transpose_qkv.
@@ -89,7 +91,7 @@ edgeattn_status multi_head_attention(const edgeattn_attention_dims &d, const flo
             d.queries, d.keys, head_size, head_size, b};
         dot_product_attention_block(k, s, row0, rows, lens, slot);
     });
-    linear(k, d.batch * d.queries, h, h, heads_out, w.W_o, w.b_o, output, packed);
+    project(k, w, output_projection, d.batch * d.queries, h, h, heads_out, output, packed);
     return EDGEATTN_OK;
 }
 
@@ -109,7 +111,23 @@ extern "C" edgeattn_status edgeattn_multi_head_attention(
         !weights->W_v || !weights->W_o || !workspace || !output)
         return EDGEATTN_ERR_NULL_POINTER;
     if (edgeattn_status st = check_dims(*dims)) return st;
-    return multi_head_attention(*dims, queries, keys, values, valid_lens, *weights, workspace,
+    mha_weights_view w;
+    if (edgeattn_status st = view_mha_weights(*dims, *weights, w)) return st;
+    return multi_head_attention(*dims, queries, keys, values, valid_lens, w, workspace,
+                                workspace_bytes, output, attention_weights);
+}
+
+extern "C" edgeattn_status edgeattn_multi_head_attention_packed(
+    const edgeattn_attention_dims *dims, const float *queries, const float *keys,
+    const float *values, const edgeattn_valid_lens *valid_lens, const void *packed,
+    size_t packed_bytes, void *workspace, size_t workspace_bytes, float *output,
+    float *attention_weights) {
+    if (!dims || !queries || !keys || !values || !packed || !workspace || !output)
+        return EDGEATTN_ERR_NULL_POINTER;
+    if (edgeattn_status st = check_dims(*dims)) return st;
+    mha_weights_view w;
+    if (edgeattn_status st = view_packed_mha_weights(*dims, packed, packed_bytes, w)) return st;
+    return multi_head_attention(*dims, queries, keys, values, valid_lens, w, workspace,
                                 workspace_bytes, output, attention_weights);
 }
 
@@ -131,6 +149,23 @@ extern "C" edgeattn_status edgeattn_self_attention(const edgeattn_attention_dims
         return EDGEATTN_ERR_NULL_POINTER;
     edgeattn_attention_dims d;
     if (edgeattn_status st = self_attention_dims(*dims, d)) return st;
-    return multi_head_attention(d, X, X, X, valid_lens, *weights, workspace, workspace_bytes,
-                                output, attention_weights);
+    mha_weights_view w;
+    if (edgeattn_status st = view_mha_weights(d, *weights, w)) return st;
+    return multi_head_attention(d, X, X, X, valid_lens, w, workspace, workspace_bytes, output,
+                                attention_weights);
+}
+
+extern "C" edgeattn_status edgeattn_self_attention_packed(const edgeattn_attention_dims *dims,
+                                                          const float *X,
+                                                          const edgeattn_valid_lens *valid_lens,
+                                                          const void *packed, size_t packed_bytes,
+                                                          void *workspace, size_t workspace_bytes,
+                                                          float *output, float *attention_weights) {
+    if (!dims || !X || !packed || !workspace || !output) return EDGEATTN_ERR_NULL_POINTER;
+    edgeattn_attention_dims d;
+    if (edgeattn_status st = self_attention_dims(*dims, d)) return st;
+    mha_weights_view w;
+    if (edgeattn_status st = view_packed_mha_weights(d, packed, packed_bytes, w)) return st;
+    return multi_head_attention(d, X, X, X, valid_lens, w, workspace, workspace_bytes, output,
+                                attention_weights);
 }

@@ -16,6 +16,7 @@ extern "C" const char *edgeattn_status_str(edgeattn_status status) {
         case EDGEATTN_ERR_BAD_VALID_LENS_KIND: return "valid_lens->kind is not a valid edgeattn_valid_lens_kind";
         case EDGEATTN_ERR_MISALIGNED: return "a float array or the workspace is not 4-byte aligned";
         case EDGEATTN_ERR_UNSUPPORTED_ISA: return "that instruction-set path is not built in or not supported by this CPU";
+        case EDGEATTN_ERR_PACKED_WEIGHTS_MISMATCH: return "the packed weights were not made by edgeattn_mha_pack_weights for these sizes";
         case EDGEATTN_STATUS_FORCE_INT: break;
     }
     return "unknown status";

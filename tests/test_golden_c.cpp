@@ -17,10 +17,10 @@ namespace {
 
 // Runs `in` with a workspace for `threads` (0: the default) and checks every
 // expected tensor; `label` names the run in messages.
-void check_case(const Case &in, const std::string &label, std::size_t threads = 0) {
+void check_case(const Case &in, const std::string &label, std::size_t threads = 0, bool packed_weights = false) {
     Case out;
     std::string err;
-    bool ran = run_case(in, out, err, threads);
+    bool ran = run_case(in, out, err, threads, packed_weights);
     CHECK_MESSAGE(ran, label << ": " << err);
     if (!ran) return;
     std::string report;
@@ -68,4 +68,23 @@ TEST_CASE("golden cases with a one-thread workspace") {
         REQUIRE_MESSAGE(read_case_file(f, in, err), err);
         check_case(in, base_name(f) + " (1 thread)", 1);
     }
+}
+
+// Multi-head and self-attention with weights packed once
+// (edgeattn_mha_pack_weights + the *_packed entry points), with and without
+// attention weights requested.
+TEST_CASE("golden multi-head cases through weights packed once") {
+    std::size_t packed = 0;
+    for (const std::string &f : golden_files()) {
+        Case in;
+        std::string err;
+        REQUIRE_MESSAGE(read_case_file(f, in, err), err);
+        if (in.op != "multi_head_attention" && in.op != "self_attention") continue;
+        ++packed;
+        check_case(in, base_name(f) + " (packed weights)", 0, true);
+        auto is_weights = [](const Tensor &t) { return t.role == Role::expect && t.name == "attention_weights"; };
+        in.tensors.erase(std::remove_if(in.tensors.begin(), in.tensors.end(), is_weights), in.tensors.end());
+        check_case(in, base_name(f) + " (packed weights, output only)", 1, true);
+    }
+    CHECK(packed >= 4);
 }

@@ -124,8 +124,8 @@ TEST_CASE("packed matrix product against float64, every tile edge") {
             k->pack(Bnn.data(), N, K, N, packed.data());
             const float alpha = 0.75f;
             // C = alpha A B^T + bias, then C += alpha A B
-            k->gemm_packed(M, N, K, alpha, A.data(), lda, packed_t.data(), bias.data(), C.data(), ldc, false);
-            k->gemm_packed(M, N, K, alpha, A.data(), lda, packed.data(), nullptr, C.data(), ldc, true);
+            k->gemm_packed(M, N, K, alpha, A.data(), lda, packed_t.data(), k->panel_width, bias.data(), C.data(), ldc, false);
+            k->gemm_packed(M, N, K, alpha, A.data(), lda, packed.data(), k->panel_width, nullptr, C.data(), ldc, true);
             double worst = 0.0;
             for (size_t i = 0; i < M; ++i)
                 for (size_t n = 0; n < N; ++n) {

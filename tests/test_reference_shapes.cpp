@@ -295,6 +295,7 @@ TEST_CASE("multi_head_attention against the reference") {
         {1, 6, 33, 33, 33, 33, 33, 3, 5, ValidLens::per_query, 0, 40}, // only b_q and b_v
         {2, 5, 70, 16, 24, 20, 40, 5, 10, ValidLens::none, 0, 0},     // only b_k and b_o
         {2, 2, 3, 9, 9, 9, 9, 1, 15, ValidLens::per_query, 0, 0},     // every row masked
+        {3, 8, 8, 37, 37, 37, 100, 5, 15, ValidLens::per_batch, 0, 9}, // 24 rows: packed products
     };
     Rng g{4};
     for (const MhaShape &s : shapes) {
@@ -306,19 +307,28 @@ TEST_CASE("multi_head_attention against the reference") {
                                            m.ref, out.data(), w.data());
         edgeattn_attention_dims dims{s.B, s.Q, s.K, s.q, s.k, s.v, s.h, s.H};
         std::vector<float> qf = f32(q), kf = f32(k), vf = f32(v);
+        // The same weights packed once (edgeattn_mha_pack_weights).
+        Workspace packed(edgeattn_mha_packed_weights_size(&dims));
+        REQUIRE(edgeattn_mha_pack_weights(&dims, &m.api, packed.data(), packed.bytes) == EDGEATTN_OK);
+        CHECK_MESSAGE(packed.tail_intact(), "packed weights written past their end");
         for (std::size_t threads : kThreadCounts)
-            for (bool want_w : {true, false}) {
+            for (bool want_w : {true, false})
+                for (bool prepacked : {false, true}) {
                 char what[200];
                 std::snprintf(what, sizeof what,
                               "mha (B,Q,K,q,k,v,h,H)=(%zu,%zu,%zu,%zu,%zu,%zu,%zu,%zu) biases %u lens %s, "
-                              "%zu threads%s",
+                              "%zu threads%s%s",
                               s.B, s.Q, s.K, s.q, s.k, s.v, s.h, s.H, s.biases, kind_str(s.kind), threads,
-                              want_w ? "" : ", no weights");
+                              want_w ? "" : ", no weights", prepacked ? ", packed weights" : "");
                 Workspace ws(edgeattn_multi_head_attention_workspace_size(&dims, threads));
                 Guarded o(out.size()), wt(w.size());
-                REQUIRE(edgeattn_multi_head_attention(&dims, qf.data(), kf.data(), vf.data(), &l.api, &m.api,
-                                                      ws.data(), ws.bytes, o.data(),
-                                                      want_w ? wt.data() : nullptr) == EDGEATTN_OK);
+                float *weights_out = want_w ? wt.data() : nullptr;
+                REQUIRE((prepacked ? edgeattn_multi_head_attention_packed(&dims, qf.data(), kf.data(), vf.data(),
+                                                                          &l.api, packed.data(), packed.bytes,
+                                                                          ws.data(), ws.bytes, o.data(), weights_out)
+                                   : edgeattn_multi_head_attention(&dims, qf.data(), kf.data(), vf.data(), &l.api,
+                                                                   &m.api, ws.data(), ws.bytes, o.data(),
+                                                                   weights_out)) == EDGEATTN_OK);
                 check_against(std::string(what) + " output", o, out);
                 if (want_w) check_against(std::string(what) + " weights", wt, w);
                 CHECK_MESSAGE(ws.tail_intact(), what << ": workspace written past its end");

@@ -43,6 +43,7 @@ typedef enum edgeattn_status {
     EDGEATTN_ERR_BAD_VALID_LENS_KIND = -10,/**< valid_lens->kind is not one of the enum */
     EDGEATTN_ERR_MISALIGNED = -11,         /**< a float array or the workspace is not 4-byte aligned */
     EDGEATTN_ERR_UNSUPPORTED_ISA = -12,    /**< edgeattn_set_isa(): path not built in or not supported by this CPU */
+    EDGEATTN_ERR_PACKED_WEIGHTS_MISMATCH = -13, /**< packed weights not made by edgeattn_mha_pack_weights() for these sizes */
     EDGEATTN_STATUS_FORCE_INT = 0x7FFFFFFF /**< keeps the enum int-sized under -fshort-enums; never returned */
 } edgeattn_status;
 
@@ -331,6 +332,55 @@ edgeattn_status edgeattn_self_attention(const edgeattn_attention_dims *dims, con
                                         const edgeattn_mha_weights *weights, void *workspace,
                                         size_t workspace_bytes, float *output,
                                         float *attention_weights);
+
+/* ----------------------------------------- multi-head weights packed once */
+
+/**
+ * Bytes of multi-head attention weights packed once for `dims`: only
+ * query_size, key_size, value_size, num_hiddens and num_heads count (for
+ * self-attention give them as edgeattn_self_attention takes them). The
+ * packed form is the same for every kernel path and thread count. 0 when
+ * dims are invalid or the size overflows size_t.
+ */
+size_t edgeattn_mha_packed_weights_size(const edgeattn_attention_dims *dims);
+
+/**
+ * Packs W_q, W_k, W_v, W_o (transposed, in the panels the matrix kernels
+ * read) and copies the biases into `packed` (packed_bytes >= the size above;
+ * 4-byte aligned, 64-byte aligned is fastest). Call it once when the model
+ * is loaded: the *_packed calls below then skip the per-call packing, which
+ * at d2l's sizes costs more than the products. `packed` keeps no pointer to
+ * `weights`. It takes as many bytes as the weights, with each matrix's
+ * columns padded to a multiple of 32, plus 64: on a microcontroller, where
+ * that doubles the RAM the weights need and nothing is gained (the scalar
+ * path packs no faster), call the unpacked entry points instead.
+ * EDGEATTN_ERR_WORKSPACE_TOO_SMALL when packed_bytes is below that size.
+ */
+edgeattn_status edgeattn_mha_pack_weights(const edgeattn_attention_dims *dims,
+                                          const edgeattn_mha_weights *weights, void *packed,
+                                          size_t packed_bytes);
+
+/**
+ * edgeattn_multi_head_attention with weights from edgeattn_mha_pack_weights
+ * (`packed`, `packed_bytes` as given to it); same shapes, workspace
+ * (edgeattn_multi_head_attention_workspace_size) and results within the
+ * golden cases' bar (not bitwise: the unpacked call multiplies a few rows
+ * in another order). EDGEATTN_ERR_PACKED_WEIGHTS_MISMATCH when `packed`
+ * was not packed for these sizes.
+ */
+edgeattn_status edgeattn_multi_head_attention_packed(
+    const edgeattn_attention_dims *dims, const float *queries, const float *keys,
+    const float *values, const edgeattn_valid_lens *valid_lens, const void *packed,
+    size_t packed_bytes, void *workspace, size_t workspace_bytes, float *output,
+    float *attention_weights);
+
+/** edgeattn_self_attention with weights from edgeattn_mha_pack_weights. */
+edgeattn_status edgeattn_self_attention_packed(const edgeattn_attention_dims *dims,
+                                               const float *X,
+                                               const edgeattn_valid_lens *valid_lens,
+                                               const void *packed, size_t packed_bytes,
+                                               void *workspace, size_t workspace_bytes,
+                                               float *output, float *attention_weights);
 
 /* --------------------------------------------------- positional encoding */
 

@@ -71,9 +71,12 @@ void pack(const float *b, size_t ldb, size_t k, size_t n, float *packed) {
 }
 
 // One MR x NR tile: c = alpha * a . panel (+ bias), or c += alpha * a . panel.
+// Row k of the panel starts at panel + k * panel_stride (NR, or a multiple
+// of it for weights packed once in max_panel_width-wide panels).
 template <class B>
-void gemm_tile_kernel(size_t kc, const float *const *a, const float *panel, float *c, size_t ldc,
-                      size_t rows, size_t cols, float alpha, const float *bias, bool accumulate) {
+void gemm_tile_kernel(size_t kc, const float *const *a, const float *panel, size_t panel_stride,
+                      float *c, size_t ldc, size_t rows, size_t cols, float alpha, const float *bias,
+                      bool accumulate) {
     constexpr size_t W = B::size, NV = gemm_tile<B>::vectors, MR = gemm_tile<B>::rows, NR = NV * W;
     B acc[MR][NV];
 #pragma GCC unroll 16
@@ -83,7 +86,7 @@ void gemm_tile_kernel(size_t kc, const float *const *a, const float *panel, floa
     for (size_t k = 0; k < kc; ++k) {
         B bv[NV];
 #pragma GCC unroll 4
-        for (size_t v = 0; v < NV; ++v) bv[v] = B::load_unaligned(panel + k * NR + v * W);
+        for (size_t v = 0; v < NV; ++v) bv[v] = B::load_unaligned(panel + k * panel_stride + v * W);
 #pragma GCC unroll 16
         for (size_t i = 0; i < MR; ++i) {
             const B ai(a[i][k]);
@@ -115,10 +118,14 @@ void gemm_tile_kernel(size_t kc, const float *const *a, const float *panel, floa
 }
 
 // C (M,N) = alpha * A (M,K) . P (+ bias (N)), or C += alpha * A . P when
-// accumulate; P is the packed form (pack or pack_transposed) of a (K, N).
+// accumulate; P is the packed form of a (K, N) in panels of `panel_stride`
+// columns: pack or pack_transposed (panel_stride = NR), or weights packed
+// once for any path (panel_stride = max_panel_width, a multiple of every NR),
+// whose panels the tile walks NR columns at a time.
 template <class B>
 void gemm_packed(size_t M, size_t N, size_t K, float alpha, const float *A, size_t lda,
-                 const float *packed, const float *bias, float *C, size_t ldc, bool accumulate) {
+                 const float *packed, size_t panel_stride, const float *bias, float *C, size_t ldc,
+                 bool accumulate) {
     constexpr size_t MR = gemm_tile<B>::rows, NR = gemm_tile<B>::width;
     for (size_t k0 = 0; k0 < K; k0 += gemm_depth_block) {
         const size_t kc = K - k0 < gemm_depth_block ? K - k0 : gemm_depth_block;
@@ -128,7 +135,10 @@ void gemm_packed(size_t M, size_t N, size_t K, float alpha, const float *A, size
             const float *a[MR];
             for (size_t i = 0; i < MR; ++i) a[i] = A + (i0 + (i < rows ? i : 0)) * lda + k0;
             for (size_t p0 = 0; p0 < N; p0 += NR)
-                gemm_tile_kernel<B>(kc, a, packed + p0 * K + k0 * NR, C + i0 * ldc + p0, ldc, rows,
+                gemm_tile_kernel<B>(kc, a,
+                                    packed + p0 / panel_stride * panel_stride * K +
+                                        k0 * panel_stride + p0 % panel_stride,
+                                    panel_stride, C + i0 * ldc + p0, ldc, rows,
                                     N - p0 < NR ? N - p0 : NR, alpha,
                                     bias && !add_to_c ? bias + p0 : nullptr, add_to_c);
         }

@@ -25,10 +25,12 @@ struct kernel_table {
     void (*pack_transposed)(const float *b, size_t ldb, size_t n, size_t k, float *packed);
     // pack: b (k, n) -> packed b, for weights . V.
     void (*pack)(const float *b, size_t ldb, size_t k, size_t n, float *packed);
-    // C (M,N) = alpha * A (M,K) . packed (+ bias (N)), or C += alpha * A . packed.
+    // C (M,N) = alpha * A (M,K) . packed (+ bias (N)), or C += alpha * A . packed;
+    // panel_stride: panel_width for pack / pack_transposed, max_panel_width
+    // for weights packed once (edgeattn_mha_pack_weights).
     void (*gemm_packed)(size_t M, size_t N, size_t K, float alpha, const float *A, size_t lda,
-                        const float *packed, const float *bias, float *C, size_t ldc,
-                        bool accumulate);
+                        const float *packed, size_t panel_stride, const float *bias, float *C,
+                        size_t ldc, bool accumulate);
 
     // C (M,N) = A (M,K) . W (N,K)^T (+ bias), W read in place: for few rows.
     void (*gemm_nt_direct)(size_t M, size_t N, size_t K, const float *A, size_t lda,

@@ -56,10 +56,12 @@ struct Output {
 // Every method returns false after setting err.
 class Runner {
 public:
-    Runner(const Case &c, std::string &err, std::size_t threads) : c_(c), err_(err), threads_(threads) {}
+    Runner(const Case &c, std::string &err, std::size_t threads, bool packed_weights)
+        : c_(c), err_(err), threads_(threads), packed_weights_(packed_weights) {}
 
     const Case &c() const { return c_; }
     std::size_t threads() const { return threads_; }
+    bool packed_weights() const { return packed_weights_; }
 
     bool fail(const std::string &msg) {
         err_ = msg;
@@ -241,6 +243,7 @@ private:
     const Case &c_;
     std::string &err_;
     std::size_t threads_;
+    bool packed_weights_;
     std::vector<Output> outputs_;
     std::unique_ptr<unsigned char[]> ws_;
 };
@@ -273,7 +276,17 @@ bool read_qkv(Runner &r, Qkv &x) {
 struct MhaWeights {
     std::vector<float> W_q, W_k, W_v, W_o, b_q, b_k, b_v, b_o;
     edgeattn_mha_weights w{};
+    std::vector<float> packed;  // edgeattn_mha_pack_weights' output, when the run packs
 };
+
+// Packs m's weights for d when the run asks for packed weights.
+bool pack_mha_weights(Runner &r, const edgeattn_attention_dims &d, MhaWeights &m) {
+    if (!r.packed_weights()) return true;
+    const std::size_t bytes = edgeattn_mha_packed_weights_size(&d);
+    if (bytes == 0) return r.fail("edgeattn_mha_packed_weights_size gave 0");
+    m.packed.assign((bytes + sizeof(float) - 1) / sizeof(float), 0.0f);
+    return r.status(edgeattn_mha_pack_weights(&d, &m.w, m.packed.data(), bytes), "edgeattn_mha_pack_weights");
+}
 
 bool read_mha_weights(Runner &r, const edgeattn_attention_dims &d, MhaWeights &m) {
     std::size_t h = d.num_hiddens, bias = 0;
@@ -377,6 +390,12 @@ bool run_multi_head(Runner &r) {
     if (!prepare_attention(r, d, d.num_hiddens, {d.batch, d.num_heads, d.queries, d.keys},
                            edgeattn_multi_head_attention_workspace_size(&d, r.threads()), c))
         return false;
+    if (!pack_mha_weights(r, d, m)) return false;
+    if (r.packed_weights())
+        return r.status(edgeattn_multi_head_attention_packed(&d, x.q.data(), x.k.data(), x.v.data(), &c.vl,
+                                                             m.packed.data(), m.packed.size() * sizeof(float), c.ws,
+                                                             c.bytes, r.buffer("output"), r.buffer("attention_weights")),
+                        "edgeattn_multi_head_attention_packed");
     return r.status(edgeattn_multi_head_attention(&d, x.q.data(), x.k.data(), x.v.data(), &c.vl, &m.w, c.ws, c.bytes,
                                                   r.buffer("output"), r.buffer("attention_weights")),
                     "edgeattn_multi_head_attention");
@@ -427,7 +446,12 @@ bool run_self_attention(Runner &r) {
     if (!capped_count({max_len, s[2]}, np) || !capped_count(s, nx))
         return r.fail("param max_len = " + std::to_string(max_len) + " makes the table too large");
     std::vector<float> P(np), Xp(nx);
-    if (!add_positional_encoding(r, s, X, max_len, P.data(), Xp.data())) return false;
+    if (!add_positional_encoding(r, s, X, max_len, P.data(), Xp.data()) || !pack_mha_weights(r, d, m)) return false;
+    if (r.packed_weights())
+        return r.status(edgeattn_self_attention_packed(&d, Xp.data(), &c.vl, m.packed.data(),
+                                                       m.packed.size() * sizeof(float), c.ws, c.bytes,
+                                                       r.buffer("output"), r.buffer("attention_weights")),
+                        "edgeattn_self_attention_packed");
     return r.status(edgeattn_self_attention(&d, Xp.data(), &c.vl, &m.w, c.ws, c.bytes, r.buffer("output"),
                                             r.buffer("attention_weights")),
                     "edgeattn_self_attention");
@@ -435,8 +459,8 @@ bool run_self_attention(Runner &r) {
 
 } // namespace
 
-bool run_case(const Case &in, Case &out, std::string &err, std::size_t max_threads) {
-    Runner r(in, err, max_threads ? max_threads : default_max_threads());
+bool run_case(const Case &in, Case &out, std::string &err, std::size_t max_threads, bool packed_weights) {
+    Runner r(in, err, max_threads ? max_threads : default_max_threads(), packed_weights);
     bool ok;
     if (in.op == "masked_softmax") ok = run_masked_softmax(r);
     else if (in.op == "dot_product_attention") ok = run_dot_product(r);

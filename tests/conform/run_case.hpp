@@ -22,8 +22,11 @@ std::size_t default_max_threads();
 // when expected, so a case without them exercises the weight-free path.
 // A malformed or unsupported case, or a library error, gives false and a
 // one-line `err`; nothing crashes and no allocation exceeds kMaxElements
-// floats per tensor.
-bool run_case(const Case &in, Case &out, std::string &err, std::size_t max_threads = 0);
+// floats per tensor. With packed_weights, multi-head and self-attention
+// pack their weights once (edgeattn_mha_pack_weights) and run the *_packed
+// entry points.
+bool run_case(const Case &in, Case &out, std::string &err, std::size_t max_threads = 0,
+              bool packed_weights = false);
 
 } // namespace edgeattn_conform
 
