@@ -36,9 +36,15 @@ inline bool is_float_aligned(const void *p) {
     return reinterpret_cast<uintptr_t>(p) % alignof(float) == 0;
 }
 
+// One past the last byte of a span, saturated: a span said to run past the
+// end of the address space overlaps everything after its start.
+inline uintptr_t span_end(uintptr_t start, size_t bytes) {
+    return bytes > UINTPTR_MAX - start ? UINTPTR_MAX : start + bytes;
+}
+
 inline bool spans_overlap(const void *a, size_t a_bytes, const void *b, size_t b_bytes) {
     const uintptr_t a0 = reinterpret_cast<uintptr_t>(a), b0 = reinterpret_cast<uintptr_t>(b);
-    return a_bytes != 0 && b_bytes != 0 && a0 < b0 + b_bytes && b0 < a0 + a_bytes;
+    return a_bytes != 0 && b_bytes != 0 && a0 < span_end(b0, b_bytes) && b0 < span_end(a0, a_bytes);
 }
 
 // Every output must be disjoint from every input and from every other
@@ -100,6 +106,8 @@ inline edgeattn_status check_valid_lens(const edgeattn_valid_lens *valid_lens, s
         return EDGEATTN_ERR_BAD_VALID_LENS_KIND;
     }
     if (!valid_lens->lens) return EDGEATTN_ERR_NULL_POINTER;
+    if (reinterpret_cast<uintptr_t>(valid_lens->lens) % alignof(int32_t) != 0)
+        return EDGEATTN_ERR_MISALIGNED;
     for (size_t r = 0; r < count; ++r)
         if (valid_lens->lens[r] < 0) return EDGEATTN_ERR_NEGATIVE_VALID_LEN;
     view.lens = valid_lens->lens;
