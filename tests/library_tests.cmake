@@ -7,6 +7,8 @@
 #   test_streaming             the online-softmax path over several key blocks
 #                              against the float64 reference, every path
 #   test_determinism           bitwise-identical results for 1, 2 and 8 threads
+#   test_packed_weights        edgeattn_mha_pack_weights: refusals, one packed
+#                              buffer on every path, thread-count independence
 #   test_kernels               exp's ULP bound and range, the packed GEMM, the
 #                              streaming softmax, on every path the CPU runs
 #   test_numeric_edges         +-1e30, +-inf, NaN, all-masked rows, K = 1, huge d
@@ -16,7 +18,7 @@
 #   hygiene.table_in_rodata    the constexpr positional table is in .rodata
 
 foreach(t test_fixed_size_api test_positional_encoding test_status test_kernels test_determinism
-          test_streaming)
+          test_streaming test_packed_weights)
   add_executable(${t} ${t}.cpp $<TARGET_OBJECTS:edgeattn_isa_main>)
   target_link_libraries(${t} PRIVATE edgeattn_conform edgeattn_doctest)
   target_compile_definitions(${t} PRIVATE EDGEATTN_GOLDEN_DIR="${EDGEATTN_GOLDEN_DIR}")
@@ -26,6 +28,7 @@ endforeach()
 # test_kernels reaches the kernel table, which is internal.
 target_include_directories(test_kernels PRIVATE ${PROJECT_SOURCE_DIR}/src)
 target_sources(test_streaming PRIVATE reference.cpp)
+target_sources(test_packed_weights PRIVATE reference.cpp)
 
 # Hardening (issue 5): numeric edge cases on every path (the test loops over
 # the paths itself).

@@ -22,7 +22,8 @@ else
 endif
 
 ISA_TESTS   := test_golden_c test_reference_shapes test_fixed_size_api
-PLAIN_TESTS := test_positional_encoding test_status test_determinism test_kernels test_streaming
+PLAIN_TESTS := test_positional_encoding test_status test_determinism test_kernels test_streaming \
+               test_packed_weights
 # Own doctest main, no conform objects: hardening tests (issue 5).
 HARDENING_TESTS := test_numeric_edges
 TEST_PROGRAMS := $(addprefix $(TEST_BIN)/,$(ISA_TESTS) $(PLAIN_TESTS) $(HARDENING_TESTS) test_case_file)
@@ -41,7 +42,10 @@ $(TEST_BIN)/test_%: $(BUILD)/tests/test_%.o $(ISA_MAIN) $(CONFORM_OBJECTS) $(LIB
 	$(CXX) $(filter %.o %.a,$^) $(TEST_LDFLAGS) -o $@
 $(TEST_BIN)/test_streaming: $(BUILD)/tests/test_streaming.o $(BUILD)/tests/reference.o \
                             $(ISA_MAIN) $(CONFORM_OBJECTS) $(LIB)
-$(TEST_BIN)/test_case_file $(TEST_BIN)/test_reference_shapes $(TEST_BIN)/test_streaming:
+$(TEST_BIN)/test_packed_weights: $(BUILD)/tests/test_packed_weights.o $(BUILD)/tests/reference.o \
+                                 $(ISA_MAIN) $(CONFORM_OBJECTS) $(LIB)
+$(TEST_BIN)/test_case_file $(TEST_BIN)/test_reference_shapes $(TEST_BIN)/test_streaming \
+$(TEST_BIN)/test_packed_weights:
 	@mkdir -p $(dir $@)
 	$(CXX) $(filter %.o %.a,$^) $(TEST_LDFLAGS) -o $@
 
