@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# CI: the API reference builds warning-free (an undocumented public symbol,
+# parameter or return value fails it: docs/Doxyfile), and README's one
+# command for the figures regenerates them from a fresh build (into a
+# temporary directory; the benchmark figures come from the committed JSON,
+# no benchmark runs here).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+export DEBIAN_FRONTEND=noninteractive
+SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends \
+    doxygen python3-matplotlib python3-numpy >/dev/null
+
+echo "== API reference: doxygen docs/Doxyfile (any warning fails)"
+rm -rf build-docs
+doxygen docs/Doxyfile
+test -s build-docs/html/index.html
+
+echo "== figures: tools/figures/make_figures.sh into a temporary directory"
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+BUILD=build-docs-figures bash tools/figures/make_figures.sh "$out"
+for figure in attention_heads positional_columns positional_table time_vs_seq speed_ratios; do
+    test -s "$out/$figure.png" || { echo "docs.sh: $figure.png was not drawn" >&2; exit 1; }
+done
+echo "== docs: passed"
