@@ -11,13 +11,15 @@ namespace edgeattn {
 namespace detail {
 namespace {
 
+// A tree of maxima (depth log2 of the width, not a chain of width - 1):
+// the row softmax waits on this once per row, so its latency is per-row cost.
 template <class B>
 float horizontal_max(const B &v) {
     alignas(64) float lanes[B::size];
     v.store_unaligned(lanes);
-    float m = lanes[0];
-    for (size_t i = 1; i < B::size; ++i) m = lanes[i] > m ? lanes[i] : m;
-    return m;
+    for (size_t half = B::size / 2; half >= 1; half /= 2)
+        for (size_t i = 0; i < half; ++i) lanes[i] = lanes[i + half] > lanes[i] ? lanes[i + half] : lanes[i];
+    return lanes[0];
 }
 
 template <class B>

@@ -34,10 +34,18 @@ float row_maximum(const float *x, size_t n) {
     constexpr size_t W = B::size;
     const float lowest = -__builtin_inff();
     const size_t full = n / W * W;
-    B m(lowest);
-    for (size_t j = 0; j < full; j += W) m = max(m, B::load_unaligned(x + j));
-    if (full < n) m = max(m, load_partial<B>(x + full, n - full, lowest));
-    return horizontal_max(m);
+    // Four running maxima, so consecutive vectors do not wait on each other.
+    B m0(lowest), m1(lowest), m2(lowest), m3(lowest);
+    size_t j = 0;
+    for (; j + 4 * W <= full; j += 4 * W) {
+        m0 = max(m0, B::load_unaligned(x + j));
+        m1 = max(m1, B::load_unaligned(x + j + W));
+        m2 = max(m2, B::load_unaligned(x + j + 2 * W));
+        m3 = max(m3, B::load_unaligned(x + j + 3 * W));
+    }
+    for (; j < full; j += W) m0 = max(m0, B::load_unaligned(x + j));
+    if (full < n) m1 = max(m1, load_partial<B>(x + full, n - full, lowest));
+    return horizontal_max(max(max(m0, m1), max(m2, m3)));
 }
 
 template <class B>
