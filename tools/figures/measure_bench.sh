@@ -40,7 +40,7 @@ for program in "$build"/bench/edgeattn-bench* "$build"/bench/edgeattn-sweep*; do
 done
 
 {
-    echo "CPU: $(LC_ALL=C lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) CPUs"
+    echo "CPU: $(LC_ALL=C lscpu | sed -n 's/^Model name: *//p' | head -1), $cpus CPUs"
     echo "edgeattn commit: ${EDGEATTN_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}"
     echo "date: $(date -u +%Y-%m-%d)"
     echo "threads: 1; --benchmark_min_time=$min_time; median of $repetitions repetitions"
