@@ -341,6 +341,9 @@ edgeattn_status edgeattn_self_attention(const edgeattn_attention_dims *dims, con
  * self-attention give them as edgeattn_self_attention takes them). The
  * packed form is the same for every kernel path and thread count. 0 when
  * dims are invalid or the size overflows size_t.
+ * @param dims query_size, key_size, value_size, num_hiddens = h, num_heads = H
+ *             (h % H == 0); batch, queries and keys are ignored
+ * @return bytes of the packed weights, or 0 (invalid dims, overflow)
  */
 size_t edgeattn_mha_packed_weights_size(const edgeattn_attention_dims *dims);
 
@@ -355,6 +358,14 @@ size_t edgeattn_mha_packed_weights_size(const edgeattn_attention_dims *dims);
  * that doubles the RAM the weights need and nothing is gained (the scalar
  * path packs no faster), call the unpacked entry points instead.
  * EDGEATTN_ERR_WORKSPACE_TOO_SMALL when packed_bytes is below that size.
+ * @param dims         as for edgeattn_mha_packed_weights_size()
+ * @param weights      W_q (h, q), W_k (h, k), W_v (h, v), W_o (h, h); biases (h) or NULL
+ * @param packed       output, edgeattn_mha_packed_weights_size() bytes; must not
+ *                     overlap the weights
+ * @param packed_bytes size of `packed` in bytes
+ * @return ::EDGEATTN_OK, or ::EDGEATTN_ERR_NULL_POINTER, ::EDGEATTN_ERR_ZERO_DIMENSION,
+ *         ::EDGEATTN_ERR_HEADS_DO_NOT_DIVIDE, ::EDGEATTN_ERR_SIZE_OVERFLOW,
+ *         ::EDGEATTN_ERR_MISALIGNED, ::EDGEATTN_ERR_WORKSPACE_TOO_SMALL, ::EDGEATTN_ERR_OVERLAP
  */
 edgeattn_status edgeattn_mha_pack_weights(const edgeattn_attention_dims *dims,
                                           const edgeattn_mha_weights *weights, void *packed,
@@ -367,6 +378,20 @@ edgeattn_status edgeattn_mha_pack_weights(const edgeattn_attention_dims *dims,
  * golden cases' bar (not bitwise: the unpacked call multiplies a few rows
  * in another order). EDGEATTN_ERR_PACKED_WEIGHTS_MISMATCH when `packed`
  * was not packed for these sizes.
+ * @param dims        every field, as for edgeattn_multi_head_attention()
+ * @param queries     (B, Q, q)
+ * @param keys        (B, K, k)
+ * @param values      (B, K, v)
+ * @param valid_lens  NULL (no mask), or (B) or (B, Q) valid lengths in keys
+ * @param packed      from edgeattn_mha_pack_weights() for these feature sizes
+ * @param packed_bytes its size in bytes, as given to edgeattn_mha_pack_weights()
+ * @param workspace   scratch of at least edgeattn_multi_head_attention_workspace_size()
+ *                    bytes, 4-byte aligned
+ * @param workspace_bytes its size in bytes; the call uses as many threads as it has room for
+ * @param output      (B, Q, h)
+ * @param attention_weights NULL, or (B, H, Q, K)
+ * @return the statuses of edgeattn_multi_head_attention(), and
+ *         ::EDGEATTN_ERR_PACKED_WEIGHTS_MISMATCH
  */
 edgeattn_status edgeattn_multi_head_attention_packed(
     const edgeattn_attention_dims *dims, const float *queries, const float *keys,
@@ -374,7 +399,22 @@ edgeattn_status edgeattn_multi_head_attention_packed(
     size_t packed_bytes, void *workspace, size_t workspace_bytes, float *output,
     float *attention_weights);
 
-/** edgeattn_self_attention with weights from edgeattn_mha_pack_weights. */
+/**
+ * edgeattn_self_attention with weights from edgeattn_mha_pack_weights.
+ * X (B,n,d) -> output (B,n,d); attention_weights (B,H,n,n) when not NULL.
+ * @param dims        as for edgeattn_self_attention()
+ * @param X           (B, n, d)
+ * @param valid_lens  NULL (no mask), or (B) or (B, n) valid lengths in keys
+ * @param packed      from edgeattn_mha_pack_weights() for q = k = v = h = d
+ * @param packed_bytes its size in bytes, as given to edgeattn_mha_pack_weights()
+ * @param workspace   scratch of at least edgeattn_self_attention_workspace_size()
+ *                    bytes, 4-byte aligned
+ * @param workspace_bytes its size in bytes; the call uses as many threads as it has room for
+ * @param output      (B, n, d)
+ * @param attention_weights NULL, or (B, H, n, n)
+ * @return the statuses of edgeattn_self_attention(), and
+ *         ::EDGEATTN_ERR_PACKED_WEIGHTS_MISMATCH
+ */
 edgeattn_status edgeattn_self_attention_packed(const edgeattn_attention_dims *dims,
                                                const float *X,
                                                const edgeattn_valid_lens *valid_lens,
