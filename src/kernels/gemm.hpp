@@ -14,6 +14,8 @@
 
 #include <stddef.h>
 
+#include <utility>
+
 #include "edgeattn/detail/workspace_layout.hpp"
 #include "reduce.hpp"
 
@@ -70,17 +72,18 @@ void pack(const float *b, size_t ldb, size_t k, size_t n, float *packed) {
     }
 }
 
-// One MR x NR tile: c = alpha * a . panel (+ bias), or c += alpha * a . panel.
-// Row k of the panel starts at panel + k * panel_stride (NR, or a multiple
-// of it for weights packed once in max_panel_width-wide panels).
-template <class B>
+// One Rows x NR tile (Rows <= MR): c = alpha * a . panel (+ bias), or
+// c += alpha * a . panel. Row k of the panel starts at panel + k *
+// panel_stride (NR, or a multiple of it for weights packed once in
+// max_panel_width-wide panels).
+template <class B, size_t Rows>
 void gemm_tile_kernel(size_t kc, const float *const *a, const float *panel, size_t panel_stride,
-                      float *c, size_t ldc, size_t rows, size_t cols, float alpha, const float *bias,
+                      float *c, size_t ldc, size_t cols, float alpha, const float *bias,
                       bool accumulate) {
-    constexpr size_t W = B::size, NV = gemm_tile<B>::vectors, MR = gemm_tile<B>::rows, NR = NV * W;
-    B acc[MR][NV];
+    constexpr size_t W = B::size, NV = gemm_tile<B>::vectors, NR = NV * W;
+    B acc[Rows][NV];
 #pragma GCC unroll 16
-    for (size_t i = 0; i < MR; ++i)
+    for (size_t i = 0; i < Rows; ++i)
 #pragma GCC unroll 4
         for (size_t v = 0; v < NV; ++v) acc[i][v] = B(0.0f);
     for (size_t k = 0; k < kc; ++k) {
@@ -88,7 +91,7 @@ void gemm_tile_kernel(size_t kc, const float *const *a, const float *panel, size
 #pragma GCC unroll 4
         for (size_t v = 0; v < NV; ++v) bv[v] = B::load_unaligned(panel + k * panel_stride + v * W);
 #pragma GCC unroll 16
-        for (size_t i = 0; i < MR; ++i) {
+        for (size_t i = 0; i < Rows; ++i) {
             const B ai(a[i][k]);
 #pragma GCC unroll 4
             for (size_t v = 0; v < NV; ++v) acc[i][v] = fma(ai, bv[v], acc[i][v]);
@@ -96,7 +99,7 @@ void gemm_tile_kernel(size_t kc, const float *const *a, const float *panel, size
     }
     const B alpha_b(alpha);
     if (cols == NR) {
-        for (size_t i = 0; i < rows; ++i)
+        for (size_t i = 0; i < Rows; ++i)
             for (size_t v = 0; v < NV; ++v) {
                 float *out = c + i * ldc + v * W;
                 B r = acc[i][v] * alpha_b;
@@ -108,13 +111,24 @@ void gemm_tile_kernel(size_t kc, const float *const *a, const float *panel, size
             }
         return;
     }
-    for (size_t i = 0; i < rows; ++i) {
+    for (size_t i = 0; i < Rows; ++i) {
         alignas(64) float tile[NR];
         for (size_t v = 0; v < NV; ++v) (acc[i][v] * alpha_b).store_unaligned(tile + v * W);
         float *out = c + i * ldc;
         for (size_t j = 0; j < cols; ++j)
             out[j] = tile[j] + (accumulate ? out[j] : bias ? bias[j] : 0.0f);
     }
+}
+
+using gemm_tile_fn = void (*)(size_t, const float *const *, const float *, size_t, float *, size_t,
+                              size_t, float, const float *, bool);
+
+// The tile kernel for `rows` (1..MR) rows of A: one per row count, so a
+// remainder of 2 rows on AVX2 (MR 6) costs 2 rows' work, not 6.
+template <class B, size_t... R>
+gemm_tile_fn tile_kernel_for_rows(size_t rows, std::index_sequence<R...>) {
+    static constexpr gemm_tile_fn kernels[] = {&gemm_tile_kernel<B, R + 1>...};
+    return kernels[rows - 1];
 }
 
 // C (M,N) = alpha * A (M,K) . P (+ bias (N)), or C += alpha * A . P when
@@ -132,15 +146,15 @@ void gemm_packed(size_t M, size_t N, size_t K, float alpha, const float *A, size
         const bool add_to_c = accumulate || k0 > 0;
         for (size_t i0 = 0; i0 < M; i0 += MR) {
             const size_t rows = M - i0 < MR ? M - i0 : MR;
+            const gemm_tile_fn tile = tile_kernel_for_rows<B>(rows, std::make_index_sequence<MR>());
             const float *a[MR];
-            for (size_t i = 0; i < MR; ++i) a[i] = A + (i0 + (i < rows ? i : 0)) * lda + k0;
+            for (size_t i = 0; i < rows; ++i) a[i] = A + (i0 + i) * lda + k0;
             for (size_t p0 = 0; p0 < N; p0 += NR)
-                gemm_tile_kernel<B>(kc, a,
-                                    packed + p0 / panel_stride * panel_stride * K +
-                                        k0 * panel_stride + p0 % panel_stride,
-                                    panel_stride, C + i0 * ldc + p0, ldc, rows,
-                                    N - p0 < NR ? N - p0 : NR, alpha,
-                                    bias && !add_to_c ? bias + p0 : nullptr, add_to_c);
+                tile(kc, a,
+                     packed + p0 / panel_stride * panel_stride * K + k0 * panel_stride +
+                         p0 % panel_stride,
+                     panel_stride, C + i0 * ldc + p0, ldc, N - p0 < NR ? N - p0 : NR, alpha,
+                     bias && !add_to_c ? bias + p0 : nullptr, add_to_c);
         }
     }
 }
