@@ -3,12 +3,11 @@
 // the same program.
 #include <cmath>
 #include <cstring>
-#include <type_traits>
-#include <utility>
 
 #include "common.hpp"
 #include "edgeattn/edgeattn.h"
 #include "kernels/kernel_table.hpp"  // internal (src/ is on the include path)
+#include "edgeattn/detail/workspace_layout.hpp"
 #include "linear.hpp"                // internal: the projection GEMM
 
 #if defined(_OPENMP)
@@ -116,39 +115,27 @@ void mha(benchmark::State &state, AttentionShape s, bool weights, bool packed) {
 
 // ------------------------------------------------------------------ gemm
 
-// The library's projection y = x W^T, edgeattn::detail::linear (src/linear.hpp):
-// its GEMM kernel with its own split of row blocks over OpenMP threads.
-// Internal API: two signatures are handled, the first one (kernel gemm_nt,
-// no scratch) and the packed one that takes a buffer for W^T in panels.
-template <class Table, class = void>
-struct linear_takes_packed : std::false_type {};
-template <class Table>
-struct linear_takes_packed<
-    Table, std::void_t<decltype(edgeattn::detail::linear(
-               std::declval<const Table &>(), size_t{}, size_t{}, size_t{},
-               static_cast<const float *>(nullptr), static_cast<const float *>(nullptr),
-               static_cast<const float *>(nullptr), static_cast<float *>(nullptr),
-               static_cast<float *>(nullptr)))>> : std::true_type {};
-
-template <class Table>
-void gemm_with(benchmark::State &state, const Table &k, GemmShape s) {
+// The library's projection y = x W^T (src/linear.hpp, internal): its GEMM
+// kernel with its own split of columns over OpenMP threads. `gemm` packs W^T
+// on every call, as the unpacked entry points do; `gemm_packed` multiplies
+// by W^T packed once before timing, as the *_packed entry points do.
+void gemm(benchmark::State &state, GemmShape s, bool prepacked) {
     const size_t M = s.M, N = s.N, K = s.K;
     Floats A = random_floats(M * K, 10), W = random_floats(N * K, 11), C = alloc_floats(M * N);
-    // W^T in panels of at most 64 columns: K * round_up(N, 64) floats at most.
-    Floats packed = alloc_floats(K * (N + 64));
+    size_t packed_floats = 0;
+    edgeattn::detail::packed_floats(K, N, packed_floats);
+    Floats packed = alloc_floats(packed_floats);
+    const edgeattn::detail::kernel_table &k = edgeattn::detail::active_kernels();
+    if (prepacked) edgeattn::detail::pack_weights_transposed(K, N, W.get(), packed.get());
     for (auto _ : state) {
-        if constexpr (linear_takes_packed<Table>::value)
-            edgeattn::detail::linear(k, M, K, N, A.get(), W.get(), nullptr, C.get(), packed.get());
+        if (prepacked)
+            edgeattn::detail::linear_prepacked(k, M, K, N, A.get(), packed.get(), nullptr, C.get());
         else
-            edgeattn::detail::linear(k, M, K, N, A.get(), W.get(), nullptr, C.get());
+            edgeattn::detail::linear(k, M, K, N, A.get(), W.get(), nullptr, C.get(), packed.get());
         benchmark::DoNotOptimize(C.get());
         benchmark::ClobberMemory();
     }
     set_flops(state, 2.0 * M * N * K);
-}
-
-void gemm(benchmark::State &state, GemmShape s) {
-    gemm_with(state, edgeattn::detail::active_kernels(), s);
 }
 
 // ------------------------------------------------------------------ posenc
@@ -193,8 +180,10 @@ void register_benchmarks() {
         configure(benchmark::RegisterBenchmark(name("mha_weights", "edgeattn", s).c_str(), mha, s, true, false));
         configure(benchmark::RegisterBenchmark(name("mha_packed", "edgeattn", s).c_str(), mha, s, false, true));
     }
-    for (const auto &s : gemm_shapes)
-        configure(benchmark::RegisterBenchmark(name("gemm", "edgeattn", s).c_str(), gemm, s));
+    for (const auto &s : gemm_shapes) {
+        configure(benchmark::RegisterBenchmark(name("gemm", "edgeattn", s).c_str(), gemm, s, false));
+        configure(benchmark::RegisterBenchmark(name("gemm_packed", "edgeattn", s).c_str(), gemm, s, true));
+    }
     for (const auto &s : posenc_shapes) {
         configure(benchmark::RegisterBenchmark(name("posenc", "edgeattn", s).c_str(), posenc, s));
         configure(benchmark::RegisterBenchmark(name("posenc", "memcpy", s).c_str(), posenc_memcpy, s));
