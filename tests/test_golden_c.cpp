@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 using namespace edgeattn_conform;
 
@@ -28,46 +29,51 @@ void check_case(const Case &in, const std::string &label, std::size_t threads = 
     CHECK_MESSAGE(ok, label << ":\n" << report);
 }
 
+// Drops the expected attention_weights of a case (so the run does not ask
+// for them); false when it had none.
+bool drop_expected_weights(Case &c) {
+    auto is_weights = [](const Tensor &t) { return t.role == Role::expect && t.name == "attention_weights"; };
+    auto it = std::remove_if(c.tensors.begin(), c.tensors.end(), is_weights);
+    if (it == c.tensors.end()) return false;
+    c.tensors.erase(it, c.tensors.end());
+    return true;
+}
+
+// Every golden case file, read, with its name.
+std::vector<std::pair<std::string, Case>> golden_cases() {
+    std::vector<std::pair<std::string, Case>> cases;
+    for (const std::string &f : golden_files()) {
+        Case in;
+        std::string err;
+        REQUIRE_MESSAGE(read_case_file(f, in, err), err);
+        cases.emplace_back(base_name(f), in);
+    }
+    return cases;
+}
+
 } // namespace
 
 TEST_CASE("golden cases meet FORMAT.md's bar") {
-    std::vector<std::string> files = golden_files();
-    REQUIRE_MESSAGE(files.size() >= kMinGoldenCases, "found " << files.size() << " cases in " EDGEATTN_GOLDEN_DIR);
-    for (const std::string &f : files) {
-        Case in;
-        std::string err;
-        bool read = read_case_file(f, in, err);
-        CHECK_MESSAGE(read, err);
-        if (read) check_case(in, base_name(f));
-    }
+    const auto cases = golden_cases();
+    REQUIRE_MESSAGE(cases.size() >= kMinGoldenCases, "found " << cases.size() << " cases in " EDGEATTN_GOLDEN_DIR);
+    for (const auto &[name, in] : cases) check_case(in, name);
 }
 
 // Without attention_weights requested the library may take another path
 // (no scores matrix); the output must meet the same bar.
 TEST_CASE("golden outputs without attention weights requested") {
     std::size_t with_weights = 0;
-    for (const std::string &f : golden_files()) {
-        Case in;
-        std::string err;
-        REQUIRE_MESSAGE(read_case_file(f, in, err), err);
-        auto is_weights = [](const Tensor &t) { return t.role == Role::expect && t.name == "attention_weights"; };
-        auto it = std::remove_if(in.tensors.begin(), in.tensors.end(), is_weights);
-        if (it == in.tensors.end()) continue;
-        in.tensors.erase(it, in.tensors.end());
+    for (auto &[name, in] : golden_cases()) {
+        if (!drop_expected_weights(in)) continue;
         ++with_weights;
-        check_case(in, base_name(f) + " (output only)");
+        check_case(in, name + " (output only)");
     }
     CHECK(with_weights >= 9); // every attention case expects weights
 }
 
 // A workspace sized for one thread must give a correct (serial) call too.
 TEST_CASE("golden cases with a one-thread workspace") {
-    for (const std::string &f : golden_files()) {
-        Case in;
-        std::string err;
-        REQUIRE_MESSAGE(read_case_file(f, in, err), err);
-        check_case(in, base_name(f) + " (1 thread)", 1);
-    }
+    for (const auto &[name, in] : golden_cases()) check_case(in, name + " (1 thread)", 1);
 }
 
 // Multi-head and self-attention with weights packed once
@@ -75,16 +81,12 @@ TEST_CASE("golden cases with a one-thread workspace") {
 // attention weights requested.
 TEST_CASE("golden multi-head cases through weights packed once") {
     std::size_t packed = 0;
-    for (const std::string &f : golden_files()) {
-        Case in;
-        std::string err;
-        REQUIRE_MESSAGE(read_case_file(f, in, err), err);
+    for (auto &[name, in] : golden_cases()) {
         if (in.op != "multi_head_attention" && in.op != "self_attention") continue;
         ++packed;
-        check_case(in, base_name(f) + " (packed weights)", 0, true);
-        auto is_weights = [](const Tensor &t) { return t.role == Role::expect && t.name == "attention_weights"; };
-        in.tensors.erase(std::remove_if(in.tensors.begin(), in.tensors.end(), is_weights), in.tensors.end());
-        check_case(in, base_name(f) + " (packed weights, output only)", 1, true);
+        check_case(in, name + " (packed weights)", 0, true);
+        drop_expected_weights(in);
+        check_case(in, name + " (packed weights, output only)", 1, true);
     }
     CHECK(packed >= 4);
 }
