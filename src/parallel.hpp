@@ -41,12 +41,17 @@ void parallel_for(size_t items, size_t max_slots, float flops_per_item, Body bod
     const float by_work = static_cast<float>(items) * flops_per_item / min_flops_per_thread;
     if (by_work < static_cast<float>(threads)) threads = by_work < 1.0f ? 1 : static_cast<size_t>(by_work);
     if (threads > 1) {
-#pragma omp parallel num_threads(static_cast<int>(threads))
+        // The team is always omp_get_max_threads() strong and threads past
+        // `threads` get no work: libgomp reuses a team's descriptor only for
+        // a team of the same size, so teams sized per loop would malloc and
+        // free one at every region of a call (tests/test_alloc_free.cpp).
+#pragma omp parallel num_threads(omp_get_max_threads())
         {
             const size_t t = static_cast<size_t>(omp_get_thread_num());
-            const size_t n = static_cast<size_t>(omp_get_num_threads());
+            const size_t team = static_cast<size_t>(omp_get_num_threads());
+            const size_t n = threads < team ? threads : team;
             const size_t begin = items * t / n, end = items * (t + 1) / n;
-            if (begin < end) body(t, begin, end);
+            if (t < n && begin < end) body(t, begin, end);
         }
         return;
     }

@@ -13,6 +13,8 @@
 #                              streaming softmax, on every path the CPU runs
 #   test_numeric_edges         +-1e30, +-inf, NaN, all-masked rows, K = 1, huge d
 #                              on every path, against the float64 reference
+#   test_alloc_free            counting malloc/free/new/delete: no call in the
+#                              steady state of any op (OpenMP: after a warm-up)
 #   hygiene.library_symbols    libedgeattn.a references no heap, exceptions,
 #                              RTTI, iostream or stdio
 #   hygiene.table_in_rodata    the constexpr positional table is in .rodata
@@ -36,6 +38,16 @@ add_executable(test_numeric_edges test_numeric_edges.cpp reference.cpp $<TARGET_
 target_link_libraries(test_numeric_edges PRIVATE edgeattn::edgeattn edgeattn_doctest)
 edgeattn_test_options(test_numeric_edges)
 add_test(NAME test_numeric_edges COMMAND test_numeric_edges)
+
+# Allocation-freedom at run time: replaces malloc & co. and operator new /
+# delete with counting versions (glibc's __libc_* underneath). Not under the
+# sanitizers (they own the allocator) nor in cross builds (static glibc).
+if(NOT EDGEATTN_SANITIZE AND NOT CMAKE_CROSSCOMPILING AND CMAKE_SYSTEM_NAME STREQUAL "Linux")
+  add_executable(test_alloc_free test_alloc_free.cpp $<TARGET_OBJECTS:edgeattn_doctest_main>)
+  target_link_libraries(test_alloc_free PRIVATE edgeattn::edgeattn edgeattn_doctest)
+  edgeattn_test_options(test_alloc_free)
+  add_test(NAME test_alloc_free COMMAND test_alloc_free)
+endif()
 foreach(isa IN LISTS EDGEATTN_TEST_ISAS)
   add_test(NAME test_fixed_size_api.${isa} COMMAND test_fixed_size_api)
   set_tests_properties(test_fixed_size_api.${isa} PROPERTIES ENVIRONMENT EDGEATTN_ISA=${isa} SKIP_RETURN_CODE 77)
@@ -44,6 +56,11 @@ endforeach()
 add_test(NAME hygiene.library_symbols
   COMMAND ${CMAKE_COMMAND} -DNM=${CMAKE_NM} -DLIB=$<TARGET_FILE:edgeattn>
     -P ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_library_symbols.cmake)
+# An instrumented archive references the sanitizer runtime (its allocator
+# among it): the symbol check is about the real library, so not there.
+if(EDGEATTN_SANITIZE)
+  set_tests_properties(hygiene.library_symbols PROPERTIES DISABLED TRUE)
+endif()
 add_test(NAME hygiene.table_in_rodata
   COMMAND ${CMAKE_COMMAND} -DOBJDUMP=${CMAKE_OBJDUMP} -DBINARY=$<TARGET_FILE:test_positional_encoding>
     -P ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_rodata.cmake)

@@ -127,3 +127,44 @@ TEST_CASE("dot-product and additive attention, softmax, positional add: same bit
         return std::vector<std::vector<float>>{Y};
     });
 }
+
+TEST_CASE("self-attention, per-query softmax, sequence mask, positional table, C++ module: same bits") {
+    const size_t B = 2, n = 150, d = 64, heads = 8;
+    const auto X = random_floats(B * n * d, 21);
+    const auto W_q = random_floats(d * d, 22, 0.2f), W_k = random_floats(d * d, 23, 0.2f),
+               W_v = random_floats(d * d, 24, 0.2f), W_o = random_floats(d * d, 25, 0.2f), bias = random_floats(d, 26);
+    const edgeattn_mha_weights w{W_q.data(), W_k.data(), W_v.data(), W_o.data(), bias.data(), nullptr, bias.data(), nullptr};
+    const edgeattn_attention_dims dims{B, n, 0, d, 0, 0, 0, heads};
+    std::vector<int32_t> lens(B * n);
+    for (size_t i = 0; i < lens.size(); ++i) lens[i] = static_cast<int32_t>((i * 53) % (n + 9));
+    const edgeattn_valid_lens vl{EDGEATTN_VALID_LENS_PER_QUERY, lens.data()};
+    std::vector<float> ws(edgeattn_self_attention_workspace_size(&dims, 8) / sizeof(float));
+    check_deterministic("self-attention", [&] {
+        std::vector<float> out(B * n * d), attn(B * heads * n * n), out_streaming(B * n * d);
+        REQUIRE(edgeattn_self_attention(&dims, X.data(), &vl, &w, ws.data(), ws.size() * sizeof(float), out.data(),
+                                        attn.data()) == EDGEATTN_OK);
+        REQUIRE(edgeattn_self_attention(&dims, X.data(), &vl, &w, ws.data(), ws.size() * sizeof(float),
+                                        out_streaming.data(), nullptr) == EDGEATTN_OK);
+        return std::vector<std::vector<float>>{out, attn, out_streaming};
+    });
+
+    const size_t K = 700;
+    const auto scores = random_floats(B * n * K, 27, 30.0f);
+    const edgeattn_softmax_dims sdims{B, n, K};
+    check_deterministic("masked softmax, per-query lengths, and in place", [&] {
+        std::vector<float> y(scores.size()), z = scores;
+        REQUIRE(edgeattn_masked_softmax(&sdims, scores.data(), &vl, y.data()) == EDGEATTN_OK);
+        REQUIRE(edgeattn_masked_softmax(&sdims, z.data(), &vl, z.data()) == EDGEATTN_OK);
+        return std::vector<std::vector<float>>{y, z};
+    });
+    check_deterministic("sequence mask", [&] {
+        std::vector<float> y(scores.size());
+        REQUIRE(edgeattn_sequence_mask(B * n, K, scores.data(), lens.data(), -1e6f, y.data()) == EDGEATTN_OK);
+        return std::vector<std::vector<float>>{y};
+    });
+    check_deterministic("positional table", [&] {
+        std::vector<float> P(2000 * 96);
+        REQUIRE(edgeattn_positional_encoding_table(2000, 96, P.data()) == EDGEATTN_OK);
+        return std::vector<std::vector<float>>{P};
+    });
+}

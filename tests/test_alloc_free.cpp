@@ -1,0 +1,257 @@
+// Allocation-freedom, proven at run time. This program replaces malloc,
+// calloc, realloc, free, the aligned allocators and every operator new and
+// delete with versions that count their calls (and forward to glibc's
+// __libc_* functions), then calls every op and requires that the steady
+// state makes no call at all. A serial build must allocate nothing from the
+// very first call; with OpenMP the first call at each thread count is a
+// warm-up (libgomp allocates its thread pool and team on first use), after
+// which repeated calls allocate nothing either.
+//
+// glibc and a native build only: the sanitizers and cross-built static
+// programs bring their own allocators (tests/library_tests.cmake).
+#include <doctest/doctest.h>
+
+#include <edgeattn/edgeattn.h>
+#include <edgeattn/edgeattn.hpp>
+
+#include <atomic>
+#include <cerrno>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <new>
+#include <string>
+#include <vector>
+
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
+// ------------------------------------------------------------ the counters
+
+namespace {
+std::atomic<long> g_calls{0};  // every allocation or release, from any thread
+}
+
+extern "C" {
+void *__libc_malloc(std::size_t);
+void *__libc_calloc(std::size_t, std::size_t);
+void *__libc_realloc(void *, std::size_t);
+void *__libc_memalign(std::size_t, std::size_t);
+void __libc_free(void *);
+
+void *malloc(std::size_t n) {
+    g_calls.fetch_add(1, std::memory_order_relaxed);
+    return __libc_malloc(n);
+}
+void *calloc(std::size_t n, std::size_t size) {
+    g_calls.fetch_add(1, std::memory_order_relaxed);
+    return __libc_calloc(n, size);
+}
+void *realloc(void *p, std::size_t n) {
+    g_calls.fetch_add(1, std::memory_order_relaxed);
+    return __libc_realloc(p, n);
+}
+void free(void *p) {
+    if (p) g_calls.fetch_add(1, std::memory_order_relaxed);
+    __libc_free(p);
+}
+void *memalign(std::size_t alignment, std::size_t n) {
+    g_calls.fetch_add(1, std::memory_order_relaxed);
+    return __libc_memalign(alignment, n);
+}
+void *aligned_alloc(std::size_t alignment, std::size_t n) { return memalign(alignment, n); }
+int posix_memalign(void **out, std::size_t alignment, std::size_t n) {
+    void *p = memalign(alignment, n);
+    if (!p) return ENOMEM;
+    *out = p;
+    return 0;
+}
+}
+
+// operator new and delete count on their own (they call malloc and free,
+// which count again: any call is a failure, so that is fine).
+void *operator new(std::size_t n) {
+    g_calls.fetch_add(1, std::memory_order_relaxed);
+    if (void *p = std::malloc(n ? n : 1)) return p;
+    throw std::bad_alloc();
+}
+void *operator new[](std::size_t n) { return operator new(n); }
+void *operator new(std::size_t n, const std::nothrow_t &) noexcept {
+    g_calls.fetch_add(1, std::memory_order_relaxed);
+    return std::malloc(n ? n : 1);
+}
+void *operator new[](std::size_t n, const std::nothrow_t &t) noexcept { return operator new(n, t); }
+void *operator new(std::size_t n, std::align_val_t a) {
+    g_calls.fetch_add(1, std::memory_order_relaxed);
+    if (void *p = memalign(static_cast<std::size_t>(a), n ? n : 1)) return p;
+    throw std::bad_alloc();
+}
+void *operator new[](std::size_t n, std::align_val_t a) { return operator new(n, a); }
+void operator delete(void *p) noexcept {
+    if (p) g_calls.fetch_add(1, std::memory_order_relaxed);
+    std::free(p);
+}
+void operator delete[](void *p) noexcept { operator delete(p); }
+void operator delete(void *p, std::size_t) noexcept { operator delete(p); }
+void operator delete[](void *p, std::size_t) noexcept { operator delete(p); }
+void operator delete(void *p, std::align_val_t) noexcept { operator delete(p); }
+void operator delete[](void *p, std::align_val_t) noexcept { operator delete(p); }
+void operator delete(void *p, std::size_t, std::align_val_t) noexcept { operator delete(p); }
+void operator delete[](void *p, std::size_t, std::align_val_t) noexcept { operator delete(p); }
+
+// ------------------------------------------------------------ the ops
+
+namespace {
+
+#if defined(_OPENMP)
+constexpr bool kOpenMP = true;
+const int kThreadCounts[] = {1, 2, 8};
+void set_threads(int n) { omp_set_num_threads(n); }
+#else
+constexpr bool kOpenMP = false;
+const int kThreadCounts[] = {1};
+void set_threads(int) {}
+#endif
+
+std::vector<float> filled(std::size_t n, float scale) {
+    std::vector<float> v(n);
+    for (std::size_t i = 0; i < n; ++i) v[i] = scale * static_cast<float>(static_cast<int>(i * 37 % 101) - 50) / 50.0f;
+    return v;
+}
+
+// Calls of `op` that must allocate nothing: with OpenMP, after one warm-up
+// call at each thread count; serial, from the first call on. Returns the
+// number of allocator calls seen (must be 0) and whether every call said OK.
+template <class Op>
+long allocations_of(Op op, bool &all_ok) {
+    all_ok = true;
+    long calls = 0;
+    for (int threads : kThreadCounts) {
+        set_threads(threads);
+        if (kOpenMP) all_ok = op() == EDGEATTN_OK && all_ok;  // warm-up: libgomp may allocate its team
+        const long before = g_calls.load();
+        for (int repeat = 0; repeat < 3; ++repeat) all_ok = op() == EDGEATTN_OK && all_ok;
+        calls += g_calls.load() - before;
+    }
+    set_threads(kThreadCounts[sizeof kThreadCounts / sizeof kThreadCounts[0] - 1]);
+    return calls;
+}
+
+// Buffers are made before counting starts; shapes big enough that the
+// library starts a thread team where it has OpenMP.
+struct problem {
+    static constexpr std::size_t B = 2, Q = 96, K = 300, d = 64, dv = 48, h = 64, heads = 4;
+    edgeattn_attention_dims dims{B, Q, K, d, d, dv, h, heads};
+    std::vector<float> q = filled(B * Q * d, 1.0f), k = filled(B * K * d, 1.0f), v = filled(B * K * dv, 1.0f);
+    std::vector<float> W_q = filled(h * d, 0.1f), W_k = filled(h * d, 0.1f), W_v = filled(h * dv, 0.1f),
+                       W_o = filled(h * h, 0.1f), bias = filled(h, 0.5f), w_v = filled(h, 1.0f);
+    std::vector<int32_t> lens = std::vector<int32_t>(B * Q, 250);
+    edgeattn_valid_lens vl{EDGEATTN_VALID_LENS_PER_QUERY, lens.data()};
+    std::vector<float> out = std::vector<float>(B * Q * h), weights = std::vector<float>(B * heads * Q * K);
+    std::vector<float> ws;
+
+    problem() {
+        const edgeattn_attention_dims self{B, Q, 0, d, 0, 0, 0, heads};
+        std::size_t need = 0;
+        for (std::size_t n : {edgeattn_dot_product_attention_workspace_size(&dims, 8),
+                              edgeattn_additive_attention_workspace_size(&dims, 8),
+                              edgeattn_multi_head_attention_workspace_size(&dims, 8),
+                              edgeattn_self_attention_workspace_size(&self, 8)})
+            need = n > need ? n : need;
+        ws.resize(need / sizeof(float));
+    }
+    std::size_t ws_bytes() const { return ws.size() * sizeof(float); }
+};
+
+}  // namespace
+
+TEST_CASE("the counting allocator sees allocations (the test can fail)") {
+    const long before = g_calls.load();
+    std::vector<int> *v = new std::vector<int>(100);
+    delete v;
+    void *p = std::malloc(10);
+    std::free(p);
+    CHECK(g_calls.load() - before >= 4);
+}
+
+TEST_CASE("every op allocates nothing in the steady state") {
+    problem p;
+    const edgeattn_attention_dims self_dims{p.B, p.Q, 0, p.d, 0, 0, 0, p.heads};
+    const edgeattn_additive_weights aw{p.W_q.data(), p.W_k.data(), p.w_v.data()};
+    const edgeattn_mha_weights mw{p.W_q.data(), p.W_k.data(), p.W_v.data(), p.W_o.data(),
+                                  p.bias.data(), p.bias.data(), p.bias.data(), p.bias.data()};
+    const edgeattn_softmax_dims sdims{p.B, p.Q, p.K};
+    std::vector<float> scores = filled(p.B * p.Q * p.K, 5.0f), P(1000 * p.d), X = filled(p.B * 1000 * p.d, 1.0f),
+                       Y(X.size());
+    std::vector<int32_t> row_lens(p.B * p.Q, 7);
+
+    struct named {
+        const char *name;
+        long calls;
+        bool ok;
+    };
+    std::vector<named> results;
+    results.reserve(16);
+    auto measure = [&](const char *name, auto op) {
+        bool ok = false;
+        const long calls = allocations_of(op, ok);
+        results.push_back({name, calls, ok});
+    };
+    measure("sequence_mask", [&] {
+        return edgeattn_sequence_mask(p.B * p.Q, p.K, scores.data(), row_lens.data(), -1e6f, Y.data());
+    });
+    measure("masked_softmax", [&] { return edgeattn_masked_softmax(&sdims, scores.data(), &p.vl, Y.data()); });
+    measure("masked_softmax in place", [&] { return edgeattn_masked_softmax(&sdims, Y.data(), &p.vl, Y.data()); });
+    measure("dot_product_attention with weights", [&] {
+        return edgeattn_dot_product_attention(&p.dims, p.q.data(), p.k.data(), p.v.data(), &p.vl, p.ws.data(),
+                                              p.ws_bytes(), p.out.data(), p.weights.data());
+    });
+    measure("dot_product_attention streaming", [&] {
+        return edgeattn_dot_product_attention(&p.dims, p.q.data(), p.k.data(), p.v.data(), &p.vl, p.ws.data(),
+                                              p.ws_bytes(), p.out.data(), nullptr);
+    });
+    measure("additive_attention", [&] {
+        return edgeattn_additive_attention(&p.dims, p.q.data(), p.k.data(), p.v.data(), &p.vl, &aw, p.ws.data(),
+                                           p.ws_bytes(), p.out.data(), p.weights.data());
+    });
+    measure("multi_head_attention", [&] {
+        return edgeattn_multi_head_attention(&p.dims, p.q.data(), p.k.data(), p.v.data(), &p.vl, &mw, p.ws.data(),
+                                             p.ws_bytes(), p.out.data(), p.weights.data());
+    });
+    measure("multi_head_attention streaming", [&] {
+        return edgeattn_multi_head_attention(&p.dims, p.q.data(), p.k.data(), p.v.data(), &p.vl, &mw, p.ws.data(),
+                                             p.ws_bytes(), p.out.data(), nullptr);
+    });
+    const edgeattn_mha_weights sw{p.W_q.data(), p.W_k.data(), p.W_k.data(), p.W_o.data(),
+                                  nullptr, nullptr, nullptr, nullptr};  // all (h, d) = (64, 64)
+    measure("self_attention", [&] {
+        return edgeattn_self_attention(&self_dims, p.q.data(), nullptr, &sw, p.ws.data(), p.ws_bytes(), p.out.data(),
+                                       p.weights.data());
+    });
+    measure("positional_encoding_table", [&] { return edgeattn_positional_encoding_table(1000, p.d, P.data()); });
+    measure("positional_encoding_add", [&] {
+        return edgeattn_positional_encoding_add(p.B, 1000, p.d, X.data(), P.data(), 1000, Y.data());
+    });
+    measure("a refused call", [&] {
+        const edgeattn_status st = edgeattn_multi_head_attention(&p.dims, p.q.data(), p.k.data(), p.v.data(), &p.vl,
+                                                                 &mw, p.ws.data(), 4, p.out.data(), nullptr);
+        return st == EDGEATTN_ERR_WORKSPACE_TOO_SMALL ? EDGEATTN_OK : st;
+    });
+    measure("kernel path queries", [&] {
+        const edgeattn_isa isa = edgeattn_current_isa();
+        return edgeattn_isa_supported(isa) && edgeattn_set_isa(isa) == EDGEATTN_OK ? EDGEATTN_OK
+                                                                                  : EDGEATTN_ERR_UNSUPPORTED_ISA;
+    });
+
+    static edgeattn::SelfAttention<2, 10, 32, 4, 16> module(
+        {p.W_q.data(), p.W_k.data(), p.W_v.data(), p.W_o.data(), nullptr, nullptr, nullptr, nullptr});
+    std::vector<float> mx = filled(2 * 10 * 32, 1.0f), mout(2 * 10 * 32);
+    measure("C++ SelfAttention::forward", [&] { return module.forward(mx.data(), nullptr, mout.data()); });
+
+    for (const named &r : results) {
+        INFO(std::string(r.name));
+        CHECK(r.ok);
+        CHECK(r.calls == 0);
+    }
+}
