@@ -25,7 +25,7 @@ ISA_TESTS   := test_golden_c test_reference_shapes test_fixed_size_api
 PLAIN_TESTS := test_positional_encoding test_status test_determinism test_kernels test_streaming \
                test_packed_weights
 # Own doctest main, no conform objects: hardening tests (issue 5).
-HARDENING_TESTS := test_numeric_edges
+HARDENING_TESTS := test_numeric_edges test_alloc_free
 TEST_PROGRAMS := $(addprefix $(TEST_BIN)/,$(ISA_TESTS) $(PLAIN_TESTS) $(HARDENING_TESTS) test_case_file)
 
 $(BUILD)/tests/%.o: tests/%.cpp
@@ -50,6 +50,8 @@ $(TEST_BIN)/test_packed_weights:
 	$(CXX) $(filter %.o %.a,$^) $(TEST_LDFLAGS) -o $@
 
 $(TEST_BIN)/test_numeric_edges: $(BUILD)/tests/test_numeric_edges.o $(BUILD)/tests/reference.o $(DOCTEST_MAIN) $(LIB)
+$(TEST_BIN)/test_alloc_free: $(BUILD)/tests/test_alloc_free.o $(DOCTEST_MAIN) $(LIB)
+$(TEST_BIN)/test_numeric_edges $(TEST_BIN)/test_alloc_free:
 	@mkdir -p $(dir $@)
 	$(CXX) $(filter %.o %.a,$^) $(TEST_LDFLAGS) -o $@
 
