@@ -26,6 +26,7 @@ CC=clang CXX=clang++ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo 
 cmake --build build-asan -j"$jobs"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+export LSAN_OPTIONS="suppressions=$PWD/.ci/lsan.supp:print_suppressions=0"  # LLVM OpenMP's thread pool
 ctest --test-dir build-asan --output-on-failure -j"$jobs"
 
 echo "== hardening: the suite under valgrind --error-exitcode=1"
