@@ -56,6 +56,18 @@ endforeach()
 add_test(NAME hygiene.library_symbols
   COMMAND ${CMAKE_COMMAND} -DNM=${CMAKE_NM} -DLIB=$<TARGET_FILE:edgeattn>
     -P ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_library_symbols.cmake)
+# The fixed-size C++ API refuses at compile time (static_assert) what the C
+# API refuses at run time: overflowing sizes, heads that do not divide,
+# n > max_len, zero dimensions; case 0 is the control that must compile.
+foreach(case 0 1 2 3 4 5)
+  add_test(NAME compile_time.fixed_size_rejects_${case}
+    COMMAND ${CMAKE_CXX_COMPILER} -std=c++17 -fsyntax-only -I${PROJECT_SOURCE_DIR}/include -DCASE=${case}
+      ${CMAKE_CURRENT_SOURCE_DIR}/compile_fail/fixed_size_rejects.cpp)
+  if(NOT case EQUAL 0)
+    set_tests_properties(compile_time.fixed_size_rejects_${case} PROPERTIES PASS_REGULAR_EXPRESSION "static.assert")
+  endif()
+endforeach()
+
 # An instrumented archive references the sanitizer runtime (its allocator
 # among it): the symbol check is about the real library, so not there.
 if(EDGEATTN_SANITIZE)

@@ -34,6 +34,14 @@ struct workspace_storage {
     void *data() { return floats; }
     static constexpr std::size_t bytes = Bytes;
 };
+
+// Whether a float tensor of these dimensions has a byte size that fits in
+// size_t (the C API's EDGEATTN_ERR_SIZE_OVERFLOW, found at compile time).
+constexpr bool tensor_fits(std::size_t a, std::size_t b, std::size_t c = 1, std::size_t d = 1) {
+    std::size_t ab = 0, abc = 0, abcd = 0, bytes = 0;
+    return !mul_overflows(a, b, ab) && !mul_overflows(ab, c, abc) && !mul_overflows(abc, d, abcd) &&
+           !mul_overflows(abcd, sizeof(float), bytes);
+}
 }  // namespace detail
 
 /// d2l's masked_softmax: X, Y (Batch, Queries, Keys); Y may be X.
@@ -47,6 +55,7 @@ struct workspace_storage {
 template <std::size_t Batch, std::size_t Queries, std::size_t Keys>
 Status masked_softmax(const float *X, const ValidLens *valid_lens, float *Y) {
     static_assert(Batch > 0 && Queries > 0 && Keys > 0, "dimensions must be positive");
+    static_assert(detail::tensor_fits(Batch, Queries, Keys), "the tensor's size overflows size_t");
     const edgeattn_softmax_dims dims{Batch, Queries, Keys};
     return edgeattn_masked_softmax(&dims, X, valid_lens, Y);
 }
@@ -63,6 +72,10 @@ class DotProductAttention {
     static_assert(Batch > 0 && Queries > 0 && Keys > 0 && Dim > 0 && ValueSize > 0 &&
                       MaxThreads > 0,
                   "dimensions must be positive");
+    static_assert(detail::tensor_fits(Batch, Queries, Dim) && detail::tensor_fits(Batch, Keys, Dim) &&
+                      detail::tensor_fits(Batch, Keys, ValueSize) &&
+                      detail::tensor_fits(Batch, Queries, ValueSize) && detail::tensor_fits(Batch, Queries, Keys),
+                  "a tensor's size overflows size_t");
 
   public:
     /// The C API's dims of this module.
@@ -104,6 +117,11 @@ class AdditiveAttention {
     static_assert(Batch > 0 && Queries > 0 && Keys > 0 && QuerySize > 0 && KeySize > 0 &&
                       ValueSize > 0 && NumHiddens > 0 && MaxThreads > 0,
                   "dimensions must be positive");
+    static_assert(detail::tensor_fits(Batch, Queries, QuerySize) && detail::tensor_fits(Batch, Keys, KeySize) &&
+                      detail::tensor_fits(Batch, Keys, ValueSize) &&
+                      detail::tensor_fits(Batch, Queries, ValueSize) && detail::tensor_fits(Batch, Queries, Keys) &&
+                      detail::tensor_fits(NumHiddens, QuerySize) && detail::tensor_fits(NumHiddens, KeySize),
+                  "a tensor's size overflows size_t");
 
   public:
     /// The C API's dims of this module.
@@ -156,6 +174,12 @@ class MultiHeadAttention {
                       ValueSize > 0 && NumHiddens > 0 && NumHeads > 0 && MaxThreads > 0,
                   "dimensions must be positive");
     static_assert(NumHiddens % NumHeads == 0, "num_hiddens must be divisible by num_heads");
+    static_assert(detail::tensor_fits(Batch, Queries, QuerySize) && detail::tensor_fits(Batch, Keys, KeySize) &&
+                      detail::tensor_fits(Batch, Keys, ValueSize) &&
+                      detail::tensor_fits(Batch, Queries, NumHiddens) &&
+                      detail::tensor_fits(Batch, NumHeads, Queries, Keys) &&
+                      detail::tensor_fits(NumHiddens, NumHiddens),
+                  "a tensor's size overflows size_t");
 
   public:
     /// The C API's dims of this module.
@@ -210,6 +234,9 @@ class SelfAttention {
                   "dimensions must be positive");
     static_assert(Dim % NumHeads == 0, "num_hiddens must be divisible by num_heads");
     static_assert(SeqLen <= MaxLen, "the sequence is longer than the positional table");
+    static_assert(detail::tensor_fits(Batch, SeqLen, Dim) && detail::tensor_fits(Batch, NumHeads, SeqLen, SeqLen) &&
+                      detail::tensor_fits(MaxLen, Dim) && detail::tensor_fits(Dim, Dim),
+                  "a tensor's size overflows size_t");
 
   public:
     /// The C API's dims of this module.
