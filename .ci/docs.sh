@@ -7,11 +7,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-export DEBIAN_FRONTEND=noninteractive
-SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends \
-    doxygen python3-matplotlib python3-numpy >/dev/null
+bash .ci/apt_install.sh \
+    doxygen python3-matplotlib python3-numpy
 
 echo "== API reference: doxygen docs/Doxyfile (any warning fails)"
 rm -rf build-docs

@@ -10,11 +10,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-export DEBIAN_FRONTEND=noninteractive
-SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends \
-    g++ make cmake libxsimd-dev doctest-dev binutils clang libclang-rt-dev libomp-dev valgrind >/dev/null
+bash .ci/apt_install.sh \
+    g++ make cmake libxsimd-dev doctest-dev binutils clang libclang-rt-dev libomp-dev valgrind
 
 jobs=$(nproc)
 fuzz_seconds=${FUZZ_SECONDS:-60}

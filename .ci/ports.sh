@@ -19,14 +19,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-export DEBIAN_FRONTEND=noninteractive
-SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends \
+bash .ci/apt_install.sh \
     g++ make cmake libxsimd-dev doctest-dev binutils pkg-config \
     g++-aarch64-linux-gnu g++-arm-linux-gnueabihf \
     gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib \
-    qemu-user qemu-system-arm >/dev/null
+    qemu-user qemu-system-arm
 
 jobs=$(nproc)
 root=$PWD
