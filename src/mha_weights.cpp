@@ -42,18 +42,18 @@ mha_packed_weights_layout packed_layout_for(const edgeattn_attention_dims &d) {
     return make_mha_packed_weights_layout(d.query_size, d.key_size, d.value_size, d.num_hiddens);
 }
 
-edgeattn_status check_feature_dims(const edgeattn_attention_dims &d) {
+}  // namespace
+
+namespace edgeattn {
+namespace detail {
+
+edgeattn_status check_mha_feature_dims(const edgeattn_attention_dims &d) {
     if (d.query_size == 0 || d.key_size == 0 || d.value_size == 0 || d.num_hiddens == 0 ||
         d.num_heads == 0)
         return EDGEATTN_ERR_ZERO_DIMENSION;
     if (d.num_hiddens % d.num_heads != 0) return EDGEATTN_ERR_HEADS_DO_NOT_DIVIDE;
     return EDGEATTN_OK;
 }
-
-}  // namespace
-
-namespace edgeattn {
-namespace detail {
 
 edgeattn_status view_mha_weights(const edgeattn_attention_dims &d, const edgeattn_mha_weights &w,
                                  mha_weights_view &view) {
@@ -101,7 +101,7 @@ edgeattn_status view_packed_mha_weights(const edgeattn_attention_dims &d, const 
 }  // namespace edgeattn
 
 extern "C" size_t edgeattn_mha_packed_weights_size(const edgeattn_attention_dims *dims) {
-    if (!dims || check_feature_dims(*dims) != EDGEATTN_OK) return 0;
+    if (!dims || check_mha_feature_dims(*dims) != EDGEATTN_OK) return 0;
     return packed_layout_for(*dims).bytes;
 }
 
@@ -110,7 +110,7 @@ extern "C" edgeattn_status edgeattn_mha_pack_weights(const edgeattn_attention_di
                                                      void *packed, size_t packed_bytes) {
     if (!dims || !weights || !packed) return EDGEATTN_ERR_NULL_POINTER;
     const edgeattn_attention_dims &d = *dims;
-    if (edgeattn_status st = check_feature_dims(d)) return st;
+    if (edgeattn_status st = check_mha_feature_dims(d)) return st;
     mha_weights_view given;
     if (edgeattn_status st = view_mha_weights(d, *weights, given)) return st;
     const mha_packed_weights_layout l = packed_layout_for(d);

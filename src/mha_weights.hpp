@@ -22,6 +22,10 @@ struct mha_weights_view {
     size_t num_spans = 0;
 };
 
+// The sizes the weights depend on: feature sizes and heads non-zero,
+// num_hiddens divisible by num_heads (batch, queries and keys not read).
+edgeattn_status check_mha_feature_dims(const edgeattn_attention_dims &d);
+
 // Weights as given; checks the matrices' sizes (d's zero fields checked).
 edgeattn_status view_mha_weights(const edgeattn_attention_dims &d, const edgeattn_mha_weights &w,
                                  mha_weights_view &view);

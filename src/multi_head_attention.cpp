@@ -15,11 +15,8 @@ using namespace edgeattn::detail;
 namespace {
 
 edgeattn_status check_dims(const edgeattn_attention_dims &d) {
-    if (d.batch == 0 || d.queries == 0 || d.keys == 0 || d.query_size == 0 || d.key_size == 0 ||
-        d.value_size == 0 || d.num_hiddens == 0 || d.num_heads == 0)
-        return EDGEATTN_ERR_ZERO_DIMENSION;
-    if (d.num_hiddens % d.num_heads != 0) return EDGEATTN_ERR_HEADS_DO_NOT_DIVIDE;
-    return EDGEATTN_OK;
+    if (d.batch == 0 || d.queries == 0 || d.keys == 0) return EDGEATTN_ERR_ZERO_DIMENSION;
+    return check_mha_feature_dims(d);
 }
 
 // Self-attention dims as full multi-head dims: keys = queries = n and every
