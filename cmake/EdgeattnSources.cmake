@@ -6,7 +6,10 @@ set(EDGEATTN_CORE_SOURCES
   src/dispatch.cpp
   src/arch/scalar.cpp
   src/attention_rows.cpp
+  src/attention_mask.cpp
   src/linear.cpp
+  src/linear_api.cpp
+  src/kv_cache.cpp
   src/masked_softmax.cpp
   src/dot_product_attention.cpp
   src/additive_attention.cpp

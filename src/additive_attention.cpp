@@ -48,6 +48,7 @@ extern "C" edgeattn_status edgeattn_additive_attention(
                                                   one.bytes, output, attention_weights, lens))
         return st;
 
+    const attention_mask_view mask = mask_of_valid_lens(lens);
     const kernel_table &k = active_kernels();
     float *ws = static_cast<float *>(workspace);
     float *projected_queries = ws + one.projected_queries;  // (B, Q, h)
@@ -70,8 +71,8 @@ extern "C" edgeattn_status edgeattn_additive_attention(
         const attention_slice s{nullptr, 0, nullptr, 0,
                                 values + b * d.keys * d.value_size, d.value_size,
                                 output + b * d.queries * d.value_size, d.value_size,
-                                weights_b, d.queries, d.keys, h, d.value_size, b};
-        softmax_and_weighted_sum(k, s, row0, rows, lens, scores, slot);
+                                weights_b, d.keys, d.queries, d.keys, h, d.value_size, b, 0};
+        softmax_and_weighted_sum(k, s, row0, rows, mask, scores, d.keys, slot);
     });
     return EDGEATTN_OK;
 }

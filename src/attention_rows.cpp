@@ -8,84 +8,170 @@ namespace detail {
 namespace {
 
 size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
+size_t max_size(size_t a, size_t b) { return a > b ? a : b; }
+
+// At and below this many queries in a slice (a decode step's new tokens),
+// scores and weighted sums read the keys and values in place instead of
+// packing them: packing reads and writes every key and value once more than
+// the products read them, and a decode step is bound by reading the cache.
+// Chosen per slice, not per block, so the bits never depend on the split.
+constexpr size_t direct_queries_limit = 4;
+
+bool reads_in_place(const attention_slice &s) { return s.num_queries <= direct_queries_limit; }
+
+key_interval row_keys(const attention_slice &s, const attention_mask_view &mask, size_t row) {
+    return mask.of_row(s.batch_index, row, s.num_queries, s.num_keys);
+}
+
+// The union [lo, hi) of the visible keys of rows [row0, row0 + rows).
+key_interval block_keys(const attention_slice &s, const attention_mask_view &mask, size_t row0,
+                        size_t rows) {
+    key_interval all{s.num_keys, 0};
+    for (size_t r = 0; r < rows; ++r) {
+        const key_interval iv = row_keys(s, mask, row0 + r);
+        if (iv.lo == iv.hi) continue;
+        all.lo = min_size(all.lo, iv.lo);
+        all.hi = max_size(all.hi, iv.hi);
+    }
+    if (all.hi < all.lo) all.hi = all.lo = 0;
+    return all;
+}
+
+// The rows [first, last) of a block that see any of keys [key0, key0 + n):
+// a causal block's rows above the diagonal skip the products.
+key_interval rows_seeing(const attention_slice &s, const attention_mask_view &mask, size_t row0,
+                         size_t rows, size_t key0, size_t n) {
+    key_interval r{rows, 0};
+    for (size_t i = 0; i < rows; ++i) {
+        const key_interval iv = row_keys(s, mask, row0 + i);
+        if (iv.lo < key0 + n && iv.hi > key0 && iv.lo < iv.hi) {
+            r.lo = min_size(r.lo, i);
+            r.hi = i + 1;
+        }
+    }
+    if (r.hi < r.lo) r.hi = r.lo = 0;
+    return r;
+}
 
 // Scores of rows [row0, row0 + rows) against keys [key0, key0 + n):
 // scores (rows, n) at `scores`, row stride ldc.
 void block_scores(const kernel_table &k, const attention_slice &s, size_t row0, size_t rows,
                   size_t key0, size_t n, float scale, float *scores, size_t ldc,
                   const scratch_slot &slot) {
-    k.pack_transposed(s.keys + key0 * s.key_stride, s.key_stride, n, s.d, slot.packed_keys);
-    k.gemm_packed(rows, n, s.d, scale, s.queries + row0 * s.query_stride, s.query_stride,
-                  slot.packed_keys, k.panel_width, nullptr, scores, ldc, false);
+    const float *queries = s.queries + row0 * s.query_stride, *keys = s.keys + key0 * s.key_stride;
+    if (reads_in_place(s)) {
+        k.gemm_nt_direct(rows, n, s.d, queries, s.query_stride, keys, s.key_stride, nullptr, scores,
+                         ldc);
+        for (size_t r = 0; r < rows; ++r) k.scale(scores + r * ldc, n, scale);
+        return;
+    }
+    k.pack_transposed(keys, s.key_stride, n, s.d, slot.packed_keys);
+    k.gemm_packed(rows, n, s.d, scale, queries, s.query_stride, slot.packed_keys, k.panel_width,
+                  nullptr, scores, ldc, false);
+}
+
+// output rows [row0, row0 + rows) (+)= p (rows, n) . values [key0, key0 + n).
+void block_weighted_sum(const kernel_table &k, const attention_slice &s, size_t row0, size_t rows,
+                        size_t key0, size_t n, const float *p, size_t ldp, bool accumulate,
+                        const scratch_slot &slot) {
+    const float *values = s.values + key0 * s.value_stride;
+    float *out = s.output + row0 * s.output_stride;
+    if (reads_in_place(s)) {
+        k.gemm_nn_direct(rows, s.dv, n, p, ldp, values, s.value_stride, out, s.output_stride,
+                         accumulate);
+        return;
+    }
+    k.pack(values, s.value_stride, n, s.dv, slot.packed_values);
+    k.gemm_packed(rows, s.dv, n, 1.0f, p, ldp, slot.packed_values, k.panel_width, nullptr, out,
+                  s.output_stride, accumulate);
+}
+
+// Adds the bias (if any) to the visible scores [lo, hi) of row `row`,
+// whose scores for keys [key0, ...) start at `scores`.
+void add_bias(const kernel_table &k, const attention_slice &s, const attention_mask_view &mask,
+              size_t row, size_t key0, size_t lo, size_t hi, float *scores) {
+    const float *bias = mask.bias_row(s.batch_index, s.head_index, row);
+    if (bias && lo < hi) k.add(scores + lo - key0, bias + lo, scores + lo - key0, hi - lo);
 }
 
 // Scores, softmax and weighted sum with whole rows of weights (rows, K) at
-// `weights`: the caller's attention weights, or the slot's scores when one
-// key block holds every key.
+// `weights` (rows ldw apart): the caller's attention weights, or the slot's
+// scores when one key block holds every key.
 void attention_with_weights(const kernel_table &k, const attention_slice &s, size_t row0,
-                            size_t rows, const valid_lens_view &valid_lens, float *weights,
-                            const scratch_slot &slot) {
-    const size_t K = s.num_keys;
-    size_t max_valid = 0;
-    for (size_t r = 0; r < rows; ++r) {
-        const size_t v = valid_lens.of_row(s.batch_index, row0 + r, K);
-        max_valid = v > max_valid ? v : max_valid;
-    }
-    // Scores past every row's valid length are never read by the softmax.
+                            size_t rows, const attention_mask_view &mask, float *weights,
+                            size_t ldw, const scratch_slot &slot) {
+    // Scores outside every row's visible keys are never read by the softmax.
+    const key_interval keys = block_keys(s, mask, row0, rows);
     const float scale = 1.0f / sqrtf(static_cast<float>(s.d));
-    const size_t key_block = key_block_for(K);
-    for (size_t key0 = 0; key0 < max_valid; key0 += key_block)
-        block_scores(k, s, row0, rows, key0, min_size(key_block, K - key0), scale, weights + key0,
-                     K, slot);
-    softmax_and_weighted_sum(k, s, row0, rows, valid_lens, weights, slot);
+    const size_t key_block = key_block_for(s.num_keys);
+    for (size_t key0 = keys.lo; key0 < keys.hi; key0 += key_block) {
+        const size_t n = min_size(key_block, keys.hi - key0);
+        const key_interval seeing = rows_seeing(s, mask, row0, rows, key0, n);
+        if (seeing.lo < seeing.hi)
+            block_scores(k, s, row0 + seeing.lo, seeing.hi - seeing.lo, key0, n, scale,
+                         weights + seeing.lo * ldw + key0, ldw, slot);
+    }
+    if (mask.bias)
+        for (size_t r = 0; r < rows; ++r) {
+            const key_interval iv = row_keys(s, mask, row0 + r);
+            add_bias(k, s, mask, row0 + r, 0, iv.lo, iv.hi, weights + r * ldw);
+        }
+    softmax_and_weighted_sum(k, s, row0, rows, mask, weights, ldw, slot);
 }
 
-// FlashAttention's online softmax over key blocks; keys past a row's valid
-// length are skipped and added back exactly at the end (d2l's -1e6 rule).
+// FlashAttention's online softmax over key blocks; keys a row does not see
+// are skipped and added back exactly at the end (d2l's -1e6 rule).
 void attention_streaming(const kernel_table &k, const attention_slice &s, size_t row0, size_t rows,
-                         const valid_lens_view &valid_lens, const scratch_slot &slot) {
+                         const attention_mask_view &mask, const scratch_slot &slot) {
     const size_t K = s.num_keys, dv = s.dv;
-    size_t valid[rows_per_block];
-    size_t max_valid = 0;
     for (size_t r = 0; r < rows; ++r) {
-        valid[r] = valid_lens.of_row(s.batch_index, row0 + r, K);
-        max_valid = valid[r] > max_valid ? valid[r] : max_valid;
         slot.running_max[r] = -__builtin_inff();
         slot.running_sum[r] = 0.0f;
         float *out = s.output + (row0 + r) * s.output_stride;
         for (size_t c = 0; c < dv; ++c) out[c] = 0.0f;
     }
+    const key_interval keys = block_keys(s, mask, row0, rows);
     const float scale = 1.0f / sqrtf(static_cast<float>(s.d));
     const size_t key_block = key_block_for(K);
-    for (size_t key0 = 0; key0 < max_valid; key0 += key_block) {
-        const size_t n = min_size(key_block, max_valid - key0);
-        block_scores(k, s, row0, rows, key0, n, scale, slot.scores, key_block, slot);
-        for (size_t r = 0; r < rows; ++r) {
+    for (size_t key0 = keys.lo; key0 < keys.hi; key0 += key_block) {
+        const size_t n = min_size(key_block, keys.hi - key0);
+        const key_interval seeing = rows_seeing(s, mask, row0, rows, key0, n);
+        if (seeing.lo == seeing.hi) continue;
+        const size_t first = seeing.lo, count = seeing.hi - seeing.lo;
+        float *scores = slot.scores + first * key_block;
+        block_scores(k, s, row0 + first, count, key0, n, scale, scores, key_block, slot);
+        for (size_t r = first; r < seeing.hi; ++r) {
             float *p = slot.scores + r * key_block;
-            const size_t row_valid = valid[r] > key0 ? min_size(valid[r] - key0, n) : 0;
-            const float correction = k.online_softmax_block(p, p, n, row_valid, slot.running_max + r,
+            const key_interval iv = row_keys(s, mask, row0 + r);
+            const size_t lo = min_size(max_size(iv.lo, key0), key0 + n) - key0;
+            const size_t hi = max_size(min_size(iv.hi, key0 + n), key0) - key0;
+            add_bias(k, s, mask, row0 + r, key0, lo + key0, max_size(hi, lo) + key0, p);
+            const float correction = k.online_softmax_block(p, p, n, lo, hi, slot.running_max + r,
                                                             slot.running_sum + r);
             if (correction != 1.0f) k.scale(s.output + (row0 + r) * s.output_stride, dv, correction);
         }
-        k.pack(s.values + key0 * s.value_stride, s.value_stride, n, dv, slot.packed_values);
-        k.gemm_packed(rows, dv, n, 1.0f, slot.scores, key_block, slot.packed_values, k.panel_width, nullptr,
-                      s.output + row0 * s.output_stride, s.output_stride, true);
+        block_weighted_sum(k, s, row0 + first, count, key0, n, scores, key_block, true, slot);
     }
     for (size_t r = 0; r < rows; ++r) {
         float *out = s.output + (row0 + r) * s.output_stride;
         float row_max = slot.running_max[r], sum = slot.running_sum[r];
-        if (valid[r] < K) {
+        const key_interval iv = row_keys(s, mask, row0 + r);
+        const size_t visible = iv.hi - iv.lo;
+        if (visible < K) {
             // Masked keys score -1e6: they join the maximum and each weighs
-            // exp(-1e6 - max), which is 0 unless the valid scores are near
+            // exp(-1e6 - max), which is 0 unless the visible scores are near
             // -1e6 or there are none (then the row is uniform).
             const float max_all = row_max > masked_score ? row_max : masked_score;
             const float correction = row_max == max_all ? 1.0f : expf(row_max - max_all);
             const float masked_weight = expf(masked_score - max_all);
             if (correction != 1.0f) k.scale(out, dv, correction);
-            sum = sum * correction + static_cast<float>(K - valid[r]) * masked_weight;
-            if (masked_weight > 0.0f)
-                for (size_t j = valid[r]; j < K; ++j)
+            sum = sum * correction + static_cast<float>(K - visible) * masked_weight;
+            if (masked_weight > 0.0f) {
+                for (size_t j = 0; j < iv.lo; ++j)
                     k.add_scaled(s.values + j * s.value_stride, masked_weight, out, dv);
+                for (size_t j = iv.hi; j < K; ++j)
+                    k.add_scaled(s.values + j * s.value_stride, masked_weight, out, dv);
+            }
         }
         k.scale(out, dv, 1.0f / sum);
     }
@@ -94,33 +180,47 @@ void attention_streaming(const kernel_table &k, const attention_slice &s, size_t
 }  // namespace
 
 void softmax_and_weighted_sum(const kernel_table &k, const attention_slice &s, size_t row0,
-                              size_t rows, const valid_lens_view &valid_lens, float *weights,
-                              const scratch_slot &slot) {
+                              size_t rows, const attention_mask_view &mask, float *weights,
+                              size_t ldw, const scratch_slot &slot) {
     const size_t K = s.num_keys;
-    for (size_t r = 0; r < rows; ++r)
-        k.masked_softmax_row(weights + r * K, weights + r * K, K,
-                             valid_lens.of_row(s.batch_index, row0 + r, K));
-    const size_t key_block = key_block_for(K);
-    for (size_t key0 = 0; key0 < K; key0 += key_block) {
-        const size_t n = min_size(key_block, K - key0);
-        k.pack(s.values + key0 * s.value_stride, s.value_stride, n, s.dv, slot.packed_values);
-        k.gemm_packed(rows, s.dv, n, 1.0f, weights + key0, K, slot.packed_values, k.panel_width, nullptr,
-                      s.output + row0 * s.output_stride, s.output_stride, key0 > 0);
+    // Every masked key of a row weighs the same; when that is 0 for every
+    // row, only the keys some row sees enter the weighted sum (half the
+    // products of a causal block).
+    bool masked_keys_weigh = false;
+    for (size_t r = 0; r < rows; ++r) {
+        float *row = weights + r * ldw;
+        const key_interval iv = row_keys(s, mask, row0 + r);
+        k.masked_softmax_row(row, row, K, iv.lo, iv.hi);
+        const size_t masked_at = iv.lo > 0 ? 0 : iv.hi;
+        if (masked_at < K && row[masked_at] != 0.0f) masked_keys_weigh = true;
     }
+    key_interval keys{0, K};
+    if (!masked_keys_weigh) keys = block_keys(s, mask, row0, rows);
+    const size_t key_block = key_block_for(K);
+    bool accumulate = false;
+    for (size_t key0 = keys.lo; key0 < keys.hi; key0 += key_block) {
+        const size_t n = min_size(key_block, keys.hi - key0);
+        block_weighted_sum(k, s, row0, rows, key0, n, weights + key0, ldw, accumulate, slot);
+        accumulate = true;
+    }
+    if (!accumulate)  // no key weighs anything (cannot happen with K > 0; kept exact)
+        for (size_t r = 0; r < rows; ++r)
+            for (size_t c = 0; c < s.dv; ++c) s.output[(row0 + r) * s.output_stride + c] = 0.0f;
 }
 
 void dot_product_attention_block(const kernel_table &k, const attention_slice &s, size_t row0,
-                                 size_t rows, const valid_lens_view &valid_lens,
+                                 size_t rows, const attention_mask_view &mask,
                                  const scratch_slot &slot) {
     // With a single key block the online softmax has nothing to save and
     // costs a little more (sdpa 1x128x256x4: 133 vs 110 us), so whole rows
     // of scores go to the slot instead.
     if (s.weights)
-        attention_with_weights(k, s, row0, rows, valid_lens, s.weights + row0 * s.num_keys, slot);
+        attention_with_weights(k, s, row0, rows, mask, s.weights + row0 * s.weights_stride,
+                               s.weights_stride, slot);
     else if (s.num_keys <= keys_per_block)
-        attention_with_weights(k, s, row0, rows, valid_lens, slot.scores, slot);
+        attention_with_weights(k, s, row0, rows, mask, slot.scores, s.num_keys, slot);
     else
-        attention_streaming(k, s, row0, rows, valid_lens, slot);
+        attention_streaming(k, s, row0, rows, mask, slot);
 }
 
 }  // namespace detail

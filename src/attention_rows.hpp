@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 
+#include "attention_mask.hpp"
 #include "edgeattn/detail/workspace_layout.hpp"
 #include "kernels/kernel_table.hpp"
 #include "parallel.hpp"
@@ -18,7 +19,7 @@ namespace detail {
 
 // One slice in the caller's memory: queries (Q, d), keys (K, d), values
 // (K, dv), output (Q, dv), each row `*_stride` floats after the last, and
-// optional weights (Q, K).
+// optional weights (Q, K) with rows weights_stride (>= K) apart.
 struct attention_slice {
     const float *queries;
     size_t query_stride;
@@ -28,9 +29,11 @@ struct attention_slice {
     size_t value_stride;
     float *output;
     size_t output_stride;
-    float *weights;  // (Q, K) contiguous, or nullptr
+    float *weights;  // (Q, K), or nullptr
+    size_t weights_stride;
     size_t num_queries, num_keys, d, dv;
-    size_t batch_index;  // which valid lengths apply
+    size_t batch_index;  // which valid lengths, ranges and bias apply
+    size_t head_index;   // which head's bias applies
 };
 
 // One thread's scratch (layout in workspace_layout.hpp).
@@ -47,17 +50,17 @@ inline scratch_slot scratch_slot_at(float *slot, const attention_scratch &layout
             slot + layout.running_max, slot + layout.running_sum};
 }
 
-// Scores (rows, K) at `weights` become d2l's masked softmax in place, then
-// output rows = weights . values. Shared by dot-product and additive
-// attention, whatever produced the scores.
+// Scores (rows, K) at `weights` (rows ldw apart) become d2l's masked
+// softmax in place, then output rows = weights . values. Shared by
+// dot-product and additive attention, whatever produced the scores.
 void softmax_and_weighted_sum(const kernel_table &k, const attention_slice &s, size_t row0,
-                              size_t rows, const valid_lens_view &valid_lens, float *weights,
-                              const scratch_slot &slot);
+                              size_t rows, const attention_mask_view &mask, float *weights,
+                              size_t ldw, const scratch_slot &slot);
 
 // Scaled dot-product attention of rows [row0, row0 + rows): materialising
 // the weights when s.weights is set, streaming otherwise.
 void dot_product_attention_block(const kernel_table &k, const attention_slice &s, size_t row0,
-                                 size_t rows, const valid_lens_view &valid_lens,
+                                 size_t rows, const attention_mask_view &mask,
                                  const scratch_slot &slot);
 
 // Runs body(slice, row0, rows, slot) for every block of at most

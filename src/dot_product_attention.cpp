@@ -1,5 +1,6 @@
 // C entry point of scaled dot-product attention (d2l's DotProductAttention).
 #include "attention_checks.hpp"
+#include "attention_mask.hpp"
 #include "attention_rows.hpp"
 #include "edgeattn/detail/workspace_layout.hpp"
 #include "edgeattn/edgeattn.h"
@@ -29,10 +30,14 @@ extern "C" size_t edgeattn_dot_product_attention_workspace_size(const edgeattn_a
     return make_dot_product_layout(d.queries, d.keys, d.query_size, d.value_size, max_threads).bytes;
 }
 
-extern "C" edgeattn_status edgeattn_dot_product_attention(
-    const edgeattn_attention_dims *dims, const float *queries, const float *keys,
-    const float *values, const edgeattn_valid_lens *valid_lens, void *workspace,
-    size_t workspace_bytes, float *output, float *attention_weights) {
+namespace {
+
+edgeattn_status dot_product_attention(const edgeattn_attention_dims *dims, const float *queries,
+                                      const float *keys, const float *values,
+                                      const edgeattn_valid_lens *valid_lens,
+                                      const edgeattn_attention_mask *mask_in, void *workspace,
+                                      size_t workspace_bytes, float *output,
+                                      float *attention_weights) {
     if (!dims || !queries || !keys || !values || !workspace || !output)
         return EDGEATTN_ERR_NULL_POINTER;
     edgeattn_attention_dims d;
@@ -40,10 +45,15 @@ extern "C" edgeattn_status edgeattn_dot_product_attention(
     attention_counts counts;
     if (edgeattn_status st = count_attention_tensors(d, d.value_size, 1, counts)) return st;
     const dot_product_layout one = make_dot_product_layout(d.queries, d.keys, d.query_size, d.value_size, 1);
-    valid_lens_view lens;
-    if (edgeattn_status st = check_attention_call(d, counts, nullptr, 0, queries, keys, values,
-                                                  valid_lens, workspace, workspace_bytes,
-                                                  one.bytes, output, attention_weights, lens))
+    attention_mask_view mask;
+    tensor_span params[2];
+    size_t num_params = 0;
+    if (edgeattn_status st = check_attention_mask(mask_in, d.batch, d.queries, 1, d.keys, mask,
+                                                  params, num_params))
+        return st;
+    if (edgeattn_status st = check_attention_call(d, counts, params, num_params, queries, keys,
+                                                  values, valid_lens, workspace, workspace_bytes,
+                                                  one.bytes, output, attention_weights, mask.lens))
         return st;
 
     const kernel_table &k = active_kernels();
@@ -56,8 +66,26 @@ extern "C" edgeattn_status edgeattn_dot_product_attention(
                                 values + b * d.keys * d.value_size, d.value_size,
                                 output + b * d.queries * d.value_size, d.value_size,
                                 attention_weights ? attention_weights + b * d.queries * d.keys : nullptr,
-                                d.queries, d.keys, d.query_size, d.value_size, b};
-        dot_product_attention_block(k, s, row0, rows, lens, slot);
+                                d.keys, d.queries, d.keys, d.query_size, d.value_size, b, 0};
+        dot_product_attention_block(k, s, row0, rows, mask, slot);
     });
     return EDGEATTN_OK;
+}
+
+}  // namespace
+
+extern "C" edgeattn_status edgeattn_dot_product_attention(
+    const edgeattn_attention_dims *dims, const float *queries, const float *keys,
+    const float *values, const edgeattn_valid_lens *valid_lens, void *workspace,
+    size_t workspace_bytes, float *output, float *attention_weights) {
+    return dot_product_attention(dims, queries, keys, values, valid_lens, nullptr, workspace,
+                                 workspace_bytes, output, attention_weights);
+}
+
+extern "C" edgeattn_status edgeattn_dot_product_attention_masked(
+    const edgeattn_attention_dims *dims, const float *queries, const float *keys,
+    const float *values, const edgeattn_valid_lens *valid_lens, const edgeattn_attention_mask *mask,
+    void *workspace, size_t workspace_bytes, float *output, float *attention_weights) {
+    return dot_product_attention(dims, queries, keys, values, valid_lens, mask, workspace,
+                                 workspace_bytes, output, attention_weights);
 }

@@ -39,6 +39,11 @@ void for_column_chunks(size_t rows, size_t in_features, size_t out_features, siz
 
 }  // namespace
 
+bool linear_scratch_floats(size_t rows, size_t in_features, size_t out_features, size_t &floats) {
+    floats = 0;
+    return rows <= direct_rows_limit || packed_floats(in_features, out_features, floats);
+}
+
 void linear(const kernel_table &k, size_t rows, size_t in_features, size_t out_features,
             const float *x, const float *W, const float *b, float *y, float *packed) {
     // A few rows: packing W^T would cost more than the product itself.

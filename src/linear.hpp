@@ -10,8 +10,13 @@
 namespace edgeattn {
 namespace detail {
 
+// Floats of `packed` that linear() needs for these sizes: none for a few
+// rows (W is read in place), else W^T packed (packed_floats(in, out)).
+// false when the size overflows.
+bool linear_scratch_floats(size_t rows, size_t in_features, size_t out_features, size_t &floats);
+
 // W as given: read in place for a few rows, else packed per call into
-// `packed` (packed_floats(in, out) floats) by the threads that use it.
+// `packed` (linear_scratch_floats floats) by the threads that use it.
 void linear(const kernel_table &k, size_t rows, size_t in_features, size_t out_features,
             const float *x, const float *W, const float *b, float *y, float *packed);
 

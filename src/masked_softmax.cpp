@@ -51,7 +51,7 @@ extern "C" edgeattn_status edgeattn_masked_softmax(const edgeattn_softmax_dims *
     const size_t rows = batch * queries;
     parallel_for(rows, rows, 8.0 * keys, [&](size_t, size_t begin, size_t end) {
         for (size_t r = begin; r < end; ++r)
-            k.masked_softmax_row(X + r * keys, Y + r * keys, keys,
+            k.masked_softmax_row(X + r * keys, Y + r * keys, keys, 0,
                                  lens.of_row(r / queries, r % queries, keys));
     });
     return EDGEATTN_OK;

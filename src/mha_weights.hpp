@@ -5,6 +5,7 @@
 #define EDGEATTN_MHA_WEIGHTS_HPP
 
 #include "edgeattn/edgeattn.h"
+#include "kernels/kernel_table.hpp"
 #include "validate.hpp"
 
 namespace edgeattn {
@@ -22,18 +23,41 @@ struct mha_weights_view {
     size_t num_spans = 0;
 };
 
+// Heads of keys and values (grouped-query attention; 0 in dims means H),
+// and their features, H_kv * h / H.
+inline size_t kv_heads_of(const edgeattn_attention_dims &d) {
+    return d.num_kv_heads ? d.num_kv_heads : d.num_heads;
+}
+inline size_t kv_hiddens_of(const edgeattn_attention_dims &d) {
+    return kv_heads_of(d) * (d.num_hiddens / d.num_heads);
+}
+
 // The sizes the weights depend on: feature sizes and heads non-zero,
-// num_hiddens divisible by num_heads (batch, queries and keys not read).
+// num_hiddens divisible by num_heads, num_heads by num_kv_heads (batch,
+// queries and keys not read).
 edgeattn_status check_mha_feature_dims(const edgeattn_attention_dims &d);
 
-// Weights as given; checks the matrices' sizes (d's zero fields checked).
+// Bits of the projections a call reads (bit i: projection i).
+constexpr unsigned all_projections = 15u;
+constexpr unsigned key_value_projections = 1u << key_projection | 1u << value_projection;
+constexpr unsigned query_output_projections = 1u << query_projection | 1u << output_projection;
+
+// Weights as given; checks the sizes of the matrices `used` names (the
+// others may be NULL and are not read). d's zero fields checked.
 edgeattn_status view_mha_weights(const edgeattn_attention_dims &d, const edgeattn_mha_weights &w,
-                                 mha_weights_view &view);
+                                 mha_weights_view &view, unsigned used = all_projections);
 
 // Weights packed once: checks that `packed` holds what edgeattn_mha_pack_weights
 // wrote for d's feature sizes and heads.
 edgeattn_status view_packed_mha_weights(const edgeattn_attention_dims &d, const void *packed,
                                         size_t packed_bytes, mha_weights_view &view);
+
+// One projection, y (rows, out) = x (rows, in) W^T + b, with the weights in
+// whichever form the call has them (packed_scratch: packed_floats(in, out)
+// floats, used for unpacked weights only).
+void project(const kernel_table &k, const mha_weights_view &w, projection which, size_t rows,
+             size_t in_features, size_t out_features, const float *x, float *y,
+             float *packed_scratch);
 
 }  // namespace detail
 }  // namespace edgeattn

@@ -17,6 +17,10 @@ extern "C" const char *edgeattn_status_str(edgeattn_status status) {
         case EDGEATTN_ERR_MISALIGNED: return "a float array or the workspace is not 4-byte aligned";
         case EDGEATTN_ERR_UNSUPPORTED_ISA: return "that instruction-set path is not built in or not supported by this CPU";
         case EDGEATTN_ERR_PACKED_WEIGHTS_MISMATCH: return "the packed weights were not made by edgeattn_mha_pack_weights for these sizes";
+        case EDGEATTN_ERR_KV_HEADS_DO_NOT_DIVIDE: return "num_heads is not divisible by num_kv_heads";
+        case EDGEATTN_ERR_BAD_KEY_RANGE: return "a mask key range has start < 0 or end < start, or ranges_kind is not a valid edgeattn_key_ranges_kind";
+        case EDGEATTN_ERR_CACHE_FULL: return "the KV cache has no room for the tokens appended";
+        case EDGEATTN_ERR_BAD_CACHE: return "the KV cache was not set up by edgeattn_kv_cache_init for these sizes, or a truncation is past its length";
         case EDGEATTN_STATUS_FORCE_INT: break;
     }
     return "unknown status";

@@ -59,8 +59,7 @@ void dot_product_attention(std::size_t B, std::size_t Q, std::size_t K, std::siz
     for (std::size_t b = 0; b < B; ++b) weighted_sum(Q, K, v, w + b * Q * K, values + b * K * v, v, out + b * Q * v, v);
 }
 
-// x (n, in) W^T (+ bias) -> y (n, out), W (out, in).
-static void linear(std::size_t n, std::size_t in, std::size_t out, const double *x, const double *W,
+void linear(std::size_t n, std::size_t in, std::size_t out, const double *x, const double *W,
                    const double *bias, double *y) {
     for (std::size_t r = 0; r < n; ++r)
         for (std::size_t o = 0; o < out; ++o) {
@@ -122,6 +121,87 @@ void multi_head_attention(std::size_t B, std::size_t Q, std::size_t K, std::size
             weighted_sum(Q, K, dh, wb, pv.data() + b * K * h + n * dh, h, concat.data() + b * Q * h + n * dh, h);
         }
     linear(B * Q, h, h, concat.data(), W.W_o, W.b_o, out);
+}
+
+bool Mask::visible(std::size_t b, std::size_t i, std::size_t j, std::size_t Q, std::size_t K,
+                   std::int64_t valid_len) const {
+    const std::int64_t jj = static_cast<std::int64_t>(j);
+    if (jj >= valid_len) return false;
+    if (causal && jj > static_cast<std::int64_t>(i) + static_cast<std::int64_t>(K) - static_cast<std::int64_t>(Q))
+        return false;
+    if (ranges_kind != none) {
+        const std::size_t pair = ranges_kind == per_batch ? b : b * Q + i;
+        if (jj < ranges[2 * pair] || jj >= ranges[2 * pair + 1]) return false;
+    }
+    return true;
+}
+
+double Mask::bias_at(std::size_t b, std::size_t head, std::size_t i, std::size_t j, std::size_t Q) const {
+    if (bias.empty()) return 0.0;
+    const std::size_t bb = bias_batch == 1 ? 0 : b, hh = bias_heads == 1 ? 0 : head;
+    return bias[((bb * bias_heads + hh) * Q + i) * bias_keys + j];
+}
+
+// Softmax of one row of K scores where invisible keys score -1e6.
+static void masked_row_softmax(std::size_t K, const double *scores, const char *seen, double *y) {
+    std::vector<double> row(K);
+    for (std::size_t j = 0; j < K; ++j) row[j] = seen[j] ? scores[j] : -1e6;
+    const double mx = *std::max_element(row.begin(), row.end());
+    double sum = 0;
+    for (std::size_t j = 0; j < K; ++j) sum += (y[j] = std::exp(row[j] - mx));
+    for (std::size_t j = 0; j < K; ++j) y[j] /= sum;
+}
+
+void multi_head_attention_masked(std::size_t B, std::size_t Q, std::size_t K, std::size_t qs, std::size_t ks,
+                                 std::size_t vs, std::size_t h, std::size_t H, std::size_t Hkv,
+                                 const double *queries, const double *keys, const double *values,
+                                 const ValidLens &vl, const Mask &mask, const MhaWeights &W, double *out,
+                                 double *w) {
+    const std::size_t dh = h / H, hkv = Hkv * dh, group = H / Hkv;
+    std::vector<double> pq(B * Q * h), pk(B * K * hkv), pv(B * K * hkv), concat(B * Q * h);
+    linear(B * Q, qs, h, queries, W.W_q, W.b_q, pq.data());
+    linear(B * K, ks, hkv, keys, W.W_k, W.b_k, pk.data());
+    linear(B * K, vs, hkv, values, W.W_v, W.b_v, pv.data());
+    const double scale = 1.0 / std::sqrt(static_cast<double>(dh));
+    std::vector<double> scores(K);
+    std::vector<char> seen(K);  // not vector<bool>: masked_row_softmax takes a pointer
+    for (std::size_t b = 0; b < B; ++b)
+        for (std::size_t n = 0; n < H; ++n) {
+            const std::size_t g = n / group;
+            double *wb = w + (b * H + n) * Q * K;
+            for (std::size_t i = 0; i < Q; ++i) {
+                for (std::size_t j = 0; j < K; ++j) {
+                    double s = 0;
+                    for (std::size_t c = 0; c < dh; ++c)
+                        s += pq[(b * Q + i) * h + n * dh + c] * pk[(b * K + j) * hkv + g * dh + c];
+                    seen[j] = mask.visible(b, i, j, Q, K, vl.of(b, i, Q, K));
+                    scores[j] = s * scale + (seen[j] ? mask.bias_at(b, n, i, j, Q) : 0.0);
+                }
+                masked_row_softmax(K, scores.data(), seen.data(), wb + i * K);
+            }
+            weighted_sum(Q, K, dh, wb, pv.data() + b * K * hkv + g * dh, hkv, concat.data() + b * Q * h + n * dh, h);
+        }
+    linear(B * Q, h, h, concat.data(), W.W_o, W.b_o, out);
+}
+
+void dot_product_attention_masked(std::size_t B, std::size_t Q, std::size_t K, std::size_t d, std::size_t v,
+                                  const double *queries, const double *keys, const double *values,
+                                  const ValidLens &vl, const Mask &mask, double *out, double *w) {
+    const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+    std::vector<double> scores(K);
+    std::vector<char> seen(K);  // not vector<bool>: masked_row_softmax takes a pointer
+    for (std::size_t b = 0; b < B; ++b) {
+        for (std::size_t i = 0; i < Q; ++i) {
+            for (std::size_t j = 0; j < K; ++j) {
+                double s = 0;
+                for (std::size_t c = 0; c < d; ++c) s += queries[(b * Q + i) * d + c] * keys[(b * K + j) * d + c];
+                seen[j] = mask.visible(b, i, j, Q, K, vl.of(b, i, Q, K));
+                scores[j] = s * scale + (seen[j] ? mask.bias_at(b, 0, i, j, Q) : 0.0);
+            }
+            masked_row_softmax(K, scores.data(), seen.data(), w + (b * Q + i) * K);
+        }
+        weighted_sum(Q, K, v, w + b * Q * K, values + b * K * v, v, out + b * Q * v, v);
+    }
 }
 
 void positional_encoding_table(std::size_t max_len, std::size_t d, double *P) {

@@ -47,6 +47,41 @@ void multi_head_attention(std::size_t B, std::size_t Q, std::size_t K, std::size
                           std::size_t vs, std::size_t h, std::size_t H, const double *queries, const double *keys,
                           const double *values, const ValidLens &vl, const MhaWeights &W, double *out, double *w);
 
+// The decoder masks of edgeattn_attention_mask, as plain data: key j is
+// visible to row (b, i) of a (Q queries, K keys) call when
+// start <= j < end (ranges), j < valid length and, causal, j <= i + K - Q;
+// a visible key's score gets bias[b or 0][head or 0][i][j] added, every
+// other key scores -1e6 (d2l's rule).
+struct Mask {
+    bool causal = false;
+    enum Ranges { none, per_batch, per_query } ranges_kind = none;
+    std::vector<std::int32_t> ranges;  // [start, end) pairs, (B,2) or (B,Q,2)
+    std::vector<double> bias;          // (bias_batch, bias_heads, Q, bias_keys), or empty
+    std::size_t bias_batch = 1, bias_heads = 1, bias_keys = 0;
+
+    bool visible(std::size_t b, std::size_t i, std::size_t j, std::size_t Q, std::size_t K,
+                 std::int64_t valid_len) const;
+    double bias_at(std::size_t b, std::size_t head, std::size_t i, std::size_t j, std::size_t Q) const;
+};
+
+// Multi-head attention with grouped-query heads (Hkv dividing H: W_k, W_v
+// (Hkv*h/H, in), head n reads key/value head n / (H/Hkv)), valid_lens and
+// a mask. out (B,Q,h), w (B,H,Q,K).
+void multi_head_attention_masked(std::size_t B, std::size_t Q, std::size_t K, std::size_t qs, std::size_t ks,
+                                 std::size_t vs, std::size_t h, std::size_t H, std::size_t Hkv,
+                                 const double *queries, const double *keys, const double *values,
+                                 const ValidLens &vl, const Mask &mask, const MhaWeights &W, double *out,
+                                 double *w);
+
+// Dot-product attention with valid_lens and a mask (bias_heads 1).
+void dot_product_attention_masked(std::size_t B, std::size_t Q, std::size_t K, std::size_t d, std::size_t v,
+                                  const double *queries, const double *keys, const double *values,
+                                  const ValidLens &vl, const Mask &mask, double *out, double *w);
+
+// torch.nn.Linear: x (n, in) W^T (+ bias) -> y (n, out), W (out, in).
+void linear(std::size_t n, std::size_t in, std::size_t out, const double *x, const double *W, const double *bias,
+            double *y);
+
 // P (max_len, d): sin in even columns, cos in odd ones, of i / 10000^(2j/d).
 void positional_encoding_table(std::size_t max_len, std::size_t d, double *P);
 

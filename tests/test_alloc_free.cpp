@@ -154,7 +154,7 @@ long allocations_of(Op op, bool &all_ok) {
 // library starts a thread team where it has OpenMP.
 struct problem {
     static constexpr std::size_t B = 2, Q = 96, K = 300, d = 64, dv = 48, h = 64, heads = 4;
-    edgeattn_attention_dims dims{B, Q, K, d, d, dv, h, heads};
+    edgeattn_attention_dims dims{B, Q, K, d, d, dv, h, heads, 0};
     std::vector<float> q = filled(B * Q * d, 1.0f), k = filled(B * K * d, 1.0f), v = filled(B * K * dv, 1.0f);
     std::vector<float> W_q = filled(h * d, 0.1f), W_k = filled(h * d, 0.1f), W_v = filled(h * dv, 0.1f),
                        W_o = filled(h * h, 0.1f), bias = filled(h, 0.5f), w_v = filled(h, 1.0f);
@@ -164,7 +164,7 @@ struct problem {
     std::vector<float> ws;
 
     problem() {
-        const edgeattn_attention_dims self{B, Q, 0, d, 0, 0, 0, heads};
+        const edgeattn_attention_dims self{B, Q, 0, d, 0, 0, 0, heads, 0};
         std::size_t need = 0;
         for (std::size_t n : {edgeattn_dot_product_attention_workspace_size(&dims, 8),
                               edgeattn_additive_attention_workspace_size(&dims, 8),
@@ -189,7 +189,7 @@ TEST_CASE("the counting allocator sees allocations (the test can fail)") {
 
 TEST_CASE("every op allocates nothing in the steady state") {
     problem p;
-    const edgeattn_attention_dims self_dims{p.B, p.Q, 0, p.d, 0, 0, 0, p.heads};
+    const edgeattn_attention_dims self_dims{p.B, p.Q, 0, p.d, 0, 0, 0, p.heads, 0};
     const edgeattn_additive_weights aw{p.W_q.data(), p.W_k.data(), p.w_v.data()};
     const edgeattn_mha_weights mw{p.W_q.data(), p.W_k.data(), p.W_v.data(), p.W_o.data(),
                                   p.bias.data(), p.bias.data(), p.bias.data(), p.bias.data()};

@@ -61,7 +61,7 @@ void check_deterministic(const char *what, Op op) {
 
 TEST_CASE("multi-head attention: same bits for 1, 2 and 8 threads, with and without weights") {
     const size_t B = 4, Q = 70, K = 300, h = 64, heads = 4;
-    const edgeattn_attention_dims dims{B, Q, K, 48, 40, 56, h, heads};
+    const edgeattn_attention_dims dims{B, Q, K, 48, 40, 56, h, heads, 0};
     const auto q = random_floats(B * Q * 48, 1), k = random_floats(B * K * 40, 2), v = random_floats(B * K * 56, 3);
     const auto W_q = random_floats(h * 48, 4, 0.2f), W_k = random_floats(h * 40, 5, 0.2f),
                W_v = random_floats(h * 56, 6, 0.2f), W_o = random_floats(h * h, 7, 0.2f), bias = random_floats(h, 8);
@@ -88,7 +88,7 @@ TEST_CASE("dot-product and additive attention, softmax, positional add: same bit
     const std::vector<int32_t> lens{400, 0, 123};
     const edgeattn_valid_lens vl{EDGEATTN_VALID_LENS_PER_BATCH, lens.data()};
 
-    const edgeattn_attention_dims dot_dims{B, Q, K, d, d, dv, 0, 0};
+    const edgeattn_attention_dims dot_dims{B, Q, K, d, d, dv, 0, 0, 0};
     std::vector<float> dot_ws(edgeattn_dot_product_attention_workspace_size(&dot_dims, 8) / sizeof(float));
     check_deterministic("dot product", [&] {
         std::vector<float> out(B * Q * dv), attn(B * Q * K), out_streaming(B * Q * dv);
@@ -99,7 +99,7 @@ TEST_CASE("dot-product and additive attention, softmax, positional add: same bit
         return std::vector<std::vector<float>>{out, attn, out_streaming};
     });
 
-    const edgeattn_attention_dims add_dims{B, Q, K, d, d, dv, hidden, 0};
+    const edgeattn_attention_dims add_dims{B, Q, K, d, d, dv, hidden, 0, 0};
     const auto W_q = random_floats(hidden * d, 14), W_k = random_floats(hidden * d, 15), w_v = random_floats(hidden, 16);
     const edgeattn_additive_weights aw{W_q.data(), W_k.data(), w_v.data()};
     std::vector<float> add_ws(edgeattn_additive_attention_workspace_size(&add_dims, 8) / sizeof(float));
@@ -134,7 +134,7 @@ TEST_CASE("self-attention, per-query softmax, sequence mask, positional table, C
     const auto W_q = random_floats(d * d, 22, 0.2f), W_k = random_floats(d * d, 23, 0.2f),
                W_v = random_floats(d * d, 24, 0.2f), W_o = random_floats(d * d, 25, 0.2f), bias = random_floats(d, 26);
     const edgeattn_mha_weights w{W_q.data(), W_k.data(), W_v.data(), W_o.data(), bias.data(), nullptr, bias.data(), nullptr};
-    const edgeattn_attention_dims dims{B, n, 0, d, 0, 0, 0, heads};
+    const edgeattn_attention_dims dims{B, n, 0, d, 0, 0, 0, heads, 0};
     std::vector<int32_t> lens(B * n);
     for (size_t i = 0; i < lens.size(); ++i) lens[i] = static_cast<int32_t>((i * 53) % (n + 9));
     const edgeattn_valid_lens vl{EDGEATTN_VALID_LENS_PER_QUERY, lens.data()};

@@ -166,7 +166,7 @@ TEST_CASE("streaming softmax blocks combine to the one-pass softmax") {
         std::vector<double> weights(n, 0.0);  // exp(s - running max), rescaled as blocks come
         for (size_t b0 = 0; b0 < n; b0 += block) {
             const size_t len = std::min(block, n - b0), v = valid > b0 ? std::min(valid - b0, len) : 0;
-            const float c = k->online_softmax_block(s.data() + b0, p.data() + b0, len, v, &running_max, &running_sum);
+            const float c = k->online_softmax_block(s.data() + b0, p.data() + b0, len, 0, v, &running_max, &running_sum);
             for (size_t j = 0; j < b0; ++j) weights[j] *= c;
             for (size_t j = 0; j < len; ++j) weights[b0 + j] = p[b0 + j];
         }

@@ -109,7 +109,7 @@ struct dot_result {
 dot_result dot_attention(std::size_t B, std::size_t Q, std::size_t K, std::size_t d, std::size_t dv,
                          const std::vector<float> &q, const std::vector<float> &k, const std::vector<float> &v,
                          const std::vector<std::int32_t> &lens, bool with_weights) {
-    const edgeattn_attention_dims dims{B, Q, K, d, d, dv, 0, 0};
+    const edgeattn_attention_dims dims{B, Q, K, d, d, dv, 0, 0, 0};
     const edgeattn_valid_lens vl{EDGEATTN_VALID_LENS_PER_QUERY, lens.data()};
     std::vector<float> ws(edgeattn_dot_product_attention_workspace_size(&dims, 1) / sizeof(float));
     dot_result r{std::vector<float>(B * Q * dv), std::vector<float>(with_weights ? B * Q * K : 0)};
@@ -344,7 +344,7 @@ TEST_CASE("multi-head and additive attention: a NaN in a query row stays in that
     edgeattn_ref::additive_attention(B, Q, K, qs, ks, vs, h, qd.data(), kd.data(), vd.data(), vl, Wq.data(),
                                      Wk.data(), wv.data(), add_out.data(), add_w.data());
 
-    const edgeattn_attention_dims dims{B, Q, K, qs, ks, vs, h, heads};
+    const edgeattn_attention_dims dims{B, Q, K, qs, ks, vs, h, heads, 0};
     const edgeattn_mha_weights mw{W_q.data(), W_k.data(), W_v.data(), W_o.data(), nullptr, nullptr, nullptr, nullptr};
     const edgeattn_additive_weights aw{W_q.data(), W_k.data(), w_v.data()};
     std::vector<float> ws(

@@ -42,7 +42,7 @@ bool all_pattern(const std::vector<float> &v) {
 // biases b_q and b_o, per-batch valid lengths; 24 query rows and 18 key
 // rows, so both the few-rows and the many-rows products run.
 struct Problem {
-    edgeattn_attention_dims dims{3, 8, 6, 12, 10, 7, 40, 4};
+    edgeattn_attention_dims dims{3, 8, 6, 12, 10, 7, 40, 4, 0};
     std::vector<float> q = random_floats(3 * 8 * 12, 1, 1.0f), k = random_floats(3 * 6 * 10, 2, 1.0f),
                        v = random_floats(3 * 6 * 7, 3, 1.0f);
     std::vector<float> W[4] = {random_floats(40 * 12, 4, 0.3f), random_floats(40 * 10, 5, 0.3f),
@@ -168,7 +168,7 @@ TEST_CASE("the *_packed calls refuse weights packed for something else and write
     CHECK(packed == before);
 
     // Self-attention's packed entry checks the same way.
-    edgeattn_attention_dims self{2, 5, 0, 16, 0, 0, 0, 4};
+    edgeattn_attention_dims self{2, 5, 0, 16, 0, 0, 0, 4, 0};
     std::vector<float> X(2 * 5 * 16, 0.25f), out(2 * 5 * 16, kPattern);
     std::vector<float> ws(edgeattn_self_attention_workspace_size(&self, 1) / 4);
     CHECK(edgeattn_self_attention_packed(&self, X.data(), nullptr, packed.data(), bytes, ws.data(), ws.size() * 4,
@@ -197,7 +197,7 @@ TEST_CASE("weights packed once serve every kernel path") {
 
 TEST_CASE("packed-weight results are bitwise the same for 1, 2 and 8 threads") {
     Problem p;
-    p.dims = {4, 40, 40, 12, 10, 7, 40, 4};  // big enough for a thread team
+    p.dims = {4, 40, 40, 12, 10, 7, 40, 4, 0};  // big enough for a thread team
     p.q = random_floats(4 * 40 * 12, 11, 1.0f);
     p.k = random_floats(4 * 40 * 10, 12, 1.0f);
     p.v = random_floats(4 * 40 * 7, 13, 1.0f);

@@ -185,7 +185,7 @@ TEST_CASE("dot_product_attention against the reference") {
         std::vector<double> out(s.B * s.Q * s.v), w(s.B * s.Q * s.K);
         edgeattn_ref::dot_product_attention(s.B, s.Q, s.K, s.d, s.v, q.data(), k.data(), v.data(), l.ref, out.data(),
                                             w.data());
-        edgeattn_attention_dims dims{s.B, s.Q, s.K, s.d, s.d, s.v, 0, 0};
+        edgeattn_attention_dims dims{s.B, s.Q, s.K, s.d, s.d, s.v, 0, 0, 0};
         std::vector<float> qf = f32(q), kf = f32(k), vf = f32(v);
         for (std::size_t threads : kThreadCounts)
             for (bool want_w : {true, false}) {
@@ -226,7 +226,7 @@ TEST_CASE("additive_attention against the reference") {
         std::vector<double> out(s.B * s.Q * s.v), w(s.B * s.Q * s.K);
         edgeattn_ref::additive_attention(s.B, s.Q, s.K, s.q, s.k, s.v, s.h, q.data(), k.data(), v.data(), l.ref,
                                          Wq.data(), Wk.data(), wv.data(), out.data(), w.data());
-        edgeattn_attention_dims dims{s.B, s.Q, s.K, s.q, s.k, s.v, s.h, 0};
+        edgeattn_attention_dims dims{s.B, s.Q, s.K, s.q, s.k, s.v, s.h, 0, 0};
         std::vector<float> qf = f32(q), kf = f32(k), vf = f32(v), Wqf = f32(Wq), Wkf = f32(Wk), wvf = f32(wv);
         edgeattn_additive_weights W{Wqf.data(), Wkf.data(), wvf.data()};
         for (std::size_t threads : kThreadCounts)
@@ -305,7 +305,7 @@ TEST_CASE("multi_head_attention against the reference") {
         std::vector<double> out(s.B * s.Q * s.h), w(s.B * s.H * s.Q * s.K);
         edgeattn_ref::multi_head_attention(s.B, s.Q, s.K, s.q, s.k, s.v, s.h, s.H, q.data(), k.data(), v.data(), l.ref,
                                            m.ref, out.data(), w.data());
-        edgeattn_attention_dims dims{s.B, s.Q, s.K, s.q, s.k, s.v, s.h, s.H};
+        edgeattn_attention_dims dims{s.B, s.Q, s.K, s.q, s.k, s.v, s.h, s.H, 0};
         std::vector<float> qf = f32(q), kf = f32(k), vf = f32(v);
         // The same weights packed once (edgeattn_mha_pack_weights).
         Workspace packed(edgeattn_mha_packed_weights_size(&dims));
@@ -405,7 +405,7 @@ TEST_CASE("self_attention (after positional encoding) against the reference") {
         std::vector<double> out(s.B * s.n * s.d), w(s.B * s.H * s.n * s.n);
         edgeattn_ref::multi_head_attention(s.B, s.n, s.n, s.d, s.d, s.d, s.d, s.H, Xpd.data(), Xpd.data(), Xpd.data(),
                                            l.ref, m.ref, out.data(), w.data());
-        edgeattn_attention_dims dims{s.B, s.n, 0, s.d, 0, 0, 0, s.H}; // keys .. num_hiddens may be 0
+        edgeattn_attention_dims dims{s.B, s.n, 0, s.d, 0, 0, 0, s.H, 0}; // keys .. num_hiddens may be 0
         for (std::size_t threads : kThreadCounts)
             for (bool want_w : {true, false}) {
                 char what[160];
@@ -454,6 +454,111 @@ ValidLens golden_lens(const edgeattn_conform::Case &c) {
     return l;
 }
 
+using edgeattn_ref::Mask;
+
+// The case's decoder mask (causal, key_ranges, bias) for rows
+// [row0, row0 + rows) of its (B, ·) query rows, bias rows `bias_keys` long.
+Mask golden_mask(const edgeattn_conform::Case &c, std::size_t row0, std::size_t rows, std::size_t bias_keys) {
+    Mask m;
+    m.causal = c.find_param("causal") && c.find_param("causal")->value != 0;
+    if (const edgeattn_conform::Tensor *r = c.find(edgeattn_conform::Role::input, "key_ranges")) {
+        const std::size_t B = r->shape[0];
+        if (r->shape.size() == 2) {
+            m.ranges_kind = Mask::per_batch;
+            m.ranges.assign(r->values.begin(), r->values.end());
+        } else {
+            m.ranges_kind = Mask::per_query;
+            const std::size_t all = r->shape[1];
+            for (std::size_t b = 0; b < B; ++b)
+                for (std::size_t i = row0; i < row0 + rows; ++i)
+                    for (int e = 0; e < 2; ++e) m.ranges.push_back(static_cast<std::int32_t>(r->values[(b * all + i) * 2 + e]));
+        }
+    }
+    if (const edgeattn_conform::Tensor *t = c.find(edgeattn_conform::Role::input, "bias")) {
+        m.bias_batch = t->shape[0];
+        m.bias_heads = t->shape[1];
+        const std::size_t all = t->shape[2], keys = t->shape[3];
+        m.bias_keys = bias_keys;
+        for (std::size_t bh = 0; bh < m.bias_batch * m.bias_heads; ++bh)
+            for (std::size_t i = row0; i < row0 + rows; ++i)
+                for (std::size_t j = 0; j < bias_keys; ++j) m.bias.push_back(t->values[(bh * all + i) * keys + j]);
+    }
+    return m;
+}
+
+// A case's multi-head weights and biases (when param bias is 1).
+struct GoldenMha {
+    std::vector<double> W[4], b[4];
+    bool bias = false;
+    explicit GoldenMha(const edgeattn_conform::Case &c) {
+        const char *wn[4] = {"W_q", "W_k", "W_v", "W_o"}, *bn[4] = {"b_q", "b_k", "b_v", "b_o"};
+        bias = param(c, "bias") != 0;
+        for (int i = 0; i < 4; ++i) {
+            W[i] = input(c, wn[i]);
+            if (bias) b[i] = input(c, bn[i]);
+        }
+    }
+    edgeattn_ref::MhaWeights weights() const {
+        return {W[0].data(), W[1].data(), W[2].data(), W[3].data(), bias ? b[0].data() : nullptr,
+                bias ? b[1].data() : nullptr, bias ? b[2].data() : nullptr, bias ? b[3].data() : nullptr};
+    }
+};
+
+// kv_cache_decode, simulated on token indices: the cache of batch element b
+// holds the tokens `held`; a step truncates, refuses when full, else appends
+// its tokens and runs causal multi-head attention of them over the held ones.
+std::vector<double> reference_decode(const edgeattn_conform::Case &c, const std::string &name) {
+    const std::size_t B = dim(c, "X", 0), T = dim(c, "X", 1), d = dim(c, "X", 2);
+    const std::size_t h = param(c, "num_hiddens"), H = param(c, "num_heads"), Hkv = param(c, "num_kv_heads");
+    const std::size_t capacity = param(c, "capacity");
+    const std::vector<double> X = input(c, "X"), chunks = input(c, "chunks"), truncate = input(c, "truncate");
+    const GoldenMha W(c);
+    std::vector<double> status;
+    std::vector<std::size_t> held;
+    std::size_t t0 = 0;
+    std::vector<std::vector<double>> outputs(B);
+    for (std::size_t s = 0; s < chunks.size(); ++s) {
+        const std::size_t n = static_cast<std::size_t>(chunks[s]);
+        if (truncate[s] >= 0) held.resize(static_cast<std::size_t>(truncate[s]));
+        if (held.size() + n > capacity) {
+            status.push_back(-16);
+            t0 += n;
+            continue;
+        }
+        status.push_back(0);
+        for (std::size_t t = 0; t < n; ++t) held.push_back(t0 + t);
+        const std::size_t K = held.size();
+        for (std::size_t b = 0; b < B; ++b) {
+            std::vector<double> queries(n * d), keys(K * d), o(n * h), w(H * n * K);
+            for (std::size_t t = 0; t < n; ++t)
+                for (std::size_t e = 0; e < d; ++e) queries[t * d + e] = X[(b * T + t0 + t) * d + e];
+            for (std::size_t j = 0; j < K; ++j)
+                for (std::size_t e = 0; e < d; ++e) keys[j * d + e] = X[(b * T + held[j]) * d + e];
+            Mask all = golden_mask(c, t0, n, capacity);
+            all.causal = true;
+            // This batch element's share of the mask, as a batch of one.
+            Mask m = all;
+            if (all.ranges_kind == Mask::per_batch) m.ranges.assign(all.ranges.begin() + 2 * b, all.ranges.begin() + 2 * b + 2);
+            if (all.ranges_kind == Mask::per_query)
+                m.ranges.assign(all.ranges.begin() + 2 * b * n, all.ranges.begin() + 2 * (b + 1) * n);
+            if (!all.bias.empty() && all.bias_batch != 1) {
+                const std::size_t per = all.bias_heads * n * capacity;
+                m.bias.assign(all.bias.begin() + b * per, all.bias.begin() + (b + 1) * per);
+                m.bias_batch = 1;
+            }
+            edgeattn_ref::multi_head_attention_masked(1, n, K, d, d, d, h, H, Hkv, queries.data(), keys.data(),
+                                                      keys.data(), edgeattn_ref::ValidLens{}, m, W.weights(),
+                                                      o.data(), w.data());
+            outputs[b].insert(outputs[b].end(), o.begin(), o.end());
+        }
+        t0 += n;
+    }
+    if (name == "chunk_status") return status;
+    std::vector<double> out;
+    for (std::size_t b = 0; b < B; ++b) out.insert(out.end(), outputs[b].begin(), outputs[b].end());
+    return out;
+}
+
 // The reference's output named `name` for the case, computed in double.
 std::vector<double> reference_output(const edgeattn_conform::Case &c, const std::string &name) {
     const ValidLens vl = golden_lens(c);
@@ -481,13 +586,24 @@ std::vector<double> reference_output(const edgeattn_conform::Case &c, const std:
                                            w.data());
         return name == "output" ? out : w;
     }
+    if (op == "linear") {
+        const std::size_t rows = dim(c, "x", 0), in = dim(c, "x", 1), outs = dim(c, "W", 0);
+        std::vector<double> x = input(c, "x"), W = input(c, "W"), b;
+        if (c.find(edgeattn_conform::Role::input, "b")) b = input(c, "b");
+        out.resize(rows * outs);
+        edgeattn_ref::linear(rows, in, outs, x.data(), W.data(), b.empty() ? nullptr : b.data(), out.data());
+        return out;
+    }
+    if (op == "kv_cache_decode") return reference_decode(c, name);
     const std::size_t B = dim(c, "queries", 0), Q = dim(c, "queries", 1), K = dim(c, "keys", 1);
     const std::size_t qs = dim(c, "queries", 2), ks = dim(c, "keys", 2), vs = dim(c, "values", 2);
     std::vector<double> q = input(c, "queries"), k = input(c, "keys"), v = input(c, "values");
+    const Mask mask = golden_mask(c, 0, Q, K);
     w.resize(B * Q * K);
     if (op == "dot_product_attention") {
         out.resize(B * Q * vs);
-        edgeattn_ref::dot_product_attention(B, Q, K, qs, vs, q.data(), k.data(), v.data(), vl, out.data(), w.data());
+        edgeattn_ref::dot_product_attention_masked(B, Q, K, qs, vs, q.data(), k.data(), v.data(), vl, mask,
+                                                   out.data(), w.data());
     } else if (op == "additive_attention") {
         std::vector<double> Wq = input(c, "W_q"), Wk = input(c, "W_k"), wv = input(c, "w_v");
         out.resize(B * Q * vs);
@@ -496,18 +612,12 @@ std::vector<double> reference_output(const edgeattn_conform::Case &c, const std:
     } else {
         REQUIRE(op == "multi_head_attention");
         const std::size_t h = param(c, "num_hiddens"), H = param(c, "num_heads");
-        const bool bias = param(c, "bias") != 0;
-        std::vector<double> Wq = input(c, "W_q"), Wk = input(c, "W_k"), Wv = input(c, "W_v"), Wo = input(c, "W_o");
-        std::vector<double> b[4];
-        const char *bn[4] = {"b_q", "b_k", "b_v", "b_o"};
-        for (int i = 0; i < 4 && bias; ++i) b[i] = input(c, bn[i]);
-        edgeattn_ref::MhaWeights W{Wq.data(), Wk.data(), Wv.data(), Wo.data(),
-                                   bias ? b[0].data() : nullptr, bias ? b[1].data() : nullptr,
-                                   bias ? b[2].data() : nullptr, bias ? b[3].data() : nullptr};
+        const std::size_t Hkv = c.find_param("num_kv_heads") ? param(c, "num_kv_heads") : H;
+        GoldenMha W(c);
         out.resize(B * Q * h);
         w.resize(B * H * Q * K);
-        edgeattn_ref::multi_head_attention(B, Q, K, qs, ks, vs, h, H, q.data(), k.data(), v.data(), vl, W, out.data(),
-                                           w.data());
+        edgeattn_ref::multi_head_attention_masked(B, Q, K, qs, ks, vs, h, H, Hkv, q.data(), k.data(), v.data(), vl,
+                                                  mask, W.weights(), out.data(), w.data());
     }
     return name == "output" ? out : w;
 }
@@ -528,7 +638,7 @@ TEST_CASE("the float64 reference reproduces every golden case") {
                 diff2 += (got[i] - t.values[i]) * (got[i] - t.values[i]);
                 ref2 += t.values[i] * t.values[i];
             }
-            double rel = std::sqrt(diff2 / ref2);
+            double rel = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);  // all-zero: exact
             CHECK_MESSAGE(rel <= 1e-12, edgeattn_conform::base_name(f) << " " << t.name << ": rel L2 " << rel);
         }
     }

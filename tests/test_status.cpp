@@ -122,7 +122,7 @@ struct attention_buffers {
 };
 
 struct dot_problem : attention_buffers {
-    dot_problem() : attention_buffers({2, 3, 4, 5, 5, 7, 0, 0}, 7, 1) {
+    dot_problem() : attention_buffers({2, 3, 4, 5, 5, 7, 0, 0, 0}, 7, 1) {
         make_workspace(edgeattn_dot_product_attention_workspace_size(&dims, 1));
     }
     edgeattn_status run() {
@@ -132,7 +132,7 @@ struct dot_problem : attention_buffers {
 
 struct additive_problem : attention_buffers {
     edgeattn_additive_weights w;
-    additive_problem() : attention_buffers({2, 3, 4, 5, 6, 7, 8, 0}, 7, 1) {
+    additive_problem() : attention_buffers({2, 3, 4, 5, 6, 7, 8, 0, 0}, 7, 1) {
         w = {a.take(8 * 5, 0.1f, -0.3f), a.take(8 * 6, 0.1f, -0.2f), a.take(8, 0.2f, -1.0f)};
         make_workspace(edgeattn_additive_attention_workspace_size(&dims, 1));
     }
@@ -143,7 +143,7 @@ struct additive_problem : attention_buffers {
 
 struct mha_problem : attention_buffers {
     edgeattn_mha_weights w;
-    mha_problem() : attention_buffers({2, 3, 4, 5, 6, 7, 8, 2}, 8, 2) {
+    mha_problem() : attention_buffers({2, 3, 4, 5, 6, 7, 8, 2, 0}, 8, 2) {
         w = {a.take(8 * 5, 0.1f, -0.3f), a.take(8 * 6, 0.1f, -0.2f), a.take(8 * 7, 0.1f, -0.1f),
              a.take(8 * 8, 0.1f, -0.4f), a.take(8, 0.1f, 0.1f), nullptr, nullptr, a.take(8, 0.1f, 0.2f)};
         make_workspace(edgeattn_multi_head_attention_workspace_size(&dims, 1));
@@ -155,7 +155,7 @@ struct mha_problem : attention_buffers {
 
 struct self_problem : attention_buffers {
     edgeattn_mha_weights w;
-    self_problem() : attention_buffers({2, 3, 3, 8, 8, 8, 8, 2}, 8, 2) {
+    self_problem() : attention_buffers({2, 3, 3, 8, 8, 8, 8, 2, 0}, 8, 2) {
         w = {a.take(64, 0.1f, -0.3f), a.take(64, 0.1f, -0.2f), a.take(64, 0.1f, -0.1f), a.take(64, 0.1f, -0.4f),
              nullptr, nullptr, nullptr, nullptr};
         make_workspace(edgeattn_self_attention_workspace_size(&dims, 1));
@@ -396,7 +396,7 @@ TEST_CASE("positional_encoding_table and _add: each bad argument, its status, no
 }
 
 TEST_CASE("workspace sizes are 0 for what the op would refuse, and for sizes past size_t") {
-    const edgeattn_attention_dims ok{2, 3, 4, 5, 5, 7, 8, 2};
+    const edgeattn_attention_dims ok{2, 3, 4, 5, 5, 7, 8, 2, 0};
     CHECK(edgeattn_dot_product_attention_workspace_size(&ok, 1) > 0);
     CHECK(edgeattn_additive_attention_workspace_size(&ok, 1) > 0);
     CHECK(edgeattn_multi_head_attention_workspace_size(&ok, 1) > 0);
@@ -419,7 +419,7 @@ TEST_CASE("workspace sizes are 0 for what the op would refuse, and for sizes pas
     big.num_heads = 1;
     CHECK(edgeattn_additive_attention_workspace_size(&big, 1) == 0);
     CHECK(edgeattn_multi_head_attention_workspace_size(&big, 1) == 0);
-    edgeattn_attention_dims self{1, 3, 0, 8, 0, 0, 0, 3};
+    edgeattn_attention_dims self{1, 3, 0, 8, 0, 0, 0, 3, 0};
     CHECK(edgeattn_self_attention_workspace_size(&self, 1) == 0);  // heads do not divide
     self.num_heads = 2;
     CHECK(edgeattn_self_attention_workspace_size(&self, 1) > 0);
@@ -445,7 +445,7 @@ TEST_CASE("in place is allowed where documented: softmax, sequence mask, positio
 }
 
 TEST_CASE("dot product: key_size 0 means query_size") {
-    edgeattn_attention_dims dims{1, 2, 3, 4, 0, 2, 0, 0};
+    edgeattn_attention_dims dims{1, 2, 3, 4, 0, 2, 0, 0, 0};
     std::vector<float> q(8, 1.0f), k(12, 1.0f), v(6, 1.0f), ws(1 << 16), out(4, pattern);
     CHECK(edgeattn_dot_product_attention(&dims, q.data(), k.data(), v.data(), nullptr, ws.data(),
                                          ws.size() * sizeof(float), out.data(), nullptr) == EDGEATTN_OK);

@@ -30,7 +30,7 @@ int main(void) {
     printf("softmax row 0: %.4f %.4f %.4f %.4f\n", scores[0], scores[1], scores[2], scores[3]);
 
     /* self-attention: queries = keys = values = X, 5 heads */
-    const edgeattn_attention_dims dims = {B, Q, Q, H, H, H, H, HEADS};
+    const edgeattn_attention_dims dims = {B, Q, Q, H, H, H, H, HEADS, 0};
     const edgeattn_mha_weights w = {W[0], W[1], W[2], W[3], NULL, NULL, NULL, NULL};
     const int32_t lens[B] = {3, 2};
     const edgeattn_valid_lens vl = {EDGEATTN_VALID_LENS_PER_BATCH, lens};

@@ -44,6 +44,10 @@ typedef enum edgeattn_status {
     EDGEATTN_ERR_MISALIGNED = -11,         /**< a float array or the workspace is not 4-byte aligned */
     EDGEATTN_ERR_UNSUPPORTED_ISA = -12,    /**< edgeattn_set_isa(): path not built in or not supported by this CPU */
     EDGEATTN_ERR_PACKED_WEIGHTS_MISMATCH = -13, /**< packed weights not made by edgeattn_mha_pack_weights() for these sizes */
+    EDGEATTN_ERR_KV_HEADS_DO_NOT_DIVIDE = -14, /**< num_heads % num_kv_heads != 0 (grouped-query attention) */
+    EDGEATTN_ERR_BAD_KEY_RANGE = -15,      /**< a mask key range has start < 0 or end < start, or an unknown kind */
+    EDGEATTN_ERR_CACHE_FULL = -16,         /**< a KV cache append would pass the cache's capacity */
+    EDGEATTN_ERR_BAD_CACHE = -17,          /**< a KV cache not set up by edgeattn_kv_cache_init(), or not for these sizes; truncate past the length */
     EDGEATTN_STATUS_FORCE_INT = 0x7FFFFFFF /**< keeps the enum int-sized under -fshort-enums; never returned */
 } edgeattn_status;
 
@@ -143,6 +147,12 @@ typedef struct edgeattn_attention_dims {
     size_t value_size;  /**< features of a value (v) */
     size_t num_hiddens; /**< h */
     size_t num_heads;   /**< H */
+    /** Multi-head only: heads of keys and values for grouped-query
+        attention (H_kv, dividing H; query head j reads key/value head
+        j / (H / H_kv), and W_k, W_v, b_k, b_v have H_kv * h / H rows).
+        0, what an initializer that leaves it out gives, means H: plain
+        multi-head attention. 1 is multi-query attention. */
+    size_t num_kv_heads;
 } edgeattn_attention_dims;
 
 /*
@@ -244,12 +254,12 @@ edgeattn_status edgeattn_additive_attention(const edgeattn_attention_dims *dims,
 /** Multi-head attention parameters, torch.nn.Linear layout. */
 typedef struct edgeattn_mha_weights {
     const float *W_q; /**< (h, query_size) */
-    const float *W_k; /**< (h, key_size) */
-    const float *W_v; /**< (h, value_size) */
+    const float *W_k; /**< (h, key_size); (H_kv * h / H, key_size) with grouped-query heads */
+    const float *W_v; /**< (h, value_size); (H_kv * h / H, value_size) likewise */
     const float *W_o; /**< (h, h) */
     const float *b_q; /**< (h) or NULL for no bias */
-    const float *b_k; /**< (h) or NULL */
-    const float *b_v; /**< (h) or NULL */
+    const float *b_k; /**< (h) or NULL; (H_kv * h / H) with grouped-query heads */
+    const float *b_v; /**< (h) or NULL; likewise */
     const float *b_o; /**< (h) or NULL */
 } edgeattn_mha_weights;
 
@@ -496,5 +506,8 @@ const char *edgeattn_isa_name(edgeattn_isa isa);
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
+
+/* Decoder side: masks, grouped-query heads, the KV cache, the projection. */
+#include "edgeattn/decoder.h"
 
 #endif /* EDGEATTN_EDGEATTN_H */

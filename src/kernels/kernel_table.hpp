@@ -35,14 +35,18 @@ struct kernel_table {
     // C (M,N) = A (M,K) . W (N,K)^T (+ bias), W read in place: for few rows.
     void (*gemm_nt_direct)(size_t M, size_t N, size_t K, const float *A, size_t lda,
                            const float *W, size_t ldw, const float *bias, float *C, size_t ldc);
+    // C (M,N) = A (M,K) . Bm (K,N), or C += it, Bm read in place: a few rows
+    // of weights times the values of a KV cache, each value row read once.
+    void (*gemm_nn_direct)(size_t M, size_t N, size_t K, const float *A, size_t lda,
+                           const float *Bm, size_t ldb, float *C, size_t ldc, bool accumulate);
 
-    // d2l's masked softmax of one row of `keys` scores: positions >= valid
-    // count as -1e6. y may equal x.
-    void (*masked_softmax_row)(const float *x, float *y, size_t keys, size_t valid);
+    // d2l's masked softmax of one row of `keys` scores: positions outside
+    // [lo, hi) count as -1e6. y may equal x.
+    void (*masked_softmax_row)(const float *x, float *y, size_t keys, size_t lo, size_t hi);
 
-    // One key block of a streaming softmax row (softmax.hpp); returns the
-    // factor for what was accumulated before.
-    float (*online_softmax_block)(const float *s, float *p, size_t n, size_t valid,
+    // One key block of a streaming softmax row, visible part [lo, hi)
+    // (softmax.hpp); returns the factor for what was accumulated before.
+    float (*online_softmax_block)(const float *s, float *p, size_t n, size_t lo, size_t hi,
                                   float *running_max, float *running_sum);
 
     // Additive attention scores of one query against `keys` keys:

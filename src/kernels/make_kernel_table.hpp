@@ -23,6 +23,7 @@ constexpr kernel_table make_kernel_table(edgeattn_isa isa) {
                         &pack<B>,
                         &gemm_packed<B>,
                         &gemm_nt_direct<B>,
+                        &gemm_nn_direct<B>,
                         &masked_softmax_row<B>,
                         &online_softmax_block<B>,
                         &additive_scores_row<B>,

@@ -84,61 +84,75 @@ inline float infinite_row_weights(const float *x, float *y, size_t n, float row_
 
 inline bool is_infinite(float v) { return v == __builtin_inff() || v == -__builtin_inff(); }
 
+// d2l's masked softmax of one row of `keys` scores whose visible part is
+// [lo, hi): every other position counts as -1e6 (valid_lens give lo = 0,
+// hi = valid length; masks give any interval). y may equal x.
 template <class B>
-void masked_softmax_row(const float *x, float *y, size_t keys, size_t valid) {
-    if (valid == 0) {
+void masked_softmax_row(const float *x, float *y, size_t keys, size_t lo, size_t hi) {
+    if (hi <= lo) {
         const float uniform = 1.0f / static_cast<float>(keys);
         for (size_t j = 0; j < keys; ++j) y[j] = uniform;
         return;
     }
     constexpr size_t W = B::size;
+    const size_t valid = hi - lo, masked = keys - valid;
+    const float *xv = x + lo;
+    float *yv = y + lo;
     const size_t full = valid / W * W, tail = valid - full;
 
-    // (1) maximum of the valid scores, and -1e6 if anything is masked
-    float row_max = row_maximum<B>(x, valid);
-    if (valid < keys && masked_score > row_max) row_max = masked_score;
+    // (1) maximum of the visible scores, and -1e6 if anything is masked
+    float row_max = row_maximum<B>(xv, valid);
+    if (masked && masked_score > row_max) row_max = masked_score;
     if (is_infinite(row_max)) {  // +inf among the scores, or every score -inf
-        const float sum = infinite_row_weights(x, y, valid, row_max);
+        const float sum = infinite_row_weights(xv, yv, valid, row_max);
         const float rest = sum != sum ? sum : 0.0f;
-        for (size_t j = 0; j < valid; ++j) y[j] /= sum;
-        for (size_t j = valid; j < keys; ++j) y[j] = rest;
+        for (size_t j = 0; j < valid; ++j) yv[j] /= sum;
+        for (size_t j = 0; j < lo; ++j) y[j] = rest;
+        for (size_t j = hi; j < keys; ++j) y[j] = rest;
         return;
     }
 
     // (2) exponentials, stored, and their sum; exp(-1e6 - max) is exactly 0
-    // unless the valid scores are near -1e6
-    float sum = exponentials_and_sum<B>(x, y, valid, row_max);
-    const float masked_weight = valid < keys && masked_score - row_max >= exp_flush_below
+    // unless the visible scores are near -1e6
+    float sum = exponentials_and_sum<B>(xv, yv, valid, row_max);
+    const float masked_weight = masked && masked_score - row_max >= exp_flush_below
                                     ? first_lane(exp_polynomial(B(masked_score - row_max)))
                                     : 0.0f;
-    sum += static_cast<float>(keys - valid) * masked_weight;
+    sum += static_cast<float>(masked) * masked_weight;
 
     // (3) normalise
     const B scale(1.0f / sum);
-    for (size_t j = 0; j < full; j += W) (B::load_unaligned(y + j) * scale).store_unaligned(y + j);
-    if (tail) store_partial(load_partial<B>(y + full, tail, 0.0f) * scale, y + full, tail);
+    for (size_t j = 0; j < full; j += W) (B::load_unaligned(yv + j) * scale).store_unaligned(yv + j);
+    if (tail) store_partial(load_partial<B>(yv + full, tail, 0.0f) * scale, yv + full, tail);
     const float masked_value = masked_weight / sum;
-    size_t j = valid;
     const B masked_values(masked_value);
+    size_t j = 0;
+    for (; j + W <= lo; j += W) masked_values.store_unaligned(y + j);
+    for (; j < lo; ++j) y[j] = masked_value;
+    j = hi;
     for (; j + W <= keys; j += W) masked_values.store_unaligned(y + j);
     for (; j < keys; ++j) y[j] = masked_value;
 }
 
 // One key block of a streaming (online) softmax row, as in FlashAttention:
-// s holds n scores of which the first `valid` are unmasked. Updates the
-// row's running maximum and sum, writes p[j] = exp(s[j] - new max) for
-// j < valid and 0 for valid <= j < n, and returns exp(old max - new max),
-// the factor by which everything accumulated so far must be scaled.
+// s holds n scores of which [lo, hi) are visible. Updates the row's running
+// maximum and sum, writes p[j] = exp(s[j] - new max) for lo <= j < hi and 0
+// elsewhere, and returns exp(old max - new max), the factor by which
+// everything accumulated so far must be scaled.
 template <class B>
-float online_softmax_block(const float *s, float *p, size_t n, size_t valid, float *running_max,
-                           float *running_sum) {
-    const float old_max = *running_max, block_max = row_maximum<B>(s, valid);
+float online_softmax_block(const float *s, float *p, size_t n, size_t lo, size_t hi,
+                           float *running_max, float *running_sum) {
+    if (hi < lo) hi = lo;
+    const size_t valid = hi - lo;
+    const float old_max = *running_max, block_max = row_maximum<B>(s + lo, valid);
     const float new_max = block_max > old_max ? block_max : old_max;
     // With an infinite maximum, exp(s - max) is the limit: 1 where s equals
     // it, 0 elsewhere (the old sum then scales by 0 or 1), NaN for NaN.
-    const float block_sum = is_infinite(new_max) ? infinite_row_weights(s, p, valid, new_max)
-                                                 : exponentials_and_sum<B>(s, p, valid, new_max);
-    for (size_t j = valid; j < n; ++j) p[j] = 0.0f;
+    const float block_sum = is_infinite(new_max)
+                                ? infinite_row_weights(s + lo, p + lo, valid, new_max)
+                                : exponentials_and_sum<B>(s + lo, p + lo, valid, new_max);
+    for (size_t j = 0; j < lo; ++j) p[j] = 0.0f;
+    for (size_t j = hi; j < n; ++j) p[j] = 0.0f;
     const float correction =
         old_max == new_max ? 1.0f : first_lane(exp_polynomial(B(old_max - new_max)));
     *running_max = new_max;

@@ -216,7 +216,7 @@ void c_attention(Check &k, const golden_case &c, bool with_weights) {
     if (!q || !kk || !v || q->rank != 3 || kk->rank != 3 || v->rank != 3)
         return k.fail("queries, keys or values missing", "");
     edgeattn_attention_dims d{q->shape[0], q->shape[1], kk->shape[1], q->shape[2],
-                              kk->shape[2], v->shape[2], 0,           0};
+                              kk->shape[2], v->shape[2], 0,           0, 0};
     const float *Q = k.f32("queries", {d.batch, d.queries, d.query_size});
     const float *K = k.f32("keys", {d.batch, d.keys, d.key_size});
     const float *V = k.f32("values", {d.batch, d.keys, d.value_size});
@@ -282,7 +282,7 @@ void c_self_attention(Check &k, const golden_case &c, bool with_weights) {
     const std::size_t B = x->shape[0], n = x->shape[1], h = x->shape[2];
     const std::size_t max_len = static_cast<std::size_t>(param(c, "max_len", 0));
     const std::size_t heads = static_cast<std::size_t>(param(c, "num_heads", 0));
-    const edgeattn_attention_dims d{B, n, n, h, h, h, h, heads};
+    const edgeattn_attention_dims d{B, n, n, h, h, h, h, heads, 0};
     const float *X = k.f32("X", {B, n, h});
     const edgeattn_valid_lens vl = k.valid_lens(B, n);
     const edgeattn_mha_weights w{k.f32("W_q", {h, h}),       k.f32("W_k", {h, h}),

@@ -2,7 +2,8 @@
 // edgeattn_mha_pack_weights, in floats from the start of the buffer:
 //   a header (64 bytes: what the weights were packed for, see
 //   src/packed_weights.cpp), then W_q^T (query_size, h), W_k^T (key_size, h),
-//   W_v^T (value_size, h) and W_o^T (h, h), each in panels of
+//   W_v^T (value_size, h) and W_o^T (h, h) (W_k, W_v with H_kv * h / H
+//   columns under grouped-query heads), each in panels of
 //   max_panel_width columns (zero-padded), then the four biases (h each).
 // The panels are as wide as the widest path's, a multiple of every path's,
 // so one packed buffer serves every kernel path (gemm_packed's panel_stride).
@@ -22,20 +23,45 @@ struct mha_packed_weights_layout {
     size_t bytes = 0;                  // 0: the sizes overflow size_t
 };
 
+// kv_hiddens: rows of W_k and W_v (num_kv_heads * head_size; num_hiddens
+// without grouped-query heads).
 constexpr mha_packed_weights_layout make_mha_packed_weights_layout(size_t query_size,
                                                                    size_t key_size,
                                                                    size_t value_size,
-                                                                   size_t num_hiddens) {
+                                                                   size_t num_hiddens,
+                                                                   size_t kv_hiddens) {
     layout_builder b;
     mha_packed_weights_layout l;
     b.add(packed_weights_header_floats);
     const size_t inputs[4] = {query_size, key_size, value_size, num_hiddens};
+    const size_t outputs[4] = {num_hiddens, kv_hiddens, kv_hiddens, num_hiddens};
     for (size_t i = 0; i < 4; ++i) {
         size_t floats = 0;
-        if (!packed_floats(inputs[i], num_hiddens, floats)) b.overflow = true;
+        if (!packed_floats(inputs[i], outputs[i], floats)) b.overflow = true;
         l.weights[i] = b.add(floats);
     }
-    for (size_t i = 0; i < 4; ++i) l.biases[i] = b.add(num_hiddens);
+    for (size_t i = 0; i < 4; ++i) l.biases[i] = b.add(outputs[i]);
+    l.bytes = b.bytes();
+    return l;
+}
+
+// A projection's weights packed once (edgeattn_linear_pack_weights): the
+// header, W^T (in, out) in panels, the bias (out).
+struct linear_packed_weights_layout {
+    size_t weights = 0;
+    size_t bias = 0;
+    size_t bytes = 0;
+};
+
+constexpr linear_packed_weights_layout make_linear_packed_weights_layout(size_t in_features,
+                                                                         size_t out_features) {
+    layout_builder b;
+    linear_packed_weights_layout l;
+    size_t floats = 0;
+    if (!packed_floats(in_features, out_features, floats)) b.overflow = true;
+    b.add(packed_weights_header_floats);
+    l.weights = b.add(floats);
+    l.bias = b.add(out_features);
     l.bytes = b.bytes();
     return l;
 }

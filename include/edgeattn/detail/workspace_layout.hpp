@@ -183,23 +183,105 @@ constexpr size_t largest(size_t a, size_t b, size_t c, size_t d) {
     return ab > cd ? ab : cd;
 }
 
+// num_kv_heads: grouped-query heads (0 means num_heads); keys and values
+// are projected to num_kv_heads * head_size features.
 constexpr multi_head_layout make_multi_head_layout(size_t batch, size_t queries, size_t keys,
                                                    size_t query_size, size_t key_size,
                                                    size_t value_size, size_t num_hiddens,
-                                                   size_t num_heads, size_t threads) {
+                                                   size_t num_heads, size_t threads,
+                                                   size_t num_kv_heads = 0) {
     layout_builder b;
     multi_head_layout l;
     size_t packed = 0;
     if (num_heads == 0 ||
         !packed_floats(largest(query_size, key_size, value_size, num_hiddens), num_hiddens, packed))
         b.overflow = true;
+    const size_t head_size = num_heads ? num_hiddens / num_heads : 0;
+    const size_t kv_hiddens = (num_kv_heads ? num_kv_heads : num_heads) * head_size;
     l.projected_queries = b.add(batch, queries, num_hiddens);
-    l.projected_keys = b.add(batch, keys, num_hiddens);
-    l.projected_values = b.add(batch, keys, num_hiddens);
+    l.projected_keys = b.add(batch, keys, kv_hiddens);
+    l.projected_values = b.add(batch, keys, kv_hiddens);
     l.concatenated_heads = b.add(batch, queries, num_hiddens);
     l.packed_weights = b.add(packed);
-    const size_t head_size = num_heads ? num_hiddens / num_heads : 0;
     l.scratch = add_attention_scratch(b, queries, keys, head_size, head_size, false, threads);
+    l.bytes = b.bytes();
+    return l;
+}
+
+// Appending T tokens to a KV cache: their projected keys and values
+// (B*T, kv_hiddens) each before they are copied into the cache's per-head
+// rows, and one packed projection matrix (unpacked weights).
+struct kv_append_layout {
+    size_t projected_keys = 0;
+    size_t projected_values = 0;
+    size_t packed_weights = 0;
+    size_t bytes = 0;
+};
+
+constexpr kv_append_layout make_kv_append_layout(size_t batch, size_t tokens, size_t key_size,
+                                                 size_t value_size, size_t kv_hiddens) {
+    layout_builder b;
+    kv_append_layout l;
+    size_t packed = 0;
+    if (!packed_floats(key_size > value_size ? key_size : value_size, kv_hiddens, packed))
+        b.overflow = true;
+    l.projected_keys = b.add(batch, tokens, kv_hiddens);
+    l.projected_values = b.add(batch, tokens, kv_hiddens);
+    l.packed_weights = b.add(packed);
+    l.bytes = b.bytes();
+    return l;
+}
+
+// Attention of Q queries over a KV cache of `capacity` positions: the
+// projected queries (B,Q,h), the concatenated heads (B,Q,h), one packed
+// projection matrix, then per-thread scratch as multi-head attention's.
+struct kv_attention_layout {
+    size_t projected_queries = 0;
+    size_t concatenated_heads = 0;
+    size_t packed_weights = 0;
+    attention_scratch scratch;
+    size_t bytes = 0;
+};
+
+constexpr kv_attention_layout make_kv_attention_layout(size_t batch, size_t queries,
+                                                       size_t capacity, size_t query_size,
+                                                       size_t num_hiddens, size_t num_heads,
+                                                       size_t threads) {
+    layout_builder b;
+    kv_attention_layout l;
+    size_t packed = 0;
+    if (num_heads == 0 ||
+        !packed_floats(query_size > num_hiddens ? query_size : num_hiddens, num_hiddens, packed))
+        b.overflow = true;
+    const size_t head_size = num_heads ? num_hiddens / num_heads : 0;
+    l.projected_queries = b.add(batch, queries, num_hiddens);
+    l.concatenated_heads = b.add(batch, queries, num_hiddens);
+    l.packed_weights = b.add(packed);
+    l.scratch = add_attention_scratch(b, queries, capacity, head_size, head_size, false, threads);
+    l.bytes = b.bytes();
+    return l;
+}
+
+// A KV cache's memory: keys and values (B, H_kv, capacity, head_size),
+// then the lengths (B int32).
+struct kv_cache_layout {
+    size_t keys = 0;
+    size_t values = 0;
+    size_t lengths = 0;
+    size_t bytes = 0;
+};
+
+constexpr kv_cache_layout make_kv_cache_layout(size_t batch, size_t num_kv_heads,
+                                               size_t head_size, size_t capacity) {
+    layout_builder b;
+    kv_cache_layout l;
+    size_t per_batch = 0;
+    if (mul_overflows(num_kv_heads, capacity, per_batch) ||
+        mul_overflows(per_batch, head_size, per_batch))
+        b.overflow = true;
+    l.keys = b.add(batch, per_batch);
+    l.values = b.add(batch, per_batch);
+    l.lengths = b.add(batch);  // int32, as many bytes as floats
     l.bytes = b.bytes();
     return l;
 }

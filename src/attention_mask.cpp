@@ -1,0 +1,63 @@
+#include "attention_mask.hpp"
+
+namespace edgeattn {
+namespace detail {
+
+edgeattn_status check_attention_mask(const edgeattn_attention_mask *mask, size_t batch,
+                                     size_t queries, size_t heads, size_t keys,
+                                     attention_mask_view &view, tensor_span spans[2],
+                                     size_t &num_spans) {
+    num_spans = 0;
+    view.ranges = nullptr;
+    view.causal = false;
+    view.bias = nullptr;
+    if (!mask) return EDGEATTN_OK;
+    view.causal = mask->causal != 0;
+
+    // Read the kind as an integer: a C caller may store any int there.
+    static_assert(sizeof(edgeattn_key_ranges_kind) == sizeof(int), "see EDGEATTN_KEY_RANGES_KIND_FORCE_INT");
+    int kind = 0;
+    memcpy(&kind, &mask->ranges_kind, sizeof kind);
+    size_t pairs = 0;
+    if (kind == EDGEATTN_KEY_RANGES_PER_BATCH) {
+        pairs = batch;
+        view.ranges_batch_stride = 1;
+        view.ranges_query_stride = 0;
+    } else if (kind == EDGEATTN_KEY_RANGES_PER_QUERY) {
+        pairs = batch * queries;  // the caller checked (batch, queries, ...) sizes
+        view.ranges_batch_stride = queries;
+        view.ranges_query_stride = 1;
+    } else if (kind != EDGEATTN_KEY_RANGES_NONE) {
+        return EDGEATTN_ERR_BAD_KEY_RANGE;
+    }
+    if (pairs) {
+        const int32_t *r = mask->key_ranges;
+        if (!r) return EDGEATTN_ERR_NULL_POINTER;
+        if (reinterpret_cast<uintptr_t>(r) % alignof(int32_t) != 0) return EDGEATTN_ERR_MISALIGNED;
+        for (size_t p = 0; p < pairs; ++p)
+            if (r[2 * p] < 0 || r[2 * p + 1] < r[2 * p]) return EDGEATTN_ERR_BAD_KEY_RANGE;
+        view.ranges = r;
+        spans[num_spans++] = {r, 2 * pairs};  // int32 and float have the same size
+    }
+
+    if (mask->bias) {
+        const size_t bias_batch = mask->bias_batch ? mask->bias_batch : 1;
+        const size_t bias_heads = mask->bias_heads ? mask->bias_heads : 1;
+        const size_t row = mask->bias_keys ? mask->bias_keys : keys;
+        if ((bias_batch != 1 && bias_batch != batch) || (bias_heads != 1 && bias_heads != heads) ||
+            row < keys)
+            return EDGEATTN_ERR_SHAPE_MISMATCH;
+        size_t count = 0;
+        if (edgeattn_status st = tensor_count(count, bias_batch, bias_heads, queries, row)) return st;
+        if (!is_float_aligned(mask->bias)) return EDGEATTN_ERR_MISALIGNED;
+        view.bias = mask->bias;
+        view.bias_row_stride = row;
+        view.bias_head_stride = bias_heads == 1 ? 0 : queries * row;
+        view.bias_batch_stride = bias_batch == 1 ? 0 : bias_heads * queries * row;
+        spans[num_spans++] = {mask->bias, count};
+    }
+    return EDGEATTN_OK;
+}
+
+}  // namespace detail
+}  // namespace edgeattn

@@ -1,0 +1,73 @@
+// Which keys each query row sees: d2l's valid lengths, and the decoder
+// masks of edgeattn_attention_mask (causal, key ranges) with its additive
+// bias. Every combination leaves one interval [lo, hi) of visible keys per
+// row; the kernels compute scores only there and treat the rest as d2l's
+// -1e6 (so a row that sees nothing is uniform, 1/K).
+#ifndef EDGEATTN_ATTENTION_MASK_HPP
+#define EDGEATTN_ATTENTION_MASK_HPP
+
+#include "validate.hpp"
+
+namespace edgeattn {
+namespace detail {
+
+struct key_interval {
+    size_t lo, hi;  // lo <= hi <= keys
+};
+
+struct attention_mask_view {
+    valid_lens_view lens;
+    const int32_t *ranges = nullptr;  // [start, end) pairs
+    size_t ranges_batch_stride = 0;   // in pairs: 1 per batch, Q per query
+    size_t ranges_query_stride = 0;   // 0 per batch, 1 per query
+    bool causal = false;
+    const float *bias = nullptr;      // (bias_batch, bias_heads, Q, bias_keys)
+    size_t bias_batch_stride = 0;     // 0 when broadcast over the batch
+    size_t bias_head_stride = 0;      // 0 when broadcast over the heads
+    size_t bias_row_stride = 0;
+
+    // The keys row i of batch element b sees, among `keys`, in a call of
+    // `queries` rows (causal puts the queries at the last key positions).
+    key_interval of_row(size_t b, size_t i, size_t queries, size_t keys) const {
+        size_t lo = 0, hi = lens.of_row(b, i, keys);
+        if (ranges) {
+            const int32_t *r = ranges + 2 * (b * ranges_batch_stride + i * ranges_query_stride);
+            lo = static_cast<size_t>(r[0]);  // checked: 0 <= start <= end
+            if (static_cast<size_t>(r[1]) < hi) hi = static_cast<size_t>(r[1]);
+        }
+        if (causal) {
+            const size_t end = i + keys >= queries ? i + keys - queries + 1 : 0;  // j <= i + K - Q
+            if (end < hi) hi = end;
+        }
+        if (lo > keys) lo = keys;
+        if (hi < lo) hi = lo;
+        return {lo, hi};
+    }
+
+    // Row i of the bias for batch element b and head `head`, or nullptr.
+    const float *bias_row(size_t b, size_t head, size_t i) const {
+        return bias ? bias + b * bias_batch_stride + head * bias_head_stride + i * bias_row_stride
+                    : nullptr;
+    }
+};
+
+// A mask view of valid lengths alone (d2l's ops).
+inline attention_mask_view mask_of_valid_lens(const valid_lens_view &lens) {
+    attention_mask_view m;
+    m.lens = lens;
+    return m;
+}
+
+// Checks `mask` (NULL: none) for a call of (batch, queries) rows, `heads`
+// heads and bias rows of at least `keys` floats (bias_keys 0 means `keys`);
+// fills `view` (valid lengths untouched) and the spans the mask reads, for
+// the overlap checks (num_spans of them, at most 2).
+edgeattn_status check_attention_mask(const edgeattn_attention_mask *mask, size_t batch,
+                                     size_t queries, size_t heads, size_t keys,
+                                     attention_mask_view &view, tensor_span spans[2],
+                                     size_t &num_spans);
+
+}  // namespace detail
+}  // namespace edgeattn
+
+#endif

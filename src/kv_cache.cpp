@@ -1,0 +1,336 @@
+// C entry points of the KV cache: incremental decoding, where each step
+// projects only its new tokens' keys and values, appends them to the cache,
+// and attends with its new queries over everything cached.
+//
+// Cache memory (make_kv_cache_layout): keys and values (B, H_kv, capacity,
+// head_size), so one head of one batch element is a contiguous
+// (length, head_size) block that a decode step streams once; then the
+// lengths (B). The edgeattn_kv_cache struct only points into it.
+#include <string.h>
+
+#include "attention_checks.hpp"
+#include "attention_mask.hpp"
+#include "attention_rows.hpp"
+#include "edgeattn/detail/workspace_layout.hpp"
+#include "edgeattn/edgeattn.h"
+#include "mha_weights.hpp"
+#include "parallel.hpp"
+
+using namespace edgeattn::detail;
+
+namespace {
+
+constexpr uint32_t kv_cache_magic = 0x4B564145u;  // "EAVK" little-endian
+
+edgeattn_status check_cache(const edgeattn_kv_cache *cache) {
+    if (!cache) return EDGEATTN_ERR_NULL_POINTER;
+    if (cache->magic != kv_cache_magic || !cache->keys || !cache->values || !cache->lengths ||
+        cache->batch == 0 || cache->num_kv_heads == 0 || cache->head_size == 0 ||
+        cache->capacity == 0 || cache->capacity > INT32_MAX)
+        return EDGEATTN_ERR_BAD_CACHE;
+    for (size_t b = 0; b < cache->batch; ++b)
+        if (cache->lengths[b] < 0 || static_cast<size_t>(cache->lengths[b]) > cache->capacity)
+            return EDGEATTN_ERR_BAD_CACHE;
+    return EDGEATTN_OK;
+}
+
+// The sizes a cache call reads: h, H, H_kv and the input feature sizes in
+// `sizes` non-zero, the heads dividing, the cache made for (B, H_kv, h / H).
+edgeattn_status check_cache_dims(const edgeattn_kv_cache &cache, const edgeattn_attention_dims &d,
+                                 const size_t *sizes, size_t num_sizes) {
+    if (d.batch == 0 || d.num_hiddens == 0 || d.num_heads == 0) return EDGEATTN_ERR_ZERO_DIMENSION;
+    for (size_t i = 0; i < num_sizes; ++i)
+        if (sizes[i] == 0) return EDGEATTN_ERR_ZERO_DIMENSION;
+    if (d.num_hiddens % d.num_heads != 0) return EDGEATTN_ERR_HEADS_DO_NOT_DIVIDE;
+    if (d.num_heads % kv_heads_of(d) != 0) return EDGEATTN_ERR_KV_HEADS_DO_NOT_DIVIDE;
+    if (cache.batch != d.batch || cache.num_kv_heads != kv_heads_of(d) ||
+        cache.head_size != d.num_hiddens / d.num_heads)
+        return EDGEATTN_ERR_BAD_CACHE;
+    return EDGEATTN_OK;
+}
+
+// The cache's memory as spans: keys, values, lengths.
+void cache_spans(const edgeattn_kv_cache &cache, tensor_span spans[3]) {
+    const size_t floats = cache.batch * cache.num_kv_heads * cache.capacity * cache.head_size;
+    spans[0] = {cache.keys, floats};
+    spans[1] = {cache.values, floats};
+    spans[2] = {cache.lengths, cache.batch};
+}
+
+// Weights as given (only the projections `used` names are read) or packed.
+edgeattn_status view_weights(const edgeattn_attention_dims &d, const edgeattn_mha_weights *weights,
+                             const void *packed, size_t packed_bytes, unsigned used,
+                             mha_weights_view &w) {
+    if (weights) return view_mha_weights(d, *weights, w, used);
+    if (edgeattn_status st = check_mha_feature_dims(d)) return st;
+    return view_packed_mha_weights(d, packed, packed_bytes, w);
+}
+
+edgeattn_status append(edgeattn_kv_cache *cache, const edgeattn_attention_dims *dims, size_t tokens,
+                       const float *keys, const float *values, const edgeattn_mha_weights *weights,
+                       const void *packed, size_t packed_bytes, void *workspace,
+                       size_t workspace_bytes) {
+    if (!dims || !keys || !values || !workspace || (!weights && !packed))
+        return EDGEATTN_ERR_NULL_POINTER;
+    if (edgeattn_status st = check_cache(cache)) return st;
+    const edgeattn_attention_dims d = *dims;
+    const size_t sizes[3] = {d.key_size, d.value_size, tokens};
+    if (edgeattn_status st = check_cache_dims(*cache, d, sizes, 3)) return st;
+    mha_weights_view w;
+    if (edgeattn_status st = view_weights(d, weights, packed, packed_bytes, key_value_projections, w))
+        return st;
+    size_t key_count = 0, value_count = 0;
+    if (edgeattn_status st = tensor_count(key_count, d.batch, tokens, d.key_size)) return st;
+    if (edgeattn_status st = tensor_count(value_count, d.batch, tokens, d.value_size)) return st;
+    const size_t kv_h = kv_hiddens_of(d);
+    const kv_append_layout l = make_kv_append_layout(d.batch, tokens, d.key_size, d.value_size, kv_h);
+    if (l.bytes == 0) return EDGEATTN_ERR_SIZE_OVERFLOW;
+    if (!is_float_aligned(keys) || !is_float_aligned(values) || !is_float_aligned(workspace))
+        return EDGEATTN_ERR_MISALIGNED;
+    for (size_t i = 0; i < w.num_spans; ++i)
+        if (!is_float_aligned(w.spans[i].data)) return EDGEATTN_ERR_MISALIGNED;
+    if (workspace_bytes < l.bytes) return EDGEATTN_ERR_WORKSPACE_TOO_SMALL;
+    for (size_t b = 0; b < d.batch; ++b)
+        if (tokens > cache->capacity - static_cast<size_t>(cache->lengths[b]))
+            return EDGEATTN_ERR_CACHE_FULL;
+    tensor_span inputs[10] = {{keys, key_count}, {values, value_count}};
+    size_t num_inputs = 2;
+    for (size_t i = 0; i < w.num_spans; ++i) inputs[num_inputs++] = w.spans[i];
+    tensor_span outputs[4];
+    cache_spans(*cache, outputs);
+    outputs[3] = {workspace, workspace_bytes / sizeof(float)};
+    if (edgeattn_status st = check_disjoint(outputs, 4, inputs, num_inputs)) return st;
+
+    const kernel_table &k = active_kernels();
+    float *ws = static_cast<float *>(workspace);
+    float *K = ws + l.projected_keys, *V = ws + l.projected_values;  // (B, T, h_kv) each
+    float *scratch = ws + l.packed_weights;
+    project(k, w, key_projection, d.batch * tokens, d.key_size, kv_h, keys, K, scratch);
+    project(k, w, value_projection, d.batch * tokens, d.value_size, kv_h, values, V, scratch);
+
+    // Token t's head g (columns g*head_size of the projection) goes to
+    // position lengths[b] + t of cache head (b, g).
+    const size_t heads = cache->num_kv_heads, head_size = cache->head_size, cap = cache->capacity;
+    for (size_t b = 0; b < d.batch; ++b) {
+        const size_t start = static_cast<size_t>(cache->lengths[b]);
+        for (size_t g = 0; g < heads; ++g) {
+            float *key_rows = cache->keys + ((b * heads + g) * cap + start) * head_size;
+            float *value_rows = cache->values + ((b * heads + g) * cap + start) * head_size;
+            for (size_t t = 0; t < tokens; ++t) {
+                const size_t from = (b * tokens + t) * kv_h + g * head_size;
+                memcpy(key_rows + t * head_size, K + from, head_size * sizeof(float));
+                memcpy(value_rows + t * head_size, V + from, head_size * sizeof(float));
+            }
+        }
+        cache->lengths[b] = static_cast<int32_t>(start + tokens);
+    }
+    return EDGEATTN_OK;
+}
+
+kv_attention_layout attention_layout(const edgeattn_attention_dims &d, size_t capacity,
+                                     size_t threads) {
+    return make_kv_attention_layout(d.batch, d.queries, capacity, d.query_size, d.num_hiddens,
+                                    d.num_heads, threads);
+}
+
+edgeattn_status attention(const edgeattn_kv_cache *cache, const edgeattn_attention_dims *dims,
+                          const float *queries, const edgeattn_attention_mask *mask_in,
+                          const edgeattn_mha_weights *weights, const void *packed,
+                          size_t packed_bytes, void *workspace, size_t workspace_bytes,
+                          float *output, float *attention_weights) {
+    if (!dims || !queries || !workspace || !output || (!weights && !packed))
+        return EDGEATTN_ERR_NULL_POINTER;
+    if (edgeattn_status st = check_cache(cache)) return st;
+    const edgeattn_attention_dims d = *dims;
+    const size_t sizes[2] = {d.queries, d.query_size};
+    if (edgeattn_status st = check_cache_dims(*cache, d, sizes, 2)) return st;
+    const size_t cap = cache->capacity;
+    if (d.keys != 0 && d.keys != cap) return EDGEATTN_ERR_BAD_CACHE;
+    mha_weights_view w;
+    if (edgeattn_status st =
+            view_weights(d, weights, packed, packed_bytes, query_output_projections, w))
+        return st;
+    const size_t h = d.num_hiddens, heads = d.num_heads, head_size = h / heads;
+    size_t query_count = 0, output_count = 0, weights_count = 0;
+    if (edgeattn_status st = tensor_count(query_count, d.batch, d.queries, d.query_size)) return st;
+    if (edgeattn_status st = tensor_count(output_count, d.batch, d.queries, h)) return st;
+    if (edgeattn_status st = tensor_count(weights_count, d.batch, heads, d.queries, cap)) return st;
+    attention_mask_view mask;
+    tensor_span inputs[16] = {{queries, query_count}};
+    size_t num_inputs = 1, num_mask_spans = 0;
+    if (edgeattn_status st = check_attention_mask(mask_in, d.batch, d.queries, heads, cap, mask,
+                                                  inputs + num_inputs, num_mask_spans))
+        return st;
+    num_inputs += num_mask_spans;
+    const kv_attention_layout one = attention_layout(d, cap, 1);
+    if (one.bytes == 0) return EDGEATTN_ERR_SIZE_OVERFLOW;
+    const void *floats[] = {queries, output, attention_weights, workspace};
+    for (const void *p : floats)
+        if (p && !is_float_aligned(p)) return EDGEATTN_ERR_MISALIGNED;
+    for (size_t i = 0; i < w.num_spans; ++i)
+        if (!is_float_aligned(w.spans[i].data)) return EDGEATTN_ERR_MISALIGNED;
+    if (workspace_bytes < one.bytes) return EDGEATTN_ERR_WORKSPACE_TOO_SMALL;
+    for (size_t i = 0; i < w.num_spans; ++i) inputs[num_inputs++] = w.spans[i];
+    cache_spans(*cache, inputs + num_inputs);
+    num_inputs += 3;
+    const tensor_span outputs[3] = {{output, output_count},
+                                    {attention_weights, attention_weights ? weights_count : 0},
+                                    {workspace, workspace_bytes / sizeof(float)}};
+    if (edgeattn_status st = check_disjoint(outputs, 3, inputs, num_inputs)) return st;
+
+    const kernel_table &k = active_kernels();
+    float *ws = static_cast<float *>(workspace);
+    float *Q = ws + one.projected_queries;           // (B, Q, h): head j is columns j*h/H ...
+    float *heads_out = ws + one.concatenated_heads;  // (B, Q, h)
+    float *scratch = ws + one.packed_weights;
+    project(k, w, query_projection, d.batch * d.queries, d.query_size, h, queries, Q, scratch);
+
+    // Slice (b, j): query head j of batch element b over its lengths[b]
+    // cached positions of key/value head j / group.
+    const size_t kv_heads = cache->num_kv_heads, group = heads / kv_heads;
+    const size_t slots = scratch_slots(one.bytes, one.scratch.floats_per_slot, workspace_bytes);
+    const float flops_per_row = 4.0f * cap * head_size;
+    parallel_row_blocks(d.batch * heads, d.queries, slots, flops_per_row, ws, one.scratch,
+                        [&](size_t slice, size_t row0, size_t rows, const scratch_slot &slot) {
+        const size_t b = slice / heads, head = slice % heads, column = head * head_size;
+        const size_t length = static_cast<size_t>(cache->lengths[b]);
+        const size_t cached = ((b * kv_heads + head / group) * cap) * head_size;
+        float *out = heads_out + (b * d.queries + row0) * h + column;
+        float *weights_rows =
+            attention_weights ? attention_weights + (slice * d.queries + row0) * cap : nullptr;
+        if (length == 0) {  // nothing cached: the head contributes zeros
+            for (size_t r = 0; r < rows; ++r)
+                for (size_t c = 0; c < head_size; ++c) out[r * h + c] = 0.0f;
+        } else {
+            const attention_slice s{Q + b * d.queries * h + column, h, cache->keys + cached,
+                                    head_size, cache->values + cached, head_size,
+                                    heads_out + b * d.queries * h + column, h,
+                                    attention_weights ? attention_weights + slice * d.queries * cap
+                                                      : nullptr,
+                                    cap, d.queries, length, head_size, head_size, b, head};
+            dot_product_attention_block(k, s, row0, rows, mask, slot);
+        }
+        if (weights_rows)  // positions not (yet) cached weigh 0
+            for (size_t r = 0; r < rows; ++r)
+                for (size_t j = length; j < cap; ++j) weights_rows[r * cap + j] = 0.0f;
+    });
+    project(k, w, output_projection, d.batch * d.queries, h, h, heads_out, output, scratch);
+    return EDGEATTN_OK;
+}
+
+}  // namespace
+
+extern "C" size_t edgeattn_kv_cache_size(size_t batch, size_t num_kv_heads, size_t head_size,
+                                         size_t capacity) {
+    if (batch == 0 || num_kv_heads == 0 || head_size == 0 || capacity == 0 ||
+        capacity > INT32_MAX)
+        return 0;
+    return make_kv_cache_layout(batch, num_kv_heads, head_size, capacity).bytes;
+}
+
+extern "C" edgeattn_status edgeattn_kv_cache_init(edgeattn_kv_cache *cache, size_t batch,
+                                                  size_t num_kv_heads, size_t head_size,
+                                                  size_t capacity, void *memory,
+                                                  size_t memory_bytes) {
+    if (!cache || !memory) return EDGEATTN_ERR_NULL_POINTER;
+    if (batch == 0 || num_kv_heads == 0 || head_size == 0 || capacity == 0)
+        return EDGEATTN_ERR_ZERO_DIMENSION;
+    const kv_cache_layout l = make_kv_cache_layout(batch, num_kv_heads, head_size, capacity);
+    if (capacity > INT32_MAX || l.bytes == 0) return EDGEATTN_ERR_SIZE_OVERFLOW;
+    if (!is_float_aligned(memory)) return EDGEATTN_ERR_MISALIGNED;
+    if (memory_bytes < l.bytes) return EDGEATTN_ERR_WORKSPACE_TOO_SMALL;
+    if (spans_overlap(cache, sizeof *cache, memory, l.bytes)) return EDGEATTN_ERR_OVERLAP;
+    float *floats = static_cast<float *>(memory);
+    edgeattn_kv_cache c;
+    memset(&c, 0, sizeof c);
+    c.magic = kv_cache_magic;
+    c.batch = batch;
+    c.num_kv_heads = num_kv_heads;
+    c.head_size = head_size;
+    c.capacity = capacity;
+    c.keys = floats + l.keys;
+    c.values = floats + l.values;
+    c.lengths = reinterpret_cast<int32_t *>(floats + l.lengths);
+    for (size_t b = 0; b < batch; ++b) c.lengths[b] = 0;
+    *cache = c;
+    return EDGEATTN_OK;
+}
+
+extern "C" edgeattn_status edgeattn_kv_cache_reset(edgeattn_kv_cache *cache) {
+    if (edgeattn_status st = check_cache(cache)) return st;
+    for (size_t b = 0; b < cache->batch; ++b) cache->lengths[b] = 0;
+    return EDGEATTN_OK;
+}
+
+extern "C" edgeattn_status edgeattn_kv_cache_truncate(edgeattn_kv_cache *cache, size_t batch_index,
+                                                      size_t length) {
+    if (edgeattn_status st = check_cache(cache)) return st;
+    if (batch_index >= cache->batch || length > static_cast<size_t>(cache->lengths[batch_index]))
+        return EDGEATTN_ERR_BAD_CACHE;
+    cache->lengths[batch_index] = static_cast<int32_t>(length);
+    return EDGEATTN_OK;
+}
+
+extern "C" size_t edgeattn_kv_cache_append_workspace_size(const edgeattn_attention_dims *dims,
+                                                          size_t tokens, size_t max_threads) {
+    (void)max_threads;  // the projections need no per-thread scratch
+    if (!dims) return 0;
+    const edgeattn_attention_dims &d = *dims;
+    if (d.batch == 0 || tokens == 0 || d.key_size == 0 || d.value_size == 0 ||
+        d.num_hiddens == 0 || d.num_heads == 0 || d.num_hiddens % d.num_heads != 0 ||
+        d.num_heads % kv_heads_of(d) != 0)
+        return 0;
+    return make_kv_append_layout(d.batch, tokens, d.key_size, d.value_size, kv_hiddens_of(d)).bytes;
+}
+
+extern "C" edgeattn_status edgeattn_kv_cache_append(edgeattn_kv_cache *cache,
+                                                    const edgeattn_attention_dims *dims,
+                                                    size_t tokens, const float *keys,
+                                                    const float *values,
+                                                    const edgeattn_mha_weights *weights,
+                                                    void *workspace, size_t workspace_bytes) {
+    if (!weights) return EDGEATTN_ERR_NULL_POINTER;
+    return append(cache, dims, tokens, keys, values, weights, nullptr, 0, workspace,
+                  workspace_bytes);
+}
+
+extern "C" edgeattn_status edgeattn_kv_cache_append_packed(
+    edgeattn_kv_cache *cache, const edgeattn_attention_dims *dims, size_t tokens, const float *keys,
+    const float *values, const void *packed, size_t packed_bytes, void *workspace,
+    size_t workspace_bytes) {
+    if (!packed) return EDGEATTN_ERR_NULL_POINTER;
+    return append(cache, dims, tokens, keys, values, nullptr, packed, packed_bytes, workspace,
+                  workspace_bytes);
+}
+
+extern "C" size_t edgeattn_kv_cache_attention_workspace_size(const edgeattn_attention_dims *dims,
+                                                             size_t max_threads) {
+    if (!dims) return 0;
+    const edgeattn_attention_dims &d = *dims;
+    if (d.batch == 0 || d.queries == 0 || d.keys == 0 || d.query_size == 0 ||
+        d.num_hiddens == 0 || d.num_heads == 0 || d.num_hiddens % d.num_heads != 0 ||
+        d.num_heads % kv_heads_of(d) != 0)
+        return 0;
+    return attention_layout(d, d.keys, max_threads).bytes;
+}
+
+extern "C" edgeattn_status edgeattn_kv_cache_attention(const edgeattn_kv_cache *cache,
+                                                       const edgeattn_attention_dims *dims,
+                                                       const float *queries,
+                                                       const edgeattn_attention_mask *mask,
+                                                       const edgeattn_mha_weights *weights,
+                                                       void *workspace, size_t workspace_bytes,
+                                                       float *output, float *attention_weights) {
+    if (!weights) return EDGEATTN_ERR_NULL_POINTER;
+    return attention(cache, dims, queries, mask, weights, nullptr, 0, workspace, workspace_bytes,
+                     output, attention_weights);
+}
+
+extern "C" edgeattn_status edgeattn_kv_cache_attention_packed(
+    const edgeattn_kv_cache *cache, const edgeattn_attention_dims *dims, const float *queries,
+    const edgeattn_attention_mask *mask, const void *packed, size_t packed_bytes, void *workspace,
+    size_t workspace_bytes, float *output, float *attention_weights) {
+    if (!packed) return EDGEATTN_ERR_NULL_POINTER;
+    return attention(cache, dims, queries, mask, nullptr, packed, packed_bytes, workspace,
+                     workspace_bytes, output, attention_weights);
+}

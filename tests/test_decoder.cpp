@@ -1,0 +1,524 @@
+// The decoder side (include/edgeattn/decoder.h) against the float64
+// reference, on shapes the golden cases are too small for, on every kernel
+// path this CPU runs: causal / windowed / biased attention over more keys
+// than one key block (the streaming path, its skipped blocks and the rows
+// a diagonal block skips), grouped-query heads, decode steps over a long
+// cache (keys and values read in place), and the projection entry points.
+// Then every refusal the decoder calls make: own status, nothing written.
+#include <doctest/doctest.h>
+
+#include <edgeattn/edgeattn.h>
+
+#include "reference.hpp"
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+using edgeattn_ref::Mask;
+using edgeattn_ref::ValidLens;
+
+namespace {
+
+std::vector<edgeattn_isa> paths() {
+    std::vector<edgeattn_isa> v;
+    for (int i = EDGEATTN_ISA_SCALAR; i <= EDGEATTN_ISA_NEON; ++i)
+        if (edgeattn_isa_supported(static_cast<edgeattn_isa>(i))) v.push_back(static_cast<edgeattn_isa>(i));
+    return v;
+}
+
+struct path_guard {
+    ~path_guard() { edgeattn_set_isa(EDGEATTN_ISA_AUTO); }
+};
+
+std::vector<float> random_floats(std::size_t n, unsigned seed, float scale = 1.0f) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> g(0.0f, scale);
+    std::vector<float> v(n);
+    for (float &x : v) x = g(rng);
+    return v;
+}
+
+std::vector<double> widen(const std::vector<float> &v) { return {v.begin(), v.end()}; }
+
+double rel_l2(const float *got, const std::vector<double> &want) {
+    double diff = 0, ref = 0;
+    for (std::size_t i = 0; i < want.size(); ++i) {
+        if (!std::isfinite(got[i])) return INFINITY;
+        diff += (got[i] - want[i]) * (got[i] - want[i]);
+        ref += want[i] * want[i];
+    }
+    return std::sqrt(diff / ref);
+}
+
+// Multi-head weights: float for the library, double for the reference.
+struct mha_model {
+    std::size_t q, k, v, h, H, Hkv;
+    std::vector<float> W[4], b[4];
+    mha_model(std::size_t q_, std::size_t k_, std::size_t v_, std::size_t h_, std::size_t H_, std::size_t Hkv_,
+              unsigned seed)
+        : q(q_), k(k_), v(v_), h(h_), H(H_), Hkv(Hkv_) {
+        const std::size_t hkv = Hkv * (h / H), rows[4] = {h, hkv, hkv, h}, cols[4] = {q, k, v, h};
+        for (int i = 0; i < 4; ++i) {
+            W[i] = random_floats(rows[i] * cols[i], seed + i, 1.0f / std::sqrt(static_cast<float>(cols[i])));
+            b[i] = random_floats(rows[i], seed + 10 + i, 0.1f);
+        }
+    }
+    edgeattn_mha_weights weights() const {
+        return {W[0].data(), W[1].data(), W[2].data(), W[3].data(), b[0].data(), b[1].data(), b[2].data(), b[3].data()};
+    }
+    std::vector<double> Wd[4], bd[4];
+    edgeattn_ref::MhaWeights reference() {
+        for (int i = 0; i < 4; ++i) {
+            Wd[i] = widen(W[i]);
+            bd[i] = widen(b[i]);
+        }
+        return {Wd[0].data(), Wd[1].data(), Wd[2].data(), Wd[3].data(),
+                bd[0].data(), bd[1].data(), bd[2].data(), bd[3].data()};
+    }
+    edgeattn_attention_dims dims(std::size_t B, std::size_t Q, std::size_t K) const {
+        return {B, Q, K, q, k, v, h, H, Hkv};
+    }
+};
+
+// The C view of a reference mask (ranges and bias as floats / int32 the
+// library reads).
+struct c_mask {
+    std::vector<std::int32_t> ranges;
+    std::vector<float> bias;
+    edgeattn_attention_mask m{};
+    explicit c_mask(const Mask &r) : ranges(r.ranges), bias(r.bias.begin(), r.bias.end()) {
+        m.causal = r.causal;
+        m.ranges_kind = r.ranges_kind == Mask::none        ? EDGEATTN_KEY_RANGES_NONE
+                        : r.ranges_kind == Mask::per_batch ? EDGEATTN_KEY_RANGES_PER_BATCH
+                                                           : EDGEATTN_KEY_RANGES_PER_QUERY;
+        m.key_ranges = ranges.empty() ? nullptr : ranges.data();
+        m.bias = bias.empty() ? nullptr : bias.data();
+        m.bias_batch = r.bias_batch;
+        m.bias_heads = r.bias_heads;
+        m.bias_keys = r.bias_keys;
+    }
+};
+
+// Bias values rounded to float, so both sides add the same numbers.
+void float_bias(Mask &m, std::size_t n, unsigned seed) {
+    const std::vector<float> f = random_floats(n, seed, 0.5f);
+    m.bias.assign(f.begin(), f.end());
+}
+
+// A sliding window of w keys per query row, for Q queries at the last Q of K positions.
+void window_ranges(Mask &m, std::size_t B, std::size_t Q, std::size_t K, std::int32_t w) {
+    m.ranges_kind = Mask::per_query;
+    for (std::size_t b = 0; b < B; ++b)
+        for (std::size_t i = 0; i < Q; ++i) {
+            const std::int32_t pos = static_cast<std::int32_t>(i + K - Q);
+            m.ranges.push_back(pos - w + 1 > 0 ? pos - w + 1 : 0);
+            m.ranges.push_back(pos + 1);
+        }
+}
+
+struct mha_shape {
+    const char *name;
+    std::size_t B, Q, K, q, h, H, Hkv;
+    bool causal, window, bias_per_head, with_weights;
+};
+
+TEST_CASE("masked multi-head attention over many key blocks matches the float64 reference on every path") {
+    path_guard guard;
+    const mha_shape shapes[] = {
+        // causal self-attention over 3 key blocks, row blocks of 256: the
+        // streaming path skips the blocks above the diagonal
+        {"causal 600", 1, 600, 600, 16, 16, 2, 2, true, false, false, false},
+        {"causal 600 weights", 1, 600, 600, 16, 16, 2, 1, true, false, true, true},
+        {"window 300 gqa", 2, 300, 300, 12, 24, 4, 2, true, true, true, false},
+        {"cross causal Q<K", 1, 70, 520, 8, 16, 4, 4, true, false, false, false},
+    };
+    for (const mha_shape &sh : shapes) {
+        mha_model model(sh.q, sh.q, sh.q, sh.h, sh.H, sh.Hkv, 7);
+        const std::vector<float> x = random_floats(sh.B * sh.K * sh.q, 3), xq = random_floats(sh.B * sh.Q * sh.q, 4);
+        const float *queries = sh.Q == sh.K ? x.data() : xq.data();
+        Mask mask;
+        mask.causal = sh.causal;
+        if (sh.window) window_ranges(mask, sh.B, sh.Q, sh.K, 37);
+        if (sh.bias_per_head) {
+            mask.bias_heads = sh.H;
+            mask.bias_keys = sh.K;
+            float_bias(mask, sh.H * sh.Q * sh.K, 5);
+        }
+        std::vector<double> want(sh.B * sh.Q * sh.h), want_w(sh.B * sh.H * sh.Q * sh.K);
+        const std::vector<double> xd = widen(x), xqd = widen(xq);
+        edgeattn_ref::multi_head_attention_masked(sh.B, sh.Q, sh.K, sh.q, sh.q, sh.q, sh.h, sh.H, sh.Hkv,
+                                                  sh.Q == sh.K ? xd.data() : xqd.data(), xd.data(), xd.data(),
+                                                  ValidLens{}, mask, model.reference(), want.data(), want_w.data());
+        const c_mask cm(mask);
+        const edgeattn_attention_dims dims = model.dims(sh.B, sh.Q, sh.K);
+        const edgeattn_mha_weights w = model.weights();
+        std::vector<float> ws(edgeattn_multi_head_attention_workspace_size(&dims, 4) / 4 + 1);
+        std::vector<float> packed(edgeattn_mha_packed_weights_size(&dims) / 4);
+        REQUIRE(edgeattn_mha_pack_weights(&dims, &w, packed.data(), packed.size() * 4) == EDGEATTN_OK);
+        for (edgeattn_isa isa : paths()) {
+            REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);
+            for (int form = 0; form < 2; ++form) {
+                INFO(sh.name << " on " << edgeattn_isa_name(isa) << (form ? " packed" : ""));
+                std::vector<float> out(want.size(), -7.0f), wts(sh.with_weights ? want_w.size() : 0, -7.0f);
+                float *wp = sh.with_weights ? wts.data() : nullptr;
+                const edgeattn_status st =
+                    form ? edgeattn_multi_head_attention_masked_packed(&dims, queries, x.data(), x.data(), nullptr,
+                                                                       &cm.m, packed.data(), packed.size() * 4,
+                                                                       ws.data(), ws.size() * 4, out.data(), wp)
+                         : edgeattn_multi_head_attention_masked(&dims, queries, x.data(), x.data(), nullptr, &cm.m,
+                                                                &w, ws.data(), ws.size() * 4, out.data(), wp);
+                REQUIRE(st == EDGEATTN_OK);
+                CHECK(rel_l2(out.data(), want) <= 1e-5);
+                if (sh.with_weights) CHECK(rel_l2(wts.data(), want_w) <= 1e-5);
+            }
+        }
+    }
+}
+
+TEST_CASE("grouped-query heads equal multi-head attention with each key/value head repeated") {
+    path_guard guard;
+    // The same numbers two ways through the library: H_kv = 2 against
+    // H_kv = H with W_k, W_v rows repeated per query head.
+    const std::size_t B = 2, Q = 5, K = 9, d = 8, h = 16, H = 4, Hkv = 2, dh = h / H;
+    mha_model gqa(d, d, d, h, H, Hkv, 21), full(d, d, d, h, H, H, 21);
+    for (int i = 1; i <= 2; ++i) {
+        full.W[i].clear();
+        full.b[i].clear();
+        for (std::size_t n = 0; n < H; ++n) {
+            const std::size_t g = n / (H / Hkv);
+            full.W[i].insert(full.W[i].end(), gqa.W[i].begin() + g * dh * d, gqa.W[i].begin() + (g + 1) * dh * d);
+            full.b[i].insert(full.b[i].end(), gqa.b[i].begin() + g * dh, gqa.b[i].begin() + (g + 1) * dh);
+        }
+    }
+    full.W[0] = gqa.W[0], full.W[3] = gqa.W[3], full.b[0] = gqa.b[0], full.b[3] = gqa.b[3];
+    const std::vector<float> q = random_floats(B * Q * d, 1), kv = random_floats(B * K * d, 2);
+    for (edgeattn_isa isa : paths()) {
+        REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);
+        std::vector<float> out[2];
+        mha_model *models[2] = {&gqa, &full};
+        for (int m = 0; m < 2; ++m) {
+            const edgeattn_attention_dims dims = models[m]->dims(B, Q, K);
+            const edgeattn_mha_weights w = models[m]->weights();
+            std::vector<float> ws(edgeattn_multi_head_attention_workspace_size(&dims, 1) / 4);
+            out[m].assign(B * Q * h, 0.0f);
+            REQUIRE(edgeattn_multi_head_attention(&dims, q.data(), kv.data(), kv.data(), nullptr, &w, ws.data(),
+                                                  ws.size() * 4, out[m].data(), nullptr) == EDGEATTN_OK);
+        }
+        for (std::size_t i = 0; i < out[0].size(); ++i) CHECK(std::fabs(out[0][i] - out[1][i]) < 1e-5f);
+    }
+}
+
+TEST_CASE("dot-product attention with a causal mask over many keys matches the reference") {
+    path_guard guard;
+    const std::size_t B = 2, Q = 530, K = 530, d = 16, v = 8;
+    const std::vector<float> q = random_floats(B * Q * d, 31), k = random_floats(B * K * d, 32),
+                             val = random_floats(B * K * v, 33);
+    Mask mask;
+    mask.causal = true;
+    mask.ranges_kind = Mask::per_batch;
+    mask.ranges = {0, 530, 100, 400};  // batch 1: left and right padding
+    std::vector<double> want(B * Q * v), want_w(B * Q * K);
+    edgeattn_ref::dot_product_attention_masked(B, Q, K, d, v, widen(q).data(), widen(k).data(), widen(val).data(),
+                                               ValidLens{}, mask, want.data(), want_w.data());
+    const c_mask cm(mask);
+    const edgeattn_attention_dims dims{B, Q, K, d, d, v, 0, 0, 0};
+    std::vector<float> ws(edgeattn_dot_product_attention_workspace_size(&dims, 2) / 4);
+    for (edgeattn_isa isa : paths()) {
+        REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);
+        INFO("path " << edgeattn_isa_name(isa));
+        std::vector<float> out(want.size()), w(want_w.size());
+        REQUIRE(edgeattn_dot_product_attention_masked(&dims, q.data(), k.data(), val.data(), nullptr, &cm.m, ws.data(),
+                                                      ws.size() * 4, out.data(), nullptr) == EDGEATTN_OK);
+        CHECK(rel_l2(out.data(), want) <= 1e-5);
+        REQUIRE(edgeattn_dot_product_attention_masked(&dims, q.data(), k.data(), val.data(), nullptr, &cm.m, ws.data(),
+                                                      ws.size() * 4, out.data(), w.data()) == EDGEATTN_OK);
+        CHECK(rel_l2(out.data(), want) <= 1e-5);
+        CHECK(rel_l2(w.data(), want_w) <= 1e-5);
+    }
+}
+
+// Decode over a long cache: prefill P tokens, then steps of `step` tokens,
+// each compared with causal MHA over every token so far (the reference).
+void check_decode(std::size_t B, std::size_t P, std::size_t steps, std::size_t step, std::size_t Hkv, bool window,
+                  bool packed_form) {
+    const std::size_t d = 32, h = 64, H = 4, T = P + steps * step, capacity = T + 3;
+    mha_model model(d, d, d, h, H, Hkv, 41);
+    const edgeattn_mha_weights w = model.weights();
+    const edgeattn_ref::MhaWeights wr = model.reference();
+    const std::vector<float> X = random_floats(B * T * d, 42);
+    const std::vector<double> Xd = widen(X);
+    const edgeattn_attention_dims dims = model.dims(B, step > P ? step : P, capacity);
+    std::vector<float> packed(edgeattn_mha_packed_weights_size(&dims) / 4);
+    REQUIRE(edgeattn_mha_pack_weights(&dims, &w, packed.data(), packed.size() * 4) == EDGEATTN_OK);
+    std::vector<float> memory(edgeattn_kv_cache_size(B, Hkv, h / H, capacity) / 4);
+    std::vector<float> ws_append(edgeattn_kv_cache_append_workspace_size(&dims, dims.queries, 1) / 4);
+    std::vector<float> ws_attend(edgeattn_kv_cache_attention_workspace_size(&dims, 2) / 4);
+    for (edgeattn_isa isa : paths()) {
+        REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);
+        edgeattn_kv_cache cache;
+        REQUIRE(edgeattn_kv_cache_init(&cache, B, Hkv, h / H, capacity, memory.data(), memory.size() * 4) ==
+                EDGEATTN_OK);
+        std::size_t done = 0;
+        for (std::size_t s = 0; s <= steps; ++s) {
+            const std::size_t n = s == 0 ? P : step, L = done + n;
+            INFO(edgeattn_isa_name(isa) << " step " << s << " (" << n << " tokens, cache " << L << ")");
+            std::vector<float> x(B * n * d);
+            for (std::size_t b = 0; b < B; ++b)
+                std::memcpy(x.data() + b * n * d, X.data() + (b * T + done) * d, n * d * 4);
+            edgeattn_attention_dims step_dims = dims;
+            step_dims.queries = n;
+            Mask mask;
+            mask.causal = true;
+            if (window) window_ranges(mask, B, n, L, 50);
+            mask.bias_batch = B;
+            mask.bias_keys = capacity;
+            float_bias(mask, B * n * capacity, static_cast<unsigned>(s));
+            const c_mask cm(mask);
+            std::vector<float> out(B * n * h), wts(B * H * n * capacity);
+            if (packed_form) {
+                REQUIRE(edgeattn_kv_cache_append_packed(&cache, &step_dims, n, x.data(), x.data(), packed.data(),
+                                                        packed.size() * 4, ws_append.data(),
+                                                        ws_append.size() * 4) == EDGEATTN_OK);
+                REQUIRE(edgeattn_kv_cache_attention_packed(&cache, &step_dims, x.data(), &cm.m, packed.data(),
+                                                           packed.size() * 4, ws_attend.data(), ws_attend.size() * 4,
+                                                           out.data(), wts.data()) == EDGEATTN_OK);
+            } else {
+                REQUIRE(edgeattn_kv_cache_append(&cache, &step_dims, n, x.data(), x.data(), &w, ws_append.data(),
+                                                 ws_append.size() * 4) == EDGEATTN_OK);
+                REQUIRE(edgeattn_kv_cache_attention(&cache, &step_dims, x.data(), &cm.m, &w, ws_attend.data(),
+                                                    ws_attend.size() * 4, out.data(), wts.data()) == EDGEATTN_OK);
+            }
+            // Reference: the step's queries over all L tokens so far, per
+            // batch element, with the step's mask rows.
+            for (std::size_t b = 0; b < B; ++b) {
+                Mask mb = mask;
+                mb.bias_batch = 1;
+                mb.bias.assign(mask.bias.begin() + b * n * capacity, mask.bias.begin() + (b + 1) * n * capacity);
+                if (window) mb.ranges.assign(mask.ranges.begin() + 2 * b * n, mask.ranges.begin() + 2 * (b + 1) * n);
+                std::vector<double> want(n * h), want_w(H * n * L);
+                edgeattn_ref::multi_head_attention_masked(1, n, L, d, d, d, h, H, Hkv, Xd.data() + (b * T + done) * d,
+                                                          Xd.data() + b * T * d, Xd.data() + b * T * d, ValidLens{}, mb,
+                                                          wr, want.data(), want_w.data());
+                CHECK(rel_l2(out.data() + b * n * h, want) <= 1e-5);
+                std::vector<float> got_w(H * n * L);
+                for (std::size_t r = 0; r < H * n; ++r) {
+                    std::memcpy(got_w.data() + r * L, wts.data() + (b * H * n + r) * capacity, L * 4);
+                    for (std::size_t j = L; j < capacity; ++j)
+                        REQUIRE(wts[(b * H * n + r) * capacity + j] == 0.0f);
+                }
+                CHECK(rel_l2(got_w.data(), want_w) <= 1e-5);
+            }
+            done = L;
+        }
+    }
+}
+
+TEST_CASE("decode steps over a long cache match causal attention over every token so far") {
+    path_guard guard;
+    SUBCASE("one token a step, 600 cached, multi-head") { check_decode(1, 600, 3, 1, 4, false, false); }
+    SUBCASE("three tokens a step, window, grouped-query kv=2, packed") { check_decode(2, 290, 2, 3, 2, true, true); }
+    SUBCASE("multi-query kv=1, prefill longer than a row block") { check_decode(1, 300, 2, 1, 1, false, true); }
+}
+
+TEST_CASE("the projection entry points match the float64 reference") {
+    path_guard guard;
+    for (std::size_t rows : {3, 40}) {
+        const std::size_t in = 37, out_f = 45;
+        const std::vector<float> x = random_floats(rows * in, 51), W = random_floats(out_f * in, 52),
+                                 b = random_floats(out_f, 53);
+        std::vector<double> want(rows * out_f), want_nb(rows * out_f);
+        edgeattn_ref::linear(rows, in, out_f, widen(x).data(), widen(W).data(), widen(b).data(), want.data());
+        edgeattn_ref::linear(rows, in, out_f, widen(x).data(), widen(W).data(), nullptr, want_nb.data());
+        const edgeattn_linear_dims dims{rows, in, out_f};
+        std::vector<float> ws(edgeattn_linear_workspace_size(&dims, 1) / 4);
+        std::vector<float> packed(edgeattn_linear_packed_weights_size(&dims) / 4);
+        std::vector<float> packed_nb(packed.size());
+        REQUIRE(edgeattn_linear_pack_weights(&dims, W.data(), b.data(), packed.data(), packed.size() * 4) == EDGEATTN_OK);
+        REQUIRE(edgeattn_linear_pack_weights(&dims, W.data(), nullptr, packed_nb.data(), packed.size() * 4) ==
+                EDGEATTN_OK);
+        for (edgeattn_isa isa : paths()) {
+            REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);
+            INFO(rows << " rows on " << edgeattn_isa_name(isa));
+            std::vector<float> y(rows * out_f);
+            REQUIRE(edgeattn_linear(&dims, x.data(), W.data(), b.data(), ws.data(), ws.size() * 4, y.data()) ==
+                    EDGEATTN_OK);
+            CHECK(rel_l2(y.data(), want) <= 1e-6);
+            REQUIRE(edgeattn_linear_packed(&dims, x.data(), packed.data(), packed.size() * 4, y.data()) == EDGEATTN_OK);
+            CHECK(rel_l2(y.data(), want) <= 1e-6);
+            REQUIRE(edgeattn_linear_packed(&dims, x.data(), packed_nb.data(), packed.size() * 4, y.data()) ==
+                    EDGEATTN_OK);
+            CHECK(rel_l2(y.data(), want_nb) <= 1e-6);
+        }
+    }
+}
+
+// ------------------------------------------------------------- refusals
+
+// Everything a refused call could write, in one block with a snapshot.
+struct arena {
+    std::vector<float> mem;
+    std::vector<float> snapshot;
+    explicit arena(std::size_t n) : mem(n, -12345.0f) {}
+    void seal() { snapshot = mem; }
+    bool untouched() const { return std::memcmp(mem.data(), snapshot.data(), mem.size() * 4) == 0; }
+};
+
+TEST_CASE("KV cache calls refuse bad input with their own status and write nothing") {
+    const std::size_t B = 2, d = 8, h = 8, H = 2, Hkv = 1, hs = h / H, cap = 6;
+    mha_model model(d, d, d, h, H, Hkv, 61);
+    const edgeattn_mha_weights w = model.weights();
+    edgeattn_attention_dims dims = model.dims(B, 2, cap);
+    const std::vector<float> x = random_floats(B * 8 * d, 62);
+
+    CHECK(edgeattn_kv_cache_size(B, Hkv, hs, 0) == 0);  // capacity 0
+    CHECK(edgeattn_kv_cache_size(0, Hkv, hs, cap) == 0);
+    CHECK(edgeattn_kv_cache_size(1, 1, 1, std::size_t(1) << 31) == 0);  // past INT32_MAX positions
+    CHECK(edgeattn_kv_cache_size(SIZE_MAX / 2, 2, 2, 2) == 0);          // overflow
+
+    const std::size_t cache_floats = edgeattn_kv_cache_size(B, Hkv, hs, cap) / 4;
+    const std::size_t append_floats = edgeattn_kv_cache_append_workspace_size(&dims, 4, 1) / 4;
+    const std::size_t attend_floats = edgeattn_kv_cache_attention_workspace_size(&dims, 1) / 4;
+    REQUIRE(cache_floats > 0);
+    REQUIRE(append_floats > 0);
+    REQUIRE(attend_floats > 0);
+    arena a(cache_floats + append_floats + attend_floats + B * 2 * h + 64);
+    float *memory = a.mem.data(), *ws_append = memory + cache_floats, *ws_attend = ws_append + append_floats;
+    float *out = ws_attend + attend_floats;
+
+    edgeattn_kv_cache cache;
+    CHECK(edgeattn_kv_cache_init(&cache, B, Hkv, hs, 0, memory, cache_floats * 4) == EDGEATTN_ERR_ZERO_DIMENSION);
+    CHECK(edgeattn_kv_cache_init(&cache, B, Hkv, hs, cap, memory, cache_floats * 4 - 4) ==
+          EDGEATTN_ERR_WORKSPACE_TOO_SMALL);
+    CHECK(edgeattn_kv_cache_init(&cache, B, Hkv, hs, cap, reinterpret_cast<char *>(memory) + 1, cache_floats * 4) ==
+          EDGEATTN_ERR_MISALIGNED);
+    std::memset(&cache, 0, sizeof cache);
+    CHECK(edgeattn_kv_cache_append(&cache, &dims, 1, x.data(), x.data(), &w, ws_append, append_floats * 4) ==
+          EDGEATTN_ERR_BAD_CACHE);  // never initialised
+    REQUIRE(edgeattn_kv_cache_init(&cache, B, Hkv, hs, cap, memory, cache_floats * 4) == EDGEATTN_OK);
+    REQUIRE(edgeattn_kv_cache_append(&cache, &dims, 4, x.data(), x.data(), &w, ws_append, append_floats * 4) ==
+            EDGEATTN_OK);
+
+    a.seal();
+    const edgeattn_kv_cache before = cache;
+    // append past capacity: 4 + 4 > 6
+    CHECK(edgeattn_kv_cache_append(&cache, &dims, 4, x.data(), x.data(), &w, ws_append, append_floats * 4) ==
+          EDGEATTN_ERR_CACHE_FULL);
+    edgeattn_attention_dims bad = dims;
+    bad.num_kv_heads = 3;  // does not divide 2 heads
+    CHECK(edgeattn_kv_cache_append(&cache, &bad, 1, x.data(), x.data(), &w, ws_append, append_floats * 4) ==
+          EDGEATTN_ERR_KV_HEADS_DO_NOT_DIVIDE);
+    bad = dims;
+    bad.num_kv_heads = 2;  // divides, but the cache was made for 1
+    CHECK(edgeattn_kv_cache_append(&cache, &bad, 1, x.data(), x.data(), &w, ws_append, append_floats * 4) ==
+          EDGEATTN_ERR_BAD_CACHE);
+    CHECK(edgeattn_kv_cache_append(&cache, &dims, 0, x.data(), x.data(), &w, ws_append, append_floats * 4) ==
+          EDGEATTN_ERR_ZERO_DIMENSION);
+    CHECK(edgeattn_kv_cache_append(&cache, &dims, 1, x.data(), x.data(), &w, ws_append, 4) ==
+          EDGEATTN_ERR_WORKSPACE_TOO_SMALL);
+    CHECK(edgeattn_kv_cache_append(&cache, &dims, 1, memory, x.data(), &w, ws_append, append_floats * 4) ==
+          EDGEATTN_ERR_OVERLAP);  // keys read from the cache's own memory
+    CHECK(edgeattn_kv_cache_truncate(&cache, 0, 5) == EDGEATTN_ERR_BAD_CACHE);  // past the length 4
+    CHECK(edgeattn_kv_cache_truncate(&cache, 2, 0) == EDGEATTN_ERR_BAD_CACHE);  // no batch element 2
+
+    const std::int32_t out_of_order[4] = {3, 1, 0, 4}, negative[4] = {-1, 2, 0, 4};
+    edgeattn_attention_mask m{};
+    m.ranges_kind = EDGEATTN_KEY_RANGES_PER_BATCH;
+    m.key_ranges = out_of_order;
+    CHECK(edgeattn_kv_cache_attention(&cache, &dims, x.data(), &m, &w, ws_attend, attend_floats * 4, out, nullptr) ==
+          EDGEATTN_ERR_BAD_KEY_RANGE);
+    m.key_ranges = negative;
+    CHECK(edgeattn_kv_cache_attention(&cache, &dims, x.data(), &m, &w, ws_attend, attend_floats * 4, out, nullptr) ==
+          EDGEATTN_ERR_BAD_KEY_RANGE);
+    m.key_ranges = nullptr;
+    CHECK(edgeattn_kv_cache_attention(&cache, &dims, x.data(), &m, &w, ws_attend, attend_floats * 4, out, nullptr) ==
+          EDGEATTN_ERR_NULL_POINTER);
+    std::memcpy(&m.ranges_kind, "\x07\0\0\0", 4);
+    CHECK(edgeattn_kv_cache_attention(&cache, &dims, x.data(), &m, &w, ws_attend, attend_floats * 4, out, nullptr) ==
+          EDGEATTN_ERR_BAD_KEY_RANGE);
+    const std::vector<float> bias(B * H * 2 * cap, 0.5f);
+    edgeattn_attention_mask mb{};
+    mb.bias = bias.data();
+    mb.bias_heads = 3;  // neither 1 nor H
+    CHECK(edgeattn_kv_cache_attention(&cache, &dims, x.data(), &mb, &w, ws_attend, attend_floats * 4, out, nullptr) ==
+          EDGEATTN_ERR_SHAPE_MISMATCH);
+    mb.bias_heads = H;
+    mb.bias_keys = cap - 1;  // rows shorter than the capacity
+    CHECK(edgeattn_kv_cache_attention(&cache, &dims, x.data(), &mb, &w, ws_attend, attend_floats * 4, out, nullptr) ==
+          EDGEATTN_ERR_SHAPE_MISMATCH);
+    edgeattn_mha_weights no_q = w;
+    no_q.W_q = nullptr;
+    CHECK(edgeattn_kv_cache_attention(&cache, &dims, x.data(), nullptr, &no_q, ws_attend, attend_floats * 4, out,
+                                      nullptr) == EDGEATTN_ERR_NULL_POINTER);
+    CHECK(edgeattn_kv_cache_attention(&cache, &dims, x.data(), nullptr, &w, ws_attend, attend_floats * 4, memory,
+                                      nullptr) == EDGEATTN_ERR_OVERLAP);  // output over the cache
+    CHECK(edgeattn_kv_cache_attention(&cache, &dims, x.data(), nullptr, &w, ws_attend, attend_floats * 4 - 4, out,
+                                      nullptr) == EDGEATTN_ERR_WORKSPACE_TOO_SMALL);
+    CHECK(a.untouched());
+    CHECK(std::memcmp(&before, &cache, sizeof cache) == 0);
+
+    // The appends that were refused left the cache usable: two more fit.
+    CHECK(edgeattn_kv_cache_append(&cache, &dims, 2, x.data(), x.data(), &w, ws_append, append_floats * 4) ==
+          EDGEATTN_OK);
+    CHECK(cache.lengths[0] == 6);
+    CHECK(edgeattn_kv_cache_truncate(&cache, 1, 2) == EDGEATTN_OK);
+    CHECK(cache.lengths[1] == 2);
+    CHECK(edgeattn_kv_cache_reset(&cache) == EDGEATTN_OK);
+    CHECK((cache.lengths[0] == 0 && cache.lengths[1] == 0));
+}
+
+TEST_CASE("masked multi-head and projection calls refuse bad input and write nothing") {
+    const std::size_t B = 1, Q = 3, K = 4, d = 8, h = 8, H = 4;
+    mha_model model(d, d, d, h, H, 2, 71);
+    const edgeattn_mha_weights w = model.weights();
+    const std::vector<float> x = random_floats(B * K * d, 72);
+    edgeattn_attention_dims dims = model.dims(B, Q, K);
+    const std::size_t ws_floats = edgeattn_multi_head_attention_workspace_size(&dims, 1) / 4;
+    arena a(ws_floats + B * Q * h + B * H * Q * K + 64);
+    float *ws = a.mem.data(), *out = ws + ws_floats, *wts = out + B * Q * h;
+    a.seal();
+    edgeattn_attention_dims bad = dims;
+    bad.num_kv_heads = 3;
+    CHECK(edgeattn_multi_head_attention_masked(&bad, x.data(), x.data(), x.data(), nullptr, nullptr, &w, ws,
+                                               ws_floats * 4, out, wts) == EDGEATTN_ERR_KV_HEADS_DO_NOT_DIVIDE);
+    CHECK(edgeattn_multi_head_attention_workspace_size(&bad, 1) == 0);
+    CHECK(edgeattn_mha_packed_weights_size(&bad) == 0);
+    const std::int32_t ranges[6] = {0, 4, 2, 1, 0, 4};
+    edgeattn_attention_mask m{};
+    m.ranges_kind = EDGEATTN_KEY_RANGES_PER_QUERY;
+    m.key_ranges = ranges;
+    CHECK(edgeattn_multi_head_attention_masked(&dims, x.data(), x.data(), x.data(), nullptr, &m, &w, ws, ws_floats * 4,
+                                               out, wts) == EDGEATTN_ERR_BAD_KEY_RANGE);
+    edgeattn_attention_mask mb{};
+    const std::vector<float> bias(2 * Q * K);
+    mb.bias = bias.data();
+    mb.bias_batch = 2;  // B is 1
+    CHECK(edgeattn_multi_head_attention_masked(&dims, x.data(), x.data(), x.data(), nullptr, &mb, &w, ws,
+                                               ws_floats * 4, out, wts) == EDGEATTN_ERR_SHAPE_MISMATCH);
+    mb.bias_batch = 1;
+    mb.bias = out + 4;  // the bias is read where the output is written
+    CHECK(edgeattn_multi_head_attention_masked(&dims, x.data(), x.data(), x.data(), nullptr, &mb, &w, ws,
+                                               ws_floats * 4, out, nullptr) == EDGEATTN_ERR_OVERLAP);
+    // dot product: one bias per head only
+    const edgeattn_attention_dims dot{B, Q, K, d, d, d, 0, 0, 0};
+    mb.bias = bias.data();
+    mb.bias_heads = 2;
+    CHECK(edgeattn_dot_product_attention_masked(&dot, x.data(), x.data(), x.data(), nullptr, &mb, ws, ws_floats * 4,
+                                                out, nullptr) == EDGEATTN_ERR_SHAPE_MISMATCH);
+
+    const edgeattn_linear_dims ld{Q, d, h};
+    CHECK(edgeattn_linear(&ld, x.data(), model.W[0].data(), nullptr, ws, 4, out) == EDGEATTN_ERR_WORKSPACE_TOO_SMALL);
+    const edgeattn_linear_dims zero{Q, 0, h};
+    CHECK(edgeattn_linear(&zero, x.data(), model.W[0].data(), nullptr, ws, ws_floats * 4, out) ==
+          EDGEATTN_ERR_ZERO_DIMENSION);
+    CHECK(edgeattn_linear(&ld, x.data(), model.W[0].data(), nullptr, ws, ws_floats * 4, ws + 8) ==
+          EDGEATTN_ERR_OVERLAP);  // y inside the workspace
+    CHECK(edgeattn_linear_packed(&ld, x.data(), model.W[0].data(), h * d * 4, out) ==
+          EDGEATTN_ERR_PACKED_WEIGHTS_MISMATCH);  // never packed
+    CHECK(a.untouched());
+}
+
+}  // namespace
