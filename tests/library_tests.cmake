@@ -76,3 +76,18 @@ endif()
 add_test(NAME hygiene.table_in_rodata
   COMMAND ${CMAKE_COMMAND} -DOBJDUMP=${CMAKE_OBJDUMP} -DBINARY=$<TARGET_FILE:test_positional_encoding>
     -P ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_rodata.cmake)
+
+# Decoder (issue 10): edgeattn::KVCache (kv_cache.hpp) against the float64
+# reference on every path (the test loops over the paths itself).
+add_executable(test_kv_cache_module test_kv_cache_module.cpp reference.cpp $<TARGET_OBJECTS:edgeattn_doctest_main>)
+target_link_libraries(test_kv_cache_module PRIVATE edgeattn::edgeattn edgeattn_doctest)
+edgeattn_test_options(test_kv_cache_module)
+add_test(NAME test_kv_cache_module COMMAND test_kv_cache_module)
+
+# Decoder (issue 10): masks, grouped-query heads, the KV cache and the
+# projection against the float64 reference on long shapes, and every
+# refusal of the decoder calls (the test loops over the paths itself).
+add_executable(test_decoder test_decoder.cpp reference.cpp $<TARGET_OBJECTS:edgeattn_doctest_main>)
+target_link_libraries(test_decoder PRIVATE edgeattn::edgeattn edgeattn_doctest)
+edgeattn_test_options(test_decoder)
+add_test(NAME test_decoder COMMAND test_decoder)

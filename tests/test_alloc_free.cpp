@@ -165,11 +165,14 @@ struct problem {
 
     problem() {
         const edgeattn_attention_dims self{B, Q, 0, d, 0, 0, 0, heads, 0};
+        const edgeattn_attention_dims cache_dims{B, 1, 400, d, d, dv, h, heads, 2};
         std::size_t need = 0;
         for (std::size_t n : {edgeattn_dot_product_attention_workspace_size(&dims, 8),
                               edgeattn_additive_attention_workspace_size(&dims, 8),
                               edgeattn_multi_head_attention_workspace_size(&dims, 8),
-                              edgeattn_self_attention_workspace_size(&self, 8)})
+                              edgeattn_self_attention_workspace_size(&self, 8),
+                              edgeattn_kv_cache_attention_workspace_size(&cache_dims, 8),
+                              edgeattn_kv_cache_append_workspace_size(&cache_dims, 300, 8)})
             need = n > need ? n : need;
         ws.resize(need / sizeof(float));
     }
@@ -204,7 +207,7 @@ TEST_CASE("every op allocates nothing in the steady state") {
         bool ok;
     };
     std::vector<named> results;
-    results.reserve(16);
+    results.reserve(24);
     auto measure = [&](const char *name, auto op) {
         bool ok = false;
         const long calls = allocations_of(op, ok);
@@ -254,6 +257,39 @@ TEST_CASE("every op allocates nothing in the steady state") {
         const edgeattn_isa isa = edgeattn_current_isa();
         return edgeattn_isa_supported(isa) && edgeattn_set_isa(isa) == EDGEATTN_OK ? EDGEATTN_OK
                                                                                   : EDGEATTN_ERR_UNSUPPORTED_ISA;
+    });
+
+    // Decoder side: a causal masked MHA, a KV cache's append (rewound each
+    // time so it never fills), attention over it, the projection.
+    const std::int32_t ranges[2 * problem::B] = {3, 300, 0, 250};
+    const edgeattn_attention_mask causal{1, EDGEATTN_KEY_RANGES_PER_BATCH, ranges, nullptr, 0, 0, 0};
+    measure("multi_head_attention_masked causal", [&] {
+        return edgeattn_multi_head_attention_masked(&p.dims, p.q.data(), p.k.data(), p.v.data(), nullptr, &causal,
+                                                    &mw, p.ws.data(), p.ws_bytes(), p.out.data(), nullptr);
+    });
+    const edgeattn_attention_dims cache_dims{p.B, 1, 400, p.d, p.d, p.dv, p.h, p.heads, 2};
+    const edgeattn_mha_weights gw{p.W_q.data(), p.W_k.data(), p.W_v.data(), p.W_o.data(),
+                                  nullptr, nullptr, nullptr, nullptr};  // W_k, W_v: first 32 rows (kv 2)
+    std::vector<float> cache_memory(edgeattn_kv_cache_size(p.B, 2, p.h / p.heads, 400) / 4);
+    edgeattn_kv_cache cache;
+    REQUIRE(edgeattn_kv_cache_init(&cache, p.B, 2, p.h / p.heads, 400, cache_memory.data(),
+                                   cache_memory.size() * 4) == EDGEATTN_OK);
+    REQUIRE(edgeattn_kv_cache_append(&cache, &cache_dims, 300, p.k.data(), p.v.data(), &gw, p.ws.data(),
+                                     p.ws_bytes()) == EDGEATTN_OK);
+    measure("kv_cache_append + truncate", [&] {
+        const edgeattn_status st = edgeattn_kv_cache_append(&cache, &cache_dims, 1, p.k.data(), p.v.data(), &gw,
+                                                            p.ws.data(), p.ws_bytes());
+        for (std::size_t b = 0; b < p.B; ++b)
+            if (edgeattn_kv_cache_truncate(&cache, b, 300) != EDGEATTN_OK) return EDGEATTN_ERR_BAD_CACHE;
+        return st;
+    });
+    measure("kv_cache_attention", [&] {
+        return edgeattn_kv_cache_attention(&cache, &cache_dims, p.q.data(), nullptr, &gw, p.ws.data(), p.ws_bytes(),
+                                           p.out.data(), nullptr);
+    });
+    const edgeattn_linear_dims ld{p.B * p.Q, p.d, p.h};
+    measure("linear", [&] {
+        return edgeattn_linear(&ld, p.q.data(), p.W_q.data(), p.bias.data(), p.ws.data(), p.ws_bytes(), Y.data());
     });
 
     static edgeattn::SelfAttention<2, 10, 32, 4, 16> module(

@@ -168,3 +168,37 @@ TEST_CASE("self-attention, per-query softmax, sequence mask, positional table, C
         return std::vector<std::vector<float>>{P};
     });
 }
+
+TEST_CASE("decoder: causal masked MHA with GQA and bias, and KV-cache decode steps: same bits for any thread count") {
+    const size_t B = 2, Q = 300, h = 64, heads = 4, kv = 2, d = 32;
+    const edgeattn_attention_dims dims{B, Q, Q, d, d, d, h, heads, kv};
+    const auto x = random_floats(B * Q * d, 11), W_q = random_floats(h * d, 12, 0.2f), W_kv = random_floats(32 * d, 13, 0.2f),
+               W_o = random_floats(h * h, 14, 0.2f), bias = random_floats(heads * Q * Q, 15);
+    const edgeattn_mha_weights w{W_q.data(), W_kv.data(), W_kv.data(), W_o.data(), nullptr, nullptr, nullptr, nullptr};
+    const edgeattn_attention_mask mask{1, EDGEATTN_KEY_RANGES_NONE, nullptr, bias.data(), 1, heads, 0};
+    std::vector<float> ws(edgeattn_multi_head_attention_workspace_size(&dims, 8) / sizeof(float));
+    check_deterministic("masked mha", [&] {
+        std::vector<float> out(B * Q * h);
+        REQUIRE(edgeattn_multi_head_attention_masked(&dims, x.data(), x.data(), x.data(), nullptr, &mask, &w, ws.data(),
+                                                     ws.size() * sizeof(float), out.data(), nullptr) == EDGEATTN_OK);
+        return std::vector<std::vector<float>>{out};
+    });
+    const size_t capacity = 320;
+    const edgeattn_attention_dims cache_dims{B, 3, capacity, d, d, d, h, heads, kv};
+    std::vector<float> memory(edgeattn_kv_cache_size(B, kv, h / heads, capacity) / 4);
+    std::vector<float> cws(edgeattn_kv_cache_append_workspace_size(&cache_dims, Q, 8) / 4 +
+                           edgeattn_kv_cache_attention_workspace_size(&cache_dims, 8) / 4);
+    check_deterministic("kv cache decode", [&] {
+        edgeattn_kv_cache cache;
+        REQUIRE(edgeattn_kv_cache_init(&cache, B, kv, h / heads, capacity, memory.data(), memory.size() * 4) == EDGEATTN_OK);
+        REQUIRE(edgeattn_kv_cache_append(&cache, &cache_dims, Q - 3, x.data(), x.data(), &w, cws.data(),
+                                         cws.size() * 4) == EDGEATTN_OK);
+        std::vector<float> step(B * 3 * d, 0.25f), out(B * 3 * h), attn(B * heads * 3 * capacity);
+        REQUIRE(edgeattn_kv_cache_append(&cache, &cache_dims, 3, step.data(), step.data(), &w, cws.data(),
+                                         cws.size() * 4) == EDGEATTN_OK);
+        const edgeattn_attention_mask causal{1, EDGEATTN_KEY_RANGES_NONE, nullptr, nullptr, 0, 0, 0};
+        REQUIRE(edgeattn_kv_cache_attention(&cache, &cache_dims, step.data(), &causal, &w, cws.data(), cws.size() * 4,
+                                            out.data(), attn.data()) == EDGEATTN_OK);
+        return std::vector<std::vector<float>>{out, attn};
+    });
+}

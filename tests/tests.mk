@@ -26,6 +26,8 @@ PLAIN_TESTS := test_positional_encoding test_status test_determinism test_kernel
                test_packed_weights
 # Own doctest main, no conform objects: hardening tests (issue 5).
 HARDENING_TESTS := test_numeric_edges test_alloc_free
+# Decoder (issue 10): the KV cache module; linked like the hardening tests.
+HARDENING_TESTS += test_kv_cache_module test_decoder
 TEST_PROGRAMS := $(addprefix $(TEST_BIN)/,$(ISA_TESTS) $(PLAIN_TESTS) $(HARDENING_TESTS) test_case_file)
 
 $(BUILD)/tests/%.o: tests/%.cpp
@@ -81,3 +83,13 @@ test: test-programs
 	run hygiene.library_symbols sh -c "! nm -C $(LIB) | grep -E ' (U|T|W) (malloc|calloc|realloc|free|operator new|operator delete|__cxa_throw|typeinfo for|std::ios_base|printf|puts)'"; \
 	echo "$$pass passed, $$fail failed, $$skip skipped"; \
 	[ $$fail -eq 0 ]
+
+# Decoder (issue 10): the fixed-size KV cache against the float64 reference.
+$(TEST_BIN)/test_kv_cache_module: $(BUILD)/tests/test_kv_cache_module.o $(BUILD)/tests/reference.o $(DOCTEST_MAIN) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CXX) $(filter %.o %.a,$^) $(TEST_LDFLAGS) -o $@
+
+# Decoder (issue 10): masks, GQA, the KV cache and the projection vs the float64 reference.
+$(TEST_BIN)/test_decoder: $(BUILD)/tests/test_decoder.o $(BUILD)/tests/reference.o $(DOCTEST_MAIN) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CXX) $(filter %.o %.a,$^) $(TEST_LDFLAGS) -o $@

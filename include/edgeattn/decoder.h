@@ -43,9 +43,10 @@ typedef enum edgeattn_key_ranges_kind {
  * 0..i; in a decode step the new tokens see the cache up to themselves.
  * Every other key of the row gets the score -1e6, d2l's rule (the default,
  * as for valid_lens), so a row that sees no key at all has uniform weights
- * 1/K, never NaN (PyTorch gives NaN there). Left padding is a start > 0,
- * right padding an end < K, a sliding window of w keys the per-query range
- * [i + K - Q - w + 1, i + K - Q + 1).
+ * 1/K, never NaN (PyTorch's nn.MultiheadAttention gives NaN there, its newer
+ * scaled_dot_product_attention zeros). Left padding is a start > 0, right
+ * padding an end < K, a sliding window of w keys the per-query range
+ * [max(0, i + K - Q - w + 1), i + K - Q + 1).
  *
  * The bias, when given, is added to the scaled scores q.k / sqrt(d) of the
  * visible keys (ALiBi, relative position bias; a -inf bias weighs 0 like a

@@ -79,7 +79,7 @@ class DotProductAttention {
 
   public:
     /// The C API's dims of this module.
-    static constexpr edgeattn_attention_dims dims{Batch, Queries, Keys, Dim, Dim, ValueSize, 0, 0};
+    static constexpr edgeattn_attention_dims dims{Batch, Queries, Keys, Dim, Dim, ValueSize, 0, 0, 0};
 
     /// edgeattn_dot_product_attention() on the member workspace.
     /// @param queries (Batch, Queries, Dim)
@@ -126,7 +126,7 @@ class AdditiveAttention {
   public:
     /// The C API's dims of this module.
     static constexpr edgeattn_attention_dims dims{Batch,   Queries,   Keys,       QuerySize,
-                                                  KeySize, ValueSize, NumHiddens, 0};
+                                                  KeySize, ValueSize, NumHiddens, 0, 0};
 
     /// Borrows the weights (the pointers are copied, not the arrays).
     /// @param weights W_q (NumHiddens, QuerySize), W_k (NumHiddens, KeySize), w_v (1, NumHiddens)
@@ -184,7 +184,7 @@ class MultiHeadAttention {
   public:
     /// The C API's dims of this module.
     static constexpr edgeattn_attention_dims dims{Batch,     Queries,   Keys,       QuerySize,
-                                                  KeySize,   ValueSize, NumHiddens, NumHeads};
+                                                  KeySize,   ValueSize, NumHiddens, NumHeads, 0};
 
     /// Borrows the weights (the pointers are copied, not the arrays).
     /// @param weights W_q (NumHiddens, QuerySize), W_k (NumHiddens, KeySize),
@@ -241,7 +241,7 @@ class SelfAttention {
   public:
     /// The C API's dims of this module.
     static constexpr edgeattn_attention_dims dims{Batch, SeqLen, SeqLen, Dim,
-                                                  Dim,   Dim,    Dim,    NumHeads};
+                                                  Dim,   Dim,    Dim,    NumHeads, 0};
     /// The positional table P (MaxLen, Dim) added to X, in .rodata.
     static constexpr const PositionalEncodingTable<MaxLen, Dim> &positions =
         positional_encoding_table<MaxLen, Dim>;
@@ -280,5 +280,8 @@ class SelfAttention {
 };
 
 }  // namespace edgeattn
+
+// The decoder's KV cache as a fixed-size module (edgeattn::KVCache).
+#include "kv_cache.hpp"
 
 #endif
