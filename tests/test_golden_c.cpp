@@ -9,8 +9,10 @@
 #include "golden_files.hpp"
 
 #include <algorithm>
+#include <cstddef>
 #include <string>
 #include <utility>
+#include <vector>
 
 using namespace edgeattn_conform;
 
@@ -37,6 +39,88 @@ bool drop_expected_weights(Case &c) {
     if (it == c.tensors.end()) return false;
     c.tensors.erase(it, c.tensors.end());
     return true;
+}
+
+// Tensor `name` of `role` in c, or nullptr.
+Tensor *find_tensor(Case &c, Role role, const std::string &name) {
+    for (Tensor &t : c.tensors)
+        if (t.role == role && t.name == name) return &t;
+    return nullptr;
+}
+
+// Multi-head or dot-product attention that runs a *_masked entry point
+// (run_case: any of num_kv_heads, causal, key_ranges, bias present).
+bool is_masked_attention(const Case &c) {
+    if (c.op != "multi_head_attention" && c.op != "dot_product_attention") return false;
+    return c.find_param("num_kv_heads") || c.find_param("causal") || c.find(Role::input, "key_ranges") ||
+           c.find(Role::input, "bias");
+}
+
+// A kv_cache_decode case whose every step is accepted and truncates
+// nothing, and whose every token sees a key (every_row_sees_a_key): its
+// output is then the causal attention of all T tokens however they are fed.
+// False for any other case.
+bool every_row_sees_a_key(const Case &c);
+bool plain_decode(const Case &c) {
+    if (c.op != "kv_cache_decode") return false;
+    const Tensor *status = c.find(Role::expect, "chunk_status");
+    const Tensor *trunc = c.find(Role::input, "truncate");
+    if (!status) return false;
+    for (double v : status->values)
+        if (v != 0) return false;
+    if (trunc)
+        for (double v : trunc->values)
+            if (v != -1) return false;
+    return every_row_sees_a_key(c);
+}
+
+// Whether every token of decode case c sees, in its own row, at least one
+// cache position whose bias (if any) is not below -1e5. A row that sees
+// none gets uniform weights over the K cached positions (FORMAT.md),
+// and K depends on how the tokens are fed. Token t sits at cache position t
+// (no truncation), so causal lets it see positions 0..t.
+bool every_row_sees_a_key(const Case &c) {
+    const Tensor *X = c.find(Role::input, "X");
+    const Tensor *kr = c.find(Role::input, "key_ranges");
+    const Tensor *bias = c.find(Role::input, "bias");
+    REQUIRE((X && X->shape.size() == 3));
+    REQUIRE((!kr || kr->shape.size() == 2 || kr->shape.size() == 3));
+    REQUIRE((!bias || bias->shape.size() == 4));
+    const std::size_t B = X->shape[0], T = X->shape[1];
+    for (std::size_t b = 0; b < B; ++b)
+        for (std::size_t t = 0; t < T; ++t) {
+            double lo = 0, hi = static_cast<double>(t + 1);
+            if (kr) {
+                const std::size_t at = kr->shape.size() == 2 ? b * 2 : (b * T + t) * 2;
+                lo = std::max(lo, kr->values[at]);
+                hi = std::min(hi, kr->values[at + 1]);
+            }
+            if (hi <= lo) return false;
+            if (!bias) continue;
+            const std::size_t Bb = bias->shape[0], Hb = bias->shape[1], cap = bias->shape[3];
+            for (std::size_t hb = 0; hb < Hb; ++hb) {
+                const double *row = bias->values.data() + (((Bb == 1 ? 0 : b) * Hb + hb) * T + t) * cap;
+                bool sees = false;
+                for (std::size_t j = static_cast<std::size_t>(lo); j < static_cast<std::size_t>(hi); ++j)
+                    sees = sees || row[j] > -1e5;
+                if (!sees) return false;
+            }
+        }
+    return true;
+}
+
+// Feeds decode case c in the steps `chunks` instead (no truncation, every
+// step accepted, as plain_decode guarantees for the expected output).
+void refeed(Case &c, const std::vector<double> &chunks) {
+    for (const char *name : {"chunks", "truncate"}) {
+        Tensor *t = find_tensor(c, Role::input, name);
+        if (!t) continue;
+        t->shape = {chunks.size()};
+        t->values = name == std::string("chunks") ? chunks : std::vector<double>(chunks.size(), -1.0);
+    }
+    Tensor *status = find_tensor(c, Role::expect, "chunk_status");
+    status->shape = {chunks.size()};
+    status->values.assign(chunks.size(), 0.0);
 }
 
 // Every golden case file, read, with its name.
@@ -76,17 +160,79 @@ TEST_CASE("golden cases with a one-thread workspace") {
     for (const auto &[name, in] : golden_cases()) check_case(in, name + " (1 thread)", 1);
 }
 
-// Multi-head and self-attention with weights packed once
-// (edgeattn_mha_pack_weights + the *_packed entry points), with and without
-// attention weights requested.
-TEST_CASE("golden multi-head cases through weights packed once") {
-    std::size_t packed = 0;
+// Multi-head (masked or not), self-attention and KV-cache decoding with
+// weights packed once (edgeattn_mha_pack_weights + the *_packed entry
+// points), and linear through edgeattn_linear_pack_weights +
+// edgeattn_linear_packed, with and without attention weights requested.
+TEST_CASE("golden multi-head, decode and linear cases through weights packed once") {
+    std::size_t packed = 0, decode = 0, linear = 0, masked = 0;
     for (auto &[name, in] : golden_cases()) {
-        if (in.op != "multi_head_attention" && in.op != "self_attention") continue;
+        if (in.op != "multi_head_attention" && in.op != "self_attention" && in.op != "kv_cache_decode" &&
+            in.op != "linear")
+            continue;
         ++packed;
+        decode += in.op == "kv_cache_decode";
+        linear += in.op == "linear";
+        masked += is_masked_attention(in);
         check_case(in, name + " (packed weights)", 0, true);
         drop_expected_weights(in);
         check_case(in, name + " (packed weights, output only)", 1, true);
     }
-    CHECK(packed >= 4);
+    CHECK(packed >= 4 + 7 + 2 + 5);
+    CHECK(decode >= 7);
+    CHECK(linear >= 2);
+    CHECK(masked >= 5);
+}
+
+// The decoder's golden cases (make_decoder_golden.py) are all there: each op
+// and each masked entry point has cases for the tests above to run on every
+// kernel path (CTest runs this binary once per path).
+TEST_CASE("golden decoder cases are present") {
+    std::size_t decode = 0, linear = 0, masked_mha = 0, masked_dot = 0, gqa = 0, cache_full = 0, truncating = 0;
+    for (const auto &[name, in] : golden_cases()) {
+        decode += in.op == "kv_cache_decode";
+        linear += in.op == "linear";
+        masked_mha += in.op == "multi_head_attention" && is_masked_attention(in);
+        masked_dot += in.op == "dot_product_attention" && is_masked_attention(in);
+        const Param *kv = in.find_param("num_kv_heads");
+        const Param *heads = in.find_param("num_heads");
+        gqa += kv && heads && kv->value != heads->value;
+        if (const Tensor *st = in.find(Role::expect, "chunk_status"))
+            cache_full += std::count(st->values.begin(), st->values.end(), -16.0) > 0;
+        if (const Tensor *tr = in.find(Role::input, "truncate"))
+            truncating += std::count(tr->values.begin(), tr->values.end(), -1.0) != static_cast<long>(tr->count());
+    }
+    CHECK(decode >= 7);
+    CHECK(linear >= 2);
+    CHECK(masked_mha >= 5);
+    CHECK(masked_dot >= 1);
+    CHECK(gqa >= 4);       // multi-head and decode with H_kv < H
+    CHECK(cache_full >= 1); // a step refused with EDGEATTN_ERR_CACHE_FULL
+    CHECK(truncating >= 1); // edgeattn_kv_cache_truncate between steps
+}
+
+// A decode whose steps are all accepted, that truncates nothing and whose
+// every token sees a key gives the same output however its tokens are fed: one token a step (the Q = 1 path every
+// decoder runs), and all T at once (a causal prefill) when they fit the cache.
+TEST_CASE("golden decode cases fed one token a step, and all at once") {
+    std::size_t refed = 0;
+    for (auto &[name, in] : golden_cases()) {
+        if (!plain_decode(in)) continue;
+        ++refed;
+        const Tensor *X = in.find(Role::input, "X");
+        const Param *cap = in.find_param("capacity");
+        REQUIRE((X && X->shape.size() == 3 && cap));
+        const std::size_t T = X->shape[1];
+        Case one = in;
+        refeed(one, std::vector<double>(T, 1.0));
+        check_case(one, name + " (one token a step)");
+        check_case(one, name + " (one token a step, packed weights)", 1, true);
+        if (cap->value >= static_cast<std::int64_t>(T)) {
+            Case all = in;
+            refeed(all, {static_cast<double>(T)});
+            check_case(all, name + " (all tokens in one step)");
+            check_case(all, name + " (all tokens in one step, packed weights)", 1, true);
+        }
+    }
+    CHECK(refed >= 3);
 }

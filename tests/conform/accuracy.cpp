@@ -44,6 +44,24 @@ Verdict check_values(const std::string &name, const double *got, const double *r
     return v;
 }
 
+// An i32 tensor (kv_cache_decode's chunk_status: statuses) must match
+// exactly; the relative L2 bar would let a wrong entry pass in a long one.
+static Verdict check_exact(const std::string &name, const double *got, const double *ref, std::size_t n) {
+    std::size_t differ = 0, first = n;
+    for (std::size_t i = 0; i < n; ++i)
+        if (!(got[i] == ref[i]) && differ++ == 0) first = i;
+    Verdict v;
+    char buf[256];
+    if (differ)
+        std::snprintf(buf, sizeof buf, "%s: %zu of %zu values differ (first at flat index %zu: %g, expected %g) FAIL",
+                      name.c_str(), differ, n, first, got[first], ref[first]);
+    else
+        std::snprintf(buf, sizeof buf, "%s: all %zu values exact", name.c_str(), n);
+    v.ok = differ == 0;
+    v.message = buf;
+    return v;
+}
+
 bool is_p_table(const std::string &op, const std::string &tensor_name) {
     return op == "positional_encoding" && tensor_name == "P";
 }
@@ -65,8 +83,10 @@ bool check_results(const Case &in, const Case &out, std::string &report) {
             all_ok = false;
             continue;
         }
-        Verdict v = check_values(want.name, got->values.data(), want.values.data(), want.values.size(),
-                                 is_p_table(in.op, want.name));
+        Verdict v = want.kind == Kind::i32
+                        ? check_exact(want.name, got->values.data(), want.values.data(), want.values.size())
+                        : check_values(want.name, got->values.data(), want.values.data(), want.values.size(),
+                                       is_p_table(in.op, want.name));
         report += v.message + "\n";
         all_ok = all_ok && v.ok;
     }

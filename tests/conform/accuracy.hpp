@@ -28,7 +28,8 @@ Verdict check_values(const std::string &name, const double *got, const double *r
 bool is_p_table(const std::string &op, const std::string &tensor_name);
 
 // Checks every `expect` tensor of `in` against the `result` tensor of the same
-// name in `out` (shape and values). Appends one line per tensor to `report`.
+// name in `out` (shape and values; an i32 tensor exactly, every other one
+// with check_values). Appends one line per tensor to `report`.
 bool check_results(const Case &in, const Case &out, std::string &report);
 
 } // namespace edgeattn_conform

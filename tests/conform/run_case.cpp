@@ -1,10 +1,15 @@
 // Maps a case file onto the C API calls; see run_case.hpp. Shapes are in
 // d2l's (batch, queries, keys) notation: B, Q, K; q, k, v the feature sizes
-// of a query, key and value; h = num_hiddens; H = num_heads.
+// of a query, key and value; h = num_hiddens; H = num_heads; H_kv =
+// num_kv_heads, h_kv = H_kv * h / H (grouped-query heads). The decoder ops
+// (masks, linear, kv_cache_decode) follow tests/golden/FORMAT.md, "Decoder
+// cases".
 #include "run_case.hpp"
 
 #include <edgeattn/edgeattn.h>
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
@@ -48,8 +53,28 @@ bool capped_count(const Shape &shape, std::size_t &n) {
 struct Output {
     std::string name;
     Shape shape;
+    Kind kind = Kind::f32;   // of the result tensor; i32 values are held exactly in the floats
     bool wanted = false;     // the case expects it (or expects nothing)
     std::vector<float> data; // allocated when wanted or the call needs it
+};
+
+// Scratch memory, 64-byte aligned; never a null pointer. Left uninitialised
+// (the API ignores a workspace's contents), so pages the library does not
+// touch cost no memory.
+struct Aligned {
+    std::unique_ptr<unsigned char[]> mem;
+    void *p = nullptr;
+    std::size_t bytes = 0;
+
+    // False when `bytes` passes kMaxWorkspaceBytes (nothing allocated).
+    bool reset(std::size_t n) {
+        if (n > kMaxWorkspaceBytes) return false;
+        mem.reset(new unsigned char[n + 64]);
+        std::uintptr_t a = reinterpret_cast<std::uintptr_t>(mem.get());
+        p = mem.get() + ((64 - a % 64) % 64);
+        bytes = n;
+        return true;
+    }
 };
 
 // One case's inputs, params and outputs, with the checks shared by all ops.
@@ -106,6 +131,20 @@ public:
         return true;
     }
 
+    // Input `name` as int32; must be i32 of the given rank.
+    bool i32(const char *name, std::size_t rank, std::vector<std::int32_t> &v, Shape &shape) {
+        const Tensor *t = c_.find(Role::input, name);
+        if (!t) return fail("op " + c_.op + " needs input tensor '" + std::string(name) + "'");
+        if (t->kind != Kind::i32) return fail(std::string("input '") + name + "' must be i32");
+        if (t->shape.size() != rank)
+            return fail(std::string("input '") + name + "' must have rank " + std::to_string(rank) +
+                        ", has shape " + shape_string(t->shape));
+        v.resize(t->values.size());
+        for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<std::int32_t>(t->values[i]); // exact
+        shape = t->shape;
+        return true;
+    }
+
     // A non-negative integer param; absent gives `dflt`, or an error when dflt < 0.
     bool param(const char *key, long long dflt, std::size_t &v) {
         const Param *p = c_.find_param(key);
@@ -140,7 +179,7 @@ public:
 
     // Declares an output of the op. `needed`: the call takes it even when
     // the case does not expect it. Checks the expected tensor's shape.
-    bool output(const char *name, const Shape &shape, bool needed) {
+    bool output(const char *name, const Shape &shape, bool needed, Kind kind = Kind::f32) {
         const Tensor *e = c_.find(Role::expect, name);
         if (e && e->shape != shape)
             return fail(std::string("expected tensor '") + name + "' has shape " + shape_string(e->shape) +
@@ -148,6 +187,7 @@ public:
         Output o;
         o.name = name;
         o.shape = shape;
+        o.kind = kind;
         o.wanted = e != nullptr || !expects_any();
         if (o.wanted || needed) {
             std::size_t n = 0;
@@ -178,16 +218,17 @@ public:
         return true;
     }
 
-    // Scratch of `bytes`, 64-byte aligned; never a null pointer. Left
-    // uninitialised (the API ignores its contents), so pages the library
-    // does not touch cost no memory.
+    // Scratch of `bytes` in `buf` (see Aligned), `what` naming it in the refusal.
+    bool alloc(std::size_t bytes, Aligned &buf, const char *what = "a workspace") {
+        if (buf.reset(bytes)) return true;
+        return fail(std::string("the op asks for ") + what + " of " + std::to_string(bytes) + " bytes, over the " +
+                    std::to_string(kMaxWorkspaceBytes) + " this runner allows");
+    }
+
+    // The op's one workspace of `bytes` (see Aligned).
     bool workspace(std::size_t bytes, void *&ws) {
-        if (bytes > kMaxWorkspaceBytes)
-            return fail("the op asks for a workspace of " + std::to_string(bytes) + " bytes, over the " +
-                        std::to_string(kMaxWorkspaceBytes) + " this runner allows");
-        ws_.reset(new unsigned char[bytes + 64]);
-        std::uintptr_t p = reinterpret_cast<std::uintptr_t>(ws_.get());
-        ws = ws_.get() + ((64 - p % 64) % 64);
+        if (!alloc(bytes, ws_)) return false;
+        ws = ws_.p;
         return true;
     }
 
@@ -234,7 +275,7 @@ private:
         Tensor t;
         t.role = Role::result;
         t.name = o.name;
-        t.kind = Kind::f32;
+        t.kind = o.kind;
         t.shape = o.shape;
         t.values.assign(o.data.begin(), o.data.end());
         out.tensors.push_back(std::move(t));
@@ -245,7 +286,7 @@ private:
     std::size_t threads_;
     bool packed_weights_;
     std::vector<Output> outputs_;
-    std::unique_ptr<unsigned char[]> ws_;
+    Aligned ws_;
 };
 
 // queries (B,Q,q), keys (B,K,k), values (B,K,v), as dot-product, additive
@@ -288,19 +329,42 @@ bool pack_mha_weights(Runner &r, const edgeattn_attention_dims &d, MhaWeights &m
     return r.status(edgeattn_mha_pack_weights(&d, &m.w, m.packed.data(), bytes), "edgeattn_mha_pack_weights");
 }
 
-bool read_mha_weights(Runner &r, const edgeattn_attention_dims &d, MhaWeights &m) {
+// Rows of W_k and W_v: h_kv = H_kv * h / H, or h when d.num_kv_heads is 0
+// (plain multi-head attention; the library's num_heads % num_kv_heads check
+// is left to the library, which is what a case may test).
+bool kv_hiddens(Runner &r, const edgeattn_attention_dims &d, std::size_t &h_kv) {
+    if (d.num_kv_heads == 0) {
+        h_kv = d.num_hiddens;
+        return true;
+    }
+    if (d.num_heads == 0 || d.num_hiddens % d.num_heads != 0)
+        return r.fail("param num_kv_heads needs num_heads = " + std::to_string(d.num_heads) +
+                      " to divide num_hiddens = " + std::to_string(d.num_hiddens));
+    const std::uint64_t n = static_cast<std::uint64_t>(d.num_kv_heads) * (d.num_hiddens / d.num_heads);
+    if (n > kMaxElements)
+        return r.fail("num_kv_heads * num_hiddens / num_heads = " + std::to_string(n) + " is over " +
+                      std::to_string(kMaxElements));
+    h_kv = static_cast<std::size_t>(n);
+    return true;
+}
+
+// d's weights; W_k, W_v, b_k, b_v have h_kv rows (kv_hiddens).
+bool read_mha_weights(Runner &r, const edgeattn_attention_dims &d, std::size_t h_kv, MhaWeights &m) {
     std::size_t h = d.num_hiddens, bias = 0;
     if (!r.param("bias", 0, bias)) return false;
     if (bias > 1) return r.fail("param 'bias' must be 0 or 1");
+    const bool gqa = h_kv != h;
     if (!r.f32_shaped("W_q", {h, d.query_size}, "(h,q)", m.W_q) ||
-        !r.f32_shaped("W_k", {h, d.key_size}, "(h,k)", m.W_k) ||
-        !r.f32_shaped("W_v", {h, d.value_size}, "(h,v)", m.W_v) || !r.f32_shaped("W_o", {h, h}, "(h,h)", m.W_o))
+        !r.f32_shaped("W_k", {h_kv, d.key_size}, gqa ? "(h_kv,k)" : "(h,k)", m.W_k) ||
+        !r.f32_shaped("W_v", {h_kv, d.value_size}, gqa ? "(h_kv,v)" : "(h,v)", m.W_v) ||
+        !r.f32_shaped("W_o", {h, h}, "(h,h)", m.W_o))
         return false;
     m.w.W_q = m.W_q.data();
     m.w.W_k = m.W_k.data();
     m.w.W_v = m.W_v.data();
     m.w.W_o = m.W_o.data();
     const char *names[4] = {"b_q", "b_k", "b_v", "b_o"};
+    const std::size_t rows[4] = {h, h_kv, h_kv, h};
     std::vector<float> *vecs[4] = {&m.b_q, &m.b_k, &m.b_v, &m.b_o};
     const float **ptrs[4] = {&m.w.b_q, &m.w.b_k, &m.w.b_v, &m.w.b_o};
     for (int i = 0; i < 4; ++i) {
@@ -308,8 +372,60 @@ bool read_mha_weights(Runner &r, const edgeattn_attention_dims &d, MhaWeights &m
             if (r.has(names[i])) return r.fail(std::string("input '") + names[i] + "' given with param bias = 0");
             continue;
         }
-        if (!r.f32_shaped(names[i], {h}, "(h)", *vecs[i])) return false;
+        if (!r.f32_shaped(names[i], {rows[i]}, rows[i] == h ? "(h)" : "(h_kv)", *vecs[i])) return false;
         *ptrs[i] = vecs[i]->data();
+    }
+    return true;
+}
+
+// The decoder mask inputs: param causal (0/1), input key_ranges i32 (B,2)
+// or (B,rows,2), input bias f32 (1 or B, 1 or max_bias_heads, rows, keys);
+// rows_desc and keys_desc name rows and keys in messages ("Q", "K").
+struct MaskInputs {
+    bool present = false; // any of them given: the case runs a *_masked entry point
+    std::size_t causal = 0;
+    std::vector<std::int32_t> ranges;
+    Shape ranges_shape;
+    std::vector<float> bias;
+    Shape bias_shape;
+    edgeattn_attention_mask mask{}; // pointing into ranges and bias
+};
+
+bool read_mask(Runner &r, std::size_t B, std::size_t rows, const char *rows_desc, std::size_t max_bias_heads,
+               std::size_t keys, const char *keys_desc, MaskInputs &mk) {
+    const bool has_causal = r.c().find_param("causal") != nullptr;
+    if (!r.param("causal", 0, mk.causal)) return false;
+    if (mk.causal > 1) return r.fail("param 'causal' must be 0 or 1");
+    edgeattn_attention_mask &m = mk.mask;
+    m = edgeattn_attention_mask{};
+    m.causal = static_cast<std::int32_t>(mk.causal);
+    m.ranges_kind = EDGEATTN_KEY_RANGES_NONE;
+    mk.present = has_causal;
+    if (r.has("key_ranges")) {
+        const Tensor *t = r.c().find(Role::input, "key_ranges");
+        if (!r.i32("key_ranges", t->shape.size(), mk.ranges, mk.ranges_shape)) return false;
+        if (mk.ranges_shape == Shape{B, 2}) m.ranges_kind = EDGEATTN_KEY_RANGES_PER_BATCH;
+        else if (mk.ranges_shape == Shape{B, rows, 2}) m.ranges_kind = EDGEATTN_KEY_RANGES_PER_QUERY;
+        else
+            return r.fail("input 'key_ranges' has shape " + shape_string(mk.ranges_shape) + ", expected (B,2) = " +
+                          shape_string({B, 2}) + " or (B," + rows_desc + ",2) = " + shape_string({B, rows, 2}));
+        m.key_ranges = mk.ranges.data();
+        mk.present = true;
+    }
+    if (r.has("bias")) {
+        if (!r.f32("bias", 4, mk.bias, mk.bias_shape)) return false;
+        const Shape &s = mk.bias_shape;
+        if ((s[0] != 1 && s[0] != B) || (s[1] != 1 && s[1] != max_bias_heads) || s[2] != rows || s[3] != keys)
+            return r.fail("input 'bias' has shape " + shape_string(s) + ", expected (1 or B, " +
+                          (max_bias_heads == 1 ? std::string("1") : std::string("1 or H")) + ", " + rows_desc +
+                          ", " + keys_desc + ") with B = " + std::to_string(B) + ", H = " +
+                          std::to_string(max_bias_heads) + ", " + rows_desc + " = " + std::to_string(rows) + ", " +
+                          keys_desc + " = " + std::to_string(keys));
+        m.bias = mk.bias.data();
+        m.bias_batch = s[0];
+        m.bias_heads = s[1];
+        m.bias_keys = s[3];
+        mk.present = true;
     }
     return true;
 }
@@ -347,11 +463,19 @@ bool prepare_attention(Runner &r, const edgeattn_attention_dims &d, std::size_t 
 bool run_dot_product(Runner &r) {
     Qkv x;
     AttentionCall c;
-    if (!r.allow({"queries", "keys", "values", "valid_lens"}, {}) || !read_qkv(r, x)) return false;
+    MaskInputs mk;
+    if (!r.allow({"queries", "keys", "values", "valid_lens", "key_ranges", "bias"}, {"causal"}) || !read_qkv(r, x))
+        return false;
     const edgeattn_attention_dims &d = x.dims;
-    if (!prepare_attention(r, d, d.value_size, {d.batch, d.queries, d.keys},
+    if (!read_mask(r, d.batch, d.queries, "Q", 1, d.keys, "K", mk) ||
+        !prepare_attention(r, d, d.value_size, {d.batch, d.queries, d.keys},
                            edgeattn_dot_product_attention_workspace_size(&d, r.threads()), c))
         return false;
+    if (mk.present)
+        return r.status(edgeattn_dot_product_attention_masked(&d, x.q.data(), x.k.data(), x.v.data(), &c.vl, &mk.mask,
+                                                              c.ws, c.bytes, r.buffer("output"),
+                                                              r.buffer("attention_weights")),
+                        "edgeattn_dot_product_attention_masked");
     return r.status(edgeattn_dot_product_attention(&d, x.q.data(), x.k.data(), x.v.data(), &c.vl, c.ws, c.bytes,
                                                    r.buffer("output"), r.buffer("attention_weights")),
                     "edgeattn_dot_product_attention");
@@ -377,24 +501,44 @@ bool run_additive(Runner &r) {
                     "edgeattn_additive_attention");
 }
 
+// With param num_kv_heads or any mask input, through the *_masked entry
+// points (a null mask when only num_kv_heads is given).
 bool run_multi_head(Runner &r) {
     Qkv x;
     MhaWeights m;
     AttentionCall c;
-    if (!r.allow({"queries", "keys", "values", "valid_lens", "W_q", "W_k", "W_v", "W_o", "b_q", "b_k", "b_v", "b_o"},
-                 {"num_hiddens", "num_heads", "bias"}) ||
+    MaskInputs mk;
+    std::size_t h_kv = 0;
+    if (!r.allow({"queries", "keys", "values", "valid_lens", "W_q", "W_k", "W_v", "W_o", "b_q", "b_k", "b_v", "b_o",
+                  "key_ranges", "bias"},
+                 {"num_hiddens", "num_heads", "bias", "num_kv_heads", "causal"}) ||
         !read_qkv(r, x) || !r.param("num_hiddens", -1, x.dims.num_hiddens) ||
-        !r.param("num_heads", -1, x.dims.num_heads) || !read_mha_weights(r, x.dims, m))
+        !r.param("num_heads", -1, x.dims.num_heads) || !r.param("num_kv_heads", 0, x.dims.num_kv_heads) ||
+        !kv_hiddens(r, x.dims, h_kv) || !read_mha_weights(r, x.dims, h_kv, m))
         return false;
     const edgeattn_attention_dims &d = x.dims;
-    if (!prepare_attention(r, d, d.num_hiddens, {d.batch, d.num_heads, d.queries, d.keys},
+    if (!read_mask(r, d.batch, d.queries, "Q", d.num_heads, d.keys, "K", mk) ||
+        !prepare_attention(r, d, d.num_hiddens, {d.batch, d.num_heads, d.queries, d.keys},
                            edgeattn_multi_head_attention_workspace_size(&d, r.threads()), c))
         return false;
     if (!pack_mha_weights(r, d, m)) return false;
+    const bool masked = mk.present || r.c().find_param("num_kv_heads") != nullptr;
+    const edgeattn_attention_mask *mask = mk.present ? &mk.mask : nullptr;
+    const std::size_t packed_bytes = m.packed.size() * sizeof(float);
+    if (masked && r.packed_weights())
+        return r.status(edgeattn_multi_head_attention_masked_packed(
+                            &d, x.q.data(), x.k.data(), x.v.data(), &c.vl, mask, m.packed.data(), packed_bytes, c.ws,
+                            c.bytes, r.buffer("output"), r.buffer("attention_weights")),
+                        "edgeattn_multi_head_attention_masked_packed");
+    if (masked)
+        return r.status(edgeattn_multi_head_attention_masked(&d, x.q.data(), x.k.data(), x.v.data(), &c.vl, mask,
+                                                             &m.w, c.ws, c.bytes, r.buffer("output"),
+                                                             r.buffer("attention_weights")),
+                        "edgeattn_multi_head_attention_masked");
     if (r.packed_weights())
         return r.status(edgeattn_multi_head_attention_packed(&d, x.q.data(), x.k.data(), x.v.data(), &c.vl,
-                                                             m.packed.data(), m.packed.size() * sizeof(float), c.ws,
-                                                             c.bytes, r.buffer("output"), r.buffer("attention_weights")),
+                                                             m.packed.data(), packed_bytes, c.ws, c.bytes,
+                                                             r.buffer("output"), r.buffer("attention_weights")),
                         "edgeattn_multi_head_attention_packed");
     return r.status(edgeattn_multi_head_attention(&d, x.q.data(), x.k.data(), x.v.data(), &c.vl, &m.w, c.ws, c.bytes,
                                                   r.buffer("output"), r.buffer("attention_weights")),
@@ -439,7 +583,7 @@ bool run_self_attention(Runner &r) {
     MhaWeights m;
     AttentionCall c;
     std::size_t np = 0, nx = 0;
-    if (!read_mha_weights(r, d, m) ||
+    if (!read_mha_weights(r, d, d.num_hiddens, m) ||
         !prepare_attention(r, d, d.num_hiddens, {d.batch, d.num_heads, d.queries, d.keys},
                            edgeattn_self_attention_workspace_size(&d, r.threads()), c))
         return false;
@@ -457,6 +601,208 @@ bool run_self_attention(Runner &r) {
                     "edgeattn_self_attention");
 }
 
+// torch.nn.Linear: y (rows,out) = x (rows,in) W^T + b, W (out,in), b (out)
+// optional; with packed weights through edgeattn_linear_pack_weights +
+// edgeattn_linear_packed.
+bool run_linear(Runner &r) {
+    std::vector<float> x, W, b;
+    Shape sx, sW;
+    if (!r.allow({"x", "W", "b"}, {}) || !r.f32("x", 2, x, sx) || !r.f32("W", 2, W, sW)) return false;
+    if (sW[1] != sx[1])
+        return r.fail("W (out,in) = " + shape_string(sW) + " and x (rows,in) = " + shape_string(sx) +
+                      " differ in in_features");
+    edgeattn_linear_dims d{sx[0], sx[1], sW[0]};
+    const bool has_b = r.has("b");
+    if (has_b && !r.f32_shaped("b", {d.out_features}, "(out)", b)) return false;
+    const float *bp = has_b ? b.data() : nullptr;
+    if (!r.output("y", {d.rows, d.out_features}, true) || !r.expects_known()) return false;
+    if (r.packed_weights()) {
+        const std::size_t bytes = edgeattn_linear_packed_weights_size(&d);
+        if (bytes == 0) return r.fail("edgeattn_linear_packed_weights_size gave 0");
+        Aligned packed;
+        return r.alloc(bytes, packed, "packed weights") &&
+               r.status(edgeattn_linear_pack_weights(&d, W.data(), bp, packed.p, bytes),
+                        "edgeattn_linear_pack_weights") &&
+               r.status(edgeattn_linear_packed(&d, x.data(), packed.p, bytes, r.buffer("y")),
+                        "edgeattn_linear_packed");
+    }
+    void *ws = nullptr;
+    const std::size_t bytes = edgeattn_linear_workspace_size(&d, r.threads());
+    return r.workspace(bytes, ws) &&
+           r.status(edgeattn_linear(&d, x.data(), W.data(), bp, ws, bytes, r.buffer("y")), "edgeattn_linear");
+}
+
+// Self-attention decoding over a KV cache (FORMAT.md, "Decoding"): X (B,T,d) fed
+// in steps of chunks[s] tokens; before step s every batch element is
+// truncated to truncate[s] (when >= 0); the step appends its tokens
+// (edgeattn_kv_cache_append) and attends with causal = 1 plus its rows of
+// key_ranges and bias (edgeattn_kv_cache_attention). A step the cache has
+// no room for (EDGEATTN_ERR_CACHE_FULL) gets chunk_status -16 and is
+// skipped; `output` holds the accepted steps' tokens in feed order.
+bool run_kv_cache_decode(Runner &r) {
+    std::vector<float> X;
+    Shape sx;
+    edgeattn_attention_dims d{};
+    std::size_t capacity = 0;
+    if (!r.allow({"X", "chunks", "truncate", "W_q", "W_k", "W_v", "W_o", "b_q", "b_k", "b_v", "b_o", "key_ranges",
+                  "bias"},
+                 {"num_hiddens", "num_heads", "num_kv_heads", "bias", "capacity"}) ||
+        !r.f32("X", 3, X, sx) || !r.param("num_hiddens", -1, d.num_hiddens) ||
+        !r.param("num_heads", -1, d.num_heads) || !r.param("num_kv_heads", 0, d.num_kv_heads) ||
+        !r.param("capacity", -1, capacity))
+        return false;
+    const std::size_t B = sx[0], T = sx[1], dm = sx[2], h = d.num_hiddens, H = d.num_heads;
+    if (H == 0 || h % H != 0)
+        return r.fail("param num_heads = " + std::to_string(H) + " must be positive and divide num_hiddens = " +
+                      std::to_string(h));
+    const std::size_t H_kv = d.num_kv_heads ? d.num_kv_heads : H, head_size = h / H;
+    d.batch = B;
+    d.keys = capacity;
+    d.query_size = d.key_size = d.value_size = dm;
+    MhaWeights m;
+    std::size_t h_kv = 0;
+    if (!kv_hiddens(r, d, h_kv) || !read_mha_weights(r, d, h_kv, m)) return false;
+
+    // The steps: chunks > 0 summing to T, truncate -1 or a length.
+    std::vector<std::int32_t> chunks, trunc;
+    Shape sc, st;
+    if (!r.i32("chunks", 1, chunks, sc)) return false;
+    const std::size_t S = chunks.size();
+    if (S == 0) return r.fail("input 'chunks' is empty: a decode needs at least one step");
+    std::uint64_t sum = 0;
+    std::size_t n_max = 0;
+    for (std::size_t s = 0; s < S; ++s) {
+        if (chunks[s] <= 0)
+            return r.fail("chunks[" + std::to_string(s) + "] = " + std::to_string(chunks[s]) +
+                          ": every step feeds at least one token");
+        sum += static_cast<std::uint64_t>(chunks[s]);
+        if (static_cast<std::size_t>(chunks[s]) > n_max) n_max = static_cast<std::size_t>(chunks[s]);
+    }
+    if (sum != T)
+        return r.fail("input 'chunks' sums to " + std::to_string(sum) + " tokens but X " + shape_string(sx) +
+                      " has T = " + std::to_string(T));
+    if (r.has("truncate")) {
+        if (!r.i32("truncate", 1, trunc, st)) return false;
+        if (st != sc)
+            return r.fail("input 'truncate' has shape " + shape_string(st) + ", expected (S) = " + shape_string(sc));
+        for (std::size_t s = 0; s < S; ++s)
+            if (trunc[s] < -1)
+                return r.fail("truncate[" + std::to_string(s) + "] = " + std::to_string(trunc[s]) +
+                              " is neither -1 (none) nor a length");
+    } else {
+        trunc.assign(S, -1);
+    }
+
+    // key_ranges (B,2) or (B,T,2) and bias (Bb,Hb,T,capacity), rows by token.
+    MaskInputs mk;
+    if (!read_mask(r, B, T, "T", H, capacity, "capacity", mk)) return false;
+    const bool per_query = mk.mask.ranges_kind == EDGEATTN_KEY_RANGES_PER_QUERY;
+    const std::size_t Bb = mk.bias_shape.empty() ? 0 : mk.bias_shape[0];
+    const std::size_t Hb = mk.bias_shape.empty() ? 0 : mk.bias_shape[1];
+
+    // Buffers, all within kMaxElements floats: X of a step, a step's output,
+    // the outputs of all accepted tokens (at most B*T*h), a step's mask rows.
+    std::size_t n_out = 0, n_xs = 0, n_ys = 0, n_bias = 0;
+    if (!capped_count({B, T, h}, n_out) || !capped_count({B, n_max, dm}, n_xs) || !capped_count({B, n_max, h}, n_ys) ||
+        (Bb && !capped_count({Bb, Hb, n_max, capacity}, n_bias)))
+        return r.fail("the decode's buffers have more than " + std::to_string(kMaxElements) + " elements");
+    std::vector<float> out_all(n_out), xs(n_xs), ys(n_ys), step_bias(n_bias);
+    std::vector<std::int32_t> step_ranges(per_query ? B * n_max * 2 : 0);
+
+    // The cache.
+    const std::size_t cache_bytes = edgeattn_kv_cache_size(B, H_kv, head_size, capacity);
+    if (cache_bytes == 0)
+        return r.fail("edgeattn_kv_cache_size(" + std::to_string(B) + ", " + std::to_string(H_kv) + ", " +
+                      std::to_string(head_size) + ", " + std::to_string(capacity) + ") gave 0");
+    Aligned cache_mem, append_ws, attn_ws;
+    edgeattn_kv_cache cache{};
+    if (!r.alloc(cache_bytes, cache_mem, "a KV cache") ||
+        !r.status(edgeattn_kv_cache_init(&cache, B, H_kv, head_size, capacity, cache_mem.p, cache_bytes),
+                  "edgeattn_kv_cache_init"))
+        return false;
+    if (!pack_mha_weights(r, d, m)) return false;
+    const std::size_t packed_bytes = m.packed.size() * sizeof(float);
+
+    std::vector<float> status(S, 0.0f);
+    std::size_t t0 = 0, t_ok = 0;
+    for (std::size_t s = 0; s < S; t0 += static_cast<std::size_t>(chunks[s]), ++s) {
+        const std::size_t n = static_cast<std::size_t>(chunks[s]);
+        if (trunc[s] >= 0)
+            for (std::size_t b = 0; b < B; ++b)
+                if (!r.status(edgeattn_kv_cache_truncate(&cache, b, static_cast<std::size_t>(trunc[s])),
+                              "edgeattn_kv_cache_truncate"))
+                    return false;
+        for (std::size_t b = 0; b < B; ++b)
+            std::copy(X.begin() + static_cast<std::ptrdiff_t>((b * T + t0) * dm),
+                      X.begin() + static_cast<std::ptrdiff_t>((b * T + t0 + n) * dm),
+                      xs.begin() + static_cast<std::ptrdiff_t>(b * n * dm));
+        edgeattn_attention_dims ds = d;
+        ds.queries = n;
+
+        const std::size_t append_bytes = edgeattn_kv_cache_append_workspace_size(&ds, n, r.threads());
+        if (append_bytes > append_ws.bytes || !append_ws.p)
+            if (!r.alloc(append_bytes, append_ws)) return false;
+        const edgeattn_status a =
+            r.packed_weights()
+                ? edgeattn_kv_cache_append_packed(&cache, &ds, n, xs.data(), xs.data(), m.packed.data(),
+                                                  packed_bytes, append_ws.p, append_ws.bytes)
+                : edgeattn_kv_cache_append(&cache, &ds, n, xs.data(), xs.data(), &m.w, append_ws.p,
+                                           append_ws.bytes);
+        if (a == EDGEATTN_ERR_CACHE_FULL) {
+            status[s] = static_cast<float>(EDGEATTN_ERR_CACHE_FULL);
+            continue;
+        }
+        if (!r.status(a, r.packed_weights() ? "edgeattn_kv_cache_append_packed" : "edgeattn_kv_cache_append"))
+            return false;
+
+        edgeattn_attention_mask mask = mk.mask;
+        mask.causal = 1;
+        if (per_query) {
+            for (std::size_t b = 0; b < B; ++b)
+                for (std::size_t i = 0; i < n; ++i)
+                    for (std::size_t e = 0; e < 2; ++e)
+                        step_ranges[(b * n + i) * 2 + e] = mk.ranges[(b * T + t0 + i) * 2 + e];
+            mask.key_ranges = step_ranges.data();
+        }
+        if (Bb) {
+            for (std::size_t bh = 0; bh < Bb * Hb; ++bh)
+                for (std::size_t i = 0; i < n; ++i)
+                    std::copy(mk.bias.begin() + static_cast<std::ptrdiff_t>((bh * T + t0 + i) * capacity),
+                              mk.bias.begin() + static_cast<std::ptrdiff_t>((bh * T + t0 + i + 1) * capacity),
+                              step_bias.begin() + static_cast<std::ptrdiff_t>((bh * n + i) * capacity));
+            mask.bias = step_bias.data();
+            mask.bias_keys = capacity;
+        }
+        const std::size_t attn_bytes = edgeattn_kv_cache_attention_workspace_size(&ds, r.threads());
+        if (attn_bytes > attn_ws.bytes || !attn_ws.p)
+            if (!r.alloc(attn_bytes, attn_ws)) return false;
+        const edgeattn_status q =
+            r.packed_weights()
+                ? edgeattn_kv_cache_attention_packed(&cache, &ds, xs.data(), &mask, m.packed.data(), packed_bytes,
+                                                     attn_ws.p, attn_ws.bytes, ys.data(), nullptr)
+                : edgeattn_kv_cache_attention(&cache, &ds, xs.data(), &mask, &m.w, attn_ws.p, attn_ws.bytes,
+                                              ys.data(), nullptr);
+        if (!r.status(q, r.packed_weights() ? "edgeattn_kv_cache_attention_packed" : "edgeattn_kv_cache_attention"))
+            return false;
+        for (std::size_t b = 0; b < B; ++b)
+            std::copy(ys.begin() + static_cast<std::ptrdiff_t>(b * n * h),
+                      ys.begin() + static_cast<std::ptrdiff_t>((b + 1) * n * h),
+                      out_all.begin() + static_cast<std::ptrdiff_t>((b * T + t_ok) * h));
+        t_ok += n;
+    }
+
+    // The outputs, now that T_ok is known: (B,T,h) rows compacted to (B,T_ok,h).
+    if (!r.output("chunk_status", {S}, true, Kind::i32) || !r.output("output", {B, t_ok, h}, true) ||
+        !r.expects_known())
+        return false;
+    std::copy(status.begin(), status.end(), r.buffer("chunk_status"));
+    if (float *y = r.buffer("output"))
+        for (std::size_t b = 0; b < B; ++b)
+            std::copy(out_all.begin() + static_cast<std::ptrdiff_t>(b * T * h),
+                      out_all.begin() + static_cast<std::ptrdiff_t>((b * T + t_ok) * h), y + b * t_ok * h);
+    return true;
+}
+
 } // namespace
 
 bool run_case(const Case &in, Case &out, std::string &err, std::size_t max_threads, bool packed_weights) {
@@ -468,6 +814,8 @@ bool run_case(const Case &in, Case &out, std::string &err, std::size_t max_threa
     else if (in.op == "multi_head_attention") ok = run_multi_head(r);
     else if (in.op == "positional_encoding") ok = run_positional_encoding(r);
     else if (in.op == "self_attention") ok = run_self_attention(r);
+    else if (in.op == "linear") ok = run_linear(r);
+    else if (in.op == "kv_cache_decode") ok = run_kv_cache_decode(r);
     else return r.fail("unsupported op '" + in.op + "'");
     if (ok) r.results(out);
     return ok;

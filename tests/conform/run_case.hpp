@@ -15,16 +15,21 @@ namespace edgeattn_conform {
 std::size_t default_max_threads();
 
 // Runs in.op on the input tensors and params of `in`. On success `out` holds
-// in's version, op, params and input tensors, then one `result` tensor
-// (kind f32) per `expect` tensor of `in`, same name and shape, in the same
-// order; a case with no expected tensors gets every output the op has.
+// in's version, op, params and input tensors, then one `result` tensor per
+// `expect` tensor of `in`, same name and shape, in the same order (kind f32,
+// or i32 for an integer output: kv_cache_decode's chunk_status); a case with
+// no expected tensors gets every output the op has.
 // Optional outputs (attention_weights) are requested from the library only
 // when expected, so a case without them exercises the weight-free path.
 // A malformed or unsupported case, or a library error, gives false and a
 // one-line `err`; nothing crashes and no allocation exceeds kMaxElements
-// floats per tensor. With packed_weights, multi-head and self-attention
-// pack their weights once (edgeattn_mha_pack_weights) and run the *_packed
-// entry points.
+// floats per tensor. Multi-head and dot-product attention with any of the
+// decoder's params or inputs (num_kv_heads, causal, key_ranges, bias) run the
+// *_masked entry points. With packed_weights, multi-head and
+// self-attention pack their weights once (edgeattn_mha_pack_weights) and run
+// the *_packed entry points, kv_cache_decode likewise (append and attention
+// _packed), and linear packs with edgeattn_linear_pack_weights for
+// edgeattn_linear_packed.
 bool run_case(const Case &in, Case &out, std::string &err, std::size_t max_threads = 0,
               bool packed_weights = false);
 
