@@ -20,7 +20,7 @@ constexpr size_t direct_queries_limit = 4;
 bool reads_in_place(const attention_slice &s) { return s.num_queries <= direct_queries_limit; }
 
 key_interval row_keys(const attention_slice &s, const attention_mask_view &mask, size_t row) {
-    return mask.of_row(s.batch_index, row, s.num_queries, s.num_keys);
+    return mask.of_row(s.batch_index, row / s.group, s.num_queries / s.group, s.num_keys);
 }
 
 // The union [lo, hi) of the visible keys of rows [row0, row0 + rows).
@@ -90,7 +90,7 @@ void block_weighted_sum(const kernel_table &k, const attention_slice &s, size_t 
 // whose scores for keys [key0, ...) start at `scores`.
 void add_bias(const kernel_table &k, const attention_slice &s, const attention_mask_view &mask,
               size_t row, size_t key0, size_t lo, size_t hi, float *scores) {
-    const float *bias = mask.bias_row(s.batch_index, s.head_index, row);
+    const float *bias = mask.bias_row(s.batch_index, s.head_index + row % s.group, row / s.group);
     if (bias && lo < hi) k.add(scores + lo - key0, bias + lo, scores + lo - key0, hi - lo);
 }
 

@@ -33,7 +33,13 @@ struct attention_slice {
     size_t weights_stride;
     size_t num_queries, num_keys, d, dv;
     size_t batch_index;  // which valid lengths, ranges and bias apply
-    size_t head_index;   // which head's bias applies
+    size_t head_index;   // which head's bias applies (the group's first head)
+    // Rows per query: grouped-query decoding gathers the `group` query heads
+    // that share a key/value head as consecutive rows (row = query * group +
+    // head in the group), so one pass over the cached keys and values serves
+    // them all. Masks apply to query row / group, the bias of head
+    // head_index + row % group. num_queries counts rows.
+    size_t group = 1;
 };
 
 // One thread's scratch (layout in workspace_layout.hpp).

@@ -127,10 +127,27 @@ edgeattn_status append(edgeattn_kv_cache *cache, const edgeattn_attention_dims *
     return EDGEATTN_OK;
 }
 
+// Between the heads' layout (B, Q, H, head_size) and the grouped one
+// (B, H_kv, Q, group, head_size): gather (to_groups) or scatter back.
+void regroup_heads(float *by_head, float *by_group, size_t batch, size_t queries, size_t heads,
+                   size_t group, size_t head_size, bool to_groups) {
+    const size_t kv_heads = heads / group;
+    for (size_t b = 0; b < batch; ++b)
+        for (size_t t = 0; t < queries; ++t)
+            for (size_t j = 0; j < heads; ++j) {
+                float *a = by_head + ((b * queries + t) * heads + j) * head_size;
+                float *g = by_group + (((b * kv_heads + j / group) * queries + t) * group + j % group) * head_size;
+                if (to_groups)
+                    memcpy(g, a, head_size * sizeof(float));
+                else
+                    memcpy(a, g, head_size * sizeof(float));
+            }
+}
+
 kv_attention_layout attention_layout(const edgeattn_attention_dims &d, size_t capacity,
                                      size_t threads) {
     return make_kv_attention_layout(d.batch, d.queries, capacity, d.query_size, d.num_hiddens,
-                                    d.num_heads, threads);
+                                    d.num_heads, kv_heads_of(d), threads);
 }
 
 edgeattn_status attention(const edgeattn_kv_cache *cache, const edgeattn_attention_dims *dims,
@@ -185,35 +202,60 @@ edgeattn_status attention(const edgeattn_kv_cache *cache, const edgeattn_attenti
     float *scratch = ws + one.packed_weights;
     project(k, w, query_projection, d.batch * d.queries, d.query_size, h, queries, Q, scratch);
 
-    // Slice (b, j): query head j of batch element b over its lengths[b]
-    // cached positions of key/value head j / group.
     const size_t kv_heads = cache->num_kv_heads, group = heads / kv_heads;
     const size_t slots = scratch_slots(one.bytes, one.scratch.floats_per_slot, workspace_bytes);
     const float flops_per_row = 4.0f * cap * head_size;
-    parallel_row_blocks(d.batch * heads, d.queries, slots, flops_per_row, ws, one.scratch,
-                        [&](size_t slice, size_t row0, size_t rows, const scratch_slot &slot) {
-        const size_t b = slice / heads, head = slice % heads, column = head * head_size;
-        const size_t length = static_cast<size_t>(cache->lengths[b]);
-        const size_t cached = ((b * kv_heads + head / group) * cap) * head_size;
-        float *out = heads_out + (b * d.queries + row0) * h + column;
-        float *weights_rows =
-            attention_weights ? attention_weights + (slice * d.queries + row0) * cap : nullptr;
-        if (length == 0) {  // nothing cached: the head contributes zeros
-            for (size_t r = 0; r < rows; ++r)
-                for (size_t c = 0; c < head_size; ++c) out[r * h + c] = 0.0f;
-        } else {
-            const attention_slice s{Q + b * d.queries * h + column, h, cache->keys + cached,
-                                    head_size, cache->values + cached, head_size,
-                                    heads_out + b * d.queries * h + column, h,
-                                    attention_weights ? attention_weights + slice * d.queries * cap
-                                                      : nullptr,
-                                    cap, d.queries, length, head_size, head_size, b, head};
-            dot_product_attention_block(k, s, row0, rows, mask, slot);
-        }
-        if (weights_rows)  // positions not (yet) cached weigh 0
-            for (size_t r = 0; r < rows; ++r)
-                for (size_t j = length; j < cap; ++j) weights_rows[r * cap + j] = 0.0f;
-    });
+    if (one.grouped && !attention_weights) {
+        // Slice (b, g): the group's query heads gathered as rows (query t,
+        // head r: row t * group + r), one pass over cache head (b, g).
+        float *gathered = ws + one.grouped_queries, *gathered_out = ws + one.grouped_heads;
+        const size_t rows = d.queries * group;
+        regroup_heads(Q, gathered, d.batch, d.queries, heads, group, head_size, true);
+        parallel_row_blocks(d.batch * kv_heads, rows, slots, flops_per_row, ws, one.scratch,
+                            [&](size_t slice, size_t row0, size_t block_rows, const scratch_slot &slot) {
+            const size_t b = slice / kv_heads, g = slice % kv_heads;
+            const size_t length = static_cast<size_t>(cache->lengths[b]);
+            float *out = gathered_out + slice * rows * head_size;
+            if (length == 0) {
+                for (size_t c = row0 * head_size; c < (row0 + block_rows) * head_size; ++c) out[c] = 0.0f;
+                return;
+            }
+            const size_t cached = slice * cap * head_size;
+            attention_slice s{gathered + slice * rows * head_size, head_size, cache->keys + cached,
+                              head_size, cache->values + cached, head_size, out, head_size, nullptr,
+                              0, rows, length, head_size, head_size, b, g * group};
+            s.group = group;
+            dot_product_attention_block(k, s, row0, block_rows, mask, slot);
+        });
+        regroup_heads(heads_out, gathered_out, d.batch, d.queries, heads, group, head_size, false);
+    } else {
+        // Slice (b, j): query head j of batch element b over its lengths[b]
+        // cached positions of key/value head j / group.
+        parallel_row_blocks(d.batch * heads, d.queries, slots, flops_per_row, ws, one.scratch,
+                            [&](size_t slice, size_t row0, size_t rows, const scratch_slot &slot) {
+            const size_t b = slice / heads, head = slice % heads, column = head * head_size;
+            const size_t length = static_cast<size_t>(cache->lengths[b]);
+            const size_t cached = ((b * kv_heads + head / group) * cap) * head_size;
+            float *out = heads_out + (b * d.queries + row0) * h + column;
+            float *weights_rows =
+                attention_weights ? attention_weights + (slice * d.queries + row0) * cap : nullptr;
+            if (length == 0) {  // nothing cached: the head contributes zeros
+                for (size_t r = 0; r < rows; ++r)
+                    for (size_t c = 0; c < head_size; ++c) out[r * h + c] = 0.0f;
+            } else {
+                const attention_slice s{Q + b * d.queries * h + column, h, cache->keys + cached,
+                                        head_size, cache->values + cached, head_size,
+                                        heads_out + b * d.queries * h + column, h,
+                                        attention_weights ? attention_weights + slice * d.queries * cap
+                                                          : nullptr,
+                                        cap, d.queries, length, head_size, head_size, b, head};
+                dot_product_attention_block(k, s, row0, rows, mask, slot);
+            }
+            if (weights_rows)  // positions not (yet) cached weigh 0
+                for (size_t r = 0; r < rows; ++r)
+                    for (size_t j = length; j < cap; ++j) weights_rows[r * cap + j] = 0.0f;
+        });
+    }
     project(k, w, output_projection, d.batch * d.queries, h, h, heads_out, output, scratch);
     return EDGEATTN_OK;
 }

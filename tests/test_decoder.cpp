@@ -292,6 +292,15 @@ void check_decode(std::size_t B, std::size_t P, std::size_t steps, std::size_t s
                 REQUIRE(edgeattn_kv_cache_attention(&cache, &step_dims, x.data(), &cm.m, &w, ws_attend.data(),
                                                     ws_attend.size() * 4, out.data(), wts.data()) == EDGEATTN_OK);
             }
+            // Without weights a grouped-query step gathers each key/value
+            // head's query heads into one pass over the cache.
+            std::vector<float> out_only(out.size());
+            REQUIRE((packed_form ? edgeattn_kv_cache_attention_packed(&cache, &step_dims, x.data(), &cm.m, packed.data(),
+                                                                      packed.size() * 4, ws_attend.data(),
+                                                                      ws_attend.size() * 4, out_only.data(), nullptr)
+                                 : edgeattn_kv_cache_attention(&cache, &step_dims, x.data(), &cm.m, &w, ws_attend.data(),
+                                                               ws_attend.size() * 4, out_only.data(), nullptr)) ==
+                    EDGEATTN_OK);
             // Reference: the step's queries over all L tokens so far, per
             // batch element, with the step's mask rows.
             for (std::size_t b = 0; b < B; ++b) {
@@ -304,6 +313,7 @@ void check_decode(std::size_t B, std::size_t P, std::size_t steps, std::size_t s
                                                           Xd.data() + b * T * d, Xd.data() + b * T * d, ValidLens{}, mb,
                                                           wr, want.data(), want_w.data());
                 CHECK(rel_l2(out.data() + b * n * h, want) <= 1e-5);
+                CHECK(rel_l2(out_only.data() + b * n * h, want) <= 1e-5);
                 std::vector<float> got_w(H * n * L);
                 for (std::size_t r = 0; r < H * n; ++r) {
                     std::memcpy(got_w.data() + r * L, wts.data() + (b * H * n + r) * capacity, L * 4);
@@ -322,6 +332,7 @@ TEST_CASE("decode steps over a long cache match causal attention over every toke
     SUBCASE("one token a step, 600 cached, multi-head") { check_decode(1, 600, 3, 1, 4, false, false); }
     SUBCASE("three tokens a step, window, grouped-query kv=2, packed") { check_decode(2, 290, 2, 3, 2, true, true); }
     SUBCASE("multi-query kv=1, prefill longer than a row block") { check_decode(1, 300, 2, 1, 1, false, true); }
+    SUBCASE("grouped steps of 16 rows: kv=1, 4 tokens a step, window") { check_decode(2, 270, 2, 4, 1, true, false); }
 }
 
 TEST_CASE("the projection entry points match the float64 reference") {

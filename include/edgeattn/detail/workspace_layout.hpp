@@ -232,13 +232,29 @@ constexpr kv_append_layout make_kv_append_layout(size_t batch, size_t tokens, si
     return l;
 }
 
+// Grouped-query decoding: when a step's queries times the query heads that
+// share a key/value head fit in this many rows, each key/value head attends
+// once for all its query heads (their queries gathered as rows), so the
+// cache is read once per key/value head, not once per query head.
+constexpr size_t grouped_rows_limit = 64;
+
+constexpr bool kv_attention_grouped(size_t queries, size_t num_heads, size_t num_kv_heads) {
+    return num_kv_heads != 0 && num_kv_heads < num_heads && num_heads % num_kv_heads == 0 &&
+           queries <= grouped_rows_limit / (num_heads / num_kv_heads);
+}
+
 // Attention of Q queries over a KV cache of `capacity` positions: the
 // projected queries (B,Q,h), the concatenated heads (B,Q,h), one packed
-// projection matrix, then per-thread scratch as multi-head attention's.
+// projection matrix; when grouped, the queries and head outputs gathered
+// per key/value head (B, H_kv, Q * H / H_kv, h / H); then per-thread
+// scratch as multi-head attention's, for blocks of Q (grouped: Q * H / H_kv) rows.
 struct kv_attention_layout {
     size_t projected_queries = 0;
     size_t concatenated_heads = 0;
     size_t packed_weights = 0;
+    bool grouped = false;
+    size_t grouped_queries = 0;
+    size_t grouped_heads = 0;
     attention_scratch scratch;
     size_t bytes = 0;
 };
@@ -246,7 +262,7 @@ struct kv_attention_layout {
 constexpr kv_attention_layout make_kv_attention_layout(size_t batch, size_t queries,
                                                        size_t capacity, size_t query_size,
                                                        size_t num_hiddens, size_t num_heads,
-                                                       size_t threads) {
+                                                       size_t num_kv_heads, size_t threads) {
     layout_builder b;
     kv_attention_layout l;
     size_t packed = 0;
@@ -257,7 +273,14 @@ constexpr kv_attention_layout make_kv_attention_layout(size_t batch, size_t quer
     l.projected_queries = b.add(batch, queries, num_hiddens);
     l.concatenated_heads = b.add(batch, queries, num_hiddens);
     l.packed_weights = b.add(packed);
-    l.scratch = add_attention_scratch(b, queries, capacity, head_size, head_size, false, threads);
+    l.grouped = kv_attention_grouped(queries, num_heads, num_kv_heads);
+    size_t rows = queries;
+    if (l.grouped) {
+        l.grouped_queries = b.add(batch, queries, num_hiddens);
+        l.grouped_heads = b.add(batch, queries, num_hiddens);
+        rows = queries * (num_heads / num_kv_heads);
+    }
+    l.scratch = add_attention_scratch(b, rows, capacity, head_size, head_size, false, threads);
     l.bytes = b.bytes();
     return l;
 }
