@@ -53,6 +53,19 @@ key_interval rows_seeing(const attention_slice &s, const attention_mask_view &ma
     return r;
 }
 
+// Whether some of rows [row0, row0 + rows) see only part of keys
+// [key0, key0 + n).
+bool partly_seen(const attention_slice &s, const attention_mask_view &mask, size_t row0, size_t rows,
+                 size_t key0, size_t n) {
+    for (size_t r = 0; r < rows; ++r) {
+        const key_interval iv = row_keys(s, mask, row0 + r);
+        if (iv.lo > key0 || iv.hi < key0 + n) return true;
+    }
+    return false;
+}
+
+constexpr size_t diagonal_step = keys_per_block / 4;
+
 // Scores of rows [row0, row0 + rows) against keys [key0, key0 + n):
 // scores (rows, n) at `scores`, row stride ldc.
 void block_scores(const kernel_table &k, const attention_slice &s, size_t row0, size_t rows,
@@ -133,10 +146,19 @@ void attention_streaming(const kernel_table &k, const attention_slice &s, size_t
     const key_interval keys = block_keys(s, mask, row0, rows);
     const float scale = 1.0f / sqrtf(static_cast<float>(s.d));
     const size_t key_block = key_block_for(K);
-    for (size_t key0 = keys.lo; key0 < keys.hi; key0 += key_block) {
-        const size_t n = min_size(key_block, keys.hi - key0);
-        const key_interval seeing = rows_seeing(s, mask, row0, rows, key0, n);
+    for (size_t key0 = keys.lo, n = 0; key0 < keys.hi; key0 += n) {
+        n = min_size(key_block, keys.hi - key0);
+        key_interval seeing = rows_seeing(s, mask, row0, rows, key0, n);
         if (seeing.lo == seeing.hi) continue;
+        // A block some of whose rows see only part of it (the diagonal of a
+        // causal mask) goes in quarters, so the rows above each quarter's
+        // diagonal skip it: causal attention at 2048 keys does 52% of the
+        // full products instead of 56%.
+        if (n > diagonal_step && partly_seen(s, mask, row0 + seeing.lo, seeing.hi - seeing.lo, key0, n)) {
+            n = diagonal_step;
+            seeing = rows_seeing(s, mask, row0, rows, key0, n);
+            if (seeing.lo == seeing.hi) continue;
+        }
         const size_t first = seeing.lo, count = seeing.hi - seeing.lo;
         float *scores = slot.scores + first * key_block;
         block_scores(k, s, row0 + first, count, key0, n, scale, scores, key_block, slot);
