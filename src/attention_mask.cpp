@@ -3,6 +3,22 @@
 namespace edgeattn {
 namespace detail {
 
+key_interval attention_mask_view::of_row(size_t b, size_t i, size_t queries, size_t keys) const {
+    size_t lo = 0, hi = lens.of_row(b, i, keys);
+    if (ranges) {
+        const int32_t *r = ranges + 2 * (b * ranges_batch_stride + i * ranges_query_stride);
+        lo = static_cast<size_t>(r[0]);  // checked: 0 <= start <= end
+        if (static_cast<size_t>(r[1]) < hi) hi = static_cast<size_t>(r[1]);
+    }
+    if (causal) {
+        const size_t end = i + keys >= queries ? i + keys - queries + 1 : 0;  // j <= i + K - Q
+        if (end < hi) hi = end;
+    }
+    if (lo > keys) lo = keys;
+    if (hi < lo) hi = lo;
+    return {lo, hi};
+}
+
 edgeattn_status check_attention_mask(const edgeattn_attention_mask *mask, size_t batch,
                                      size_t queries, size_t heads, size_t keys,
                                      attention_mask_view &view, tensor_span spans[2],

@@ -28,21 +28,9 @@ struct attention_mask_view {
 
     // The keys row i of batch element b sees, among `keys`, in a call of
     // `queries` rows (causal puts the queries at the last key positions).
-    key_interval of_row(size_t b, size_t i, size_t queries, size_t keys) const {
-        size_t lo = 0, hi = lens.of_row(b, i, keys);
-        if (ranges) {
-            const int32_t *r = ranges + 2 * (b * ranges_batch_stride + i * ranges_query_stride);
-            lo = static_cast<size_t>(r[0]);  // checked: 0 <= start <= end
-            if (static_cast<size_t>(r[1]) < hi) hi = static_cast<size_t>(r[1]);
-        }
-        if (causal) {
-            const size_t end = i + keys >= queries ? i + keys - queries + 1 : 0;  // j <= i + K - Q
-            if (end < hi) hi = end;
-        }
-        if (lo > keys) lo = keys;
-        if (hi < lo) hi = lo;
-        return {lo, hi};
-    }
+    // Out of line: the kernels ask per row and key block, and inlined in
+    // every loop it grew the Cortex-M image by kilobytes.
+    key_interval of_row(size_t b, size_t i, size_t queries, size_t keys) const;
 
     // Row i of the bias for batch element b and head `head`, or nullptr.
     const float *bias_row(size_t b, size_t head, size_t i) const {
