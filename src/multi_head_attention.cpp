@@ -101,18 +101,14 @@ extern "C" size_t edgeattn_multi_head_attention_workspace_size(const edgeattn_at
     return layout_for(*dims, max_threads).bytes;
 }
 
+// The plain calls are the masked ones without a mask.
 extern "C" edgeattn_status edgeattn_multi_head_attention(
     const edgeattn_attention_dims *dims, const float *queries, const float *keys,
     const float *values, const edgeattn_valid_lens *valid_lens, const edgeattn_mha_weights *weights,
     void *workspace, size_t workspace_bytes, float *output, float *attention_weights) {
-    if (!dims || !queries || !keys || !values || !weights || !weights->W_q || !weights->W_k ||
-        !weights->W_v || !weights->W_o || !workspace || !output)
-        return EDGEATTN_ERR_NULL_POINTER;
-    if (edgeattn_status st = check_dims(*dims)) return st;
-    mha_weights_view w;
-    if (edgeattn_status st = view_mha_weights(*dims, *weights, w)) return st;
-    return multi_head_attention(*dims, queries, keys, values, valid_lens, nullptr, w, workspace,
-                                workspace_bytes, output, attention_weights);
+    return edgeattn_multi_head_attention_masked(dims, queries, keys, values, valid_lens, nullptr,
+                                                weights, workspace, workspace_bytes, output,
+                                                attention_weights);
 }
 
 extern "C" edgeattn_status edgeattn_multi_head_attention_packed(
@@ -120,13 +116,9 @@ extern "C" edgeattn_status edgeattn_multi_head_attention_packed(
     const float *values, const edgeattn_valid_lens *valid_lens, const void *packed,
     size_t packed_bytes, void *workspace, size_t workspace_bytes, float *output,
     float *attention_weights) {
-    if (!dims || !queries || !keys || !values || !packed || !workspace || !output)
-        return EDGEATTN_ERR_NULL_POINTER;
-    if (edgeattn_status st = check_dims(*dims)) return st;
-    mha_weights_view w;
-    if (edgeattn_status st = view_packed_mha_weights(*dims, packed, packed_bytes, w)) return st;
-    return multi_head_attention(*dims, queries, keys, values, valid_lens, nullptr, w, workspace,
-                                workspace_bytes, output, attention_weights);
+    return edgeattn_multi_head_attention_masked_packed(dims, queries, keys, values, valid_lens,
+                                                       nullptr, packed, packed_bytes, workspace,
+                                                       workspace_bytes, output, attention_weights);
 }
 
 extern "C" size_t edgeattn_self_attention_workspace_size(const edgeattn_attention_dims *dims,
@@ -173,7 +165,8 @@ extern "C" edgeattn_status edgeattn_multi_head_attention_masked(
     const float *values, const edgeattn_valid_lens *valid_lens, const edgeattn_attention_mask *mask,
     const edgeattn_mha_weights *weights, void *workspace, size_t workspace_bytes, float *output,
     float *attention_weights) {
-    if (!dims || !queries || !keys || !values || !weights || !workspace || !output)
+    if (!dims || !queries || !keys || !values || !weights || !weights->W_q || !weights->W_k ||
+        !weights->W_v || !weights->W_o || !workspace || !output)
         return EDGEATTN_ERR_NULL_POINTER;
     if (edgeattn_status st = check_dims(*dims)) return st;
     mha_weights_view w;
