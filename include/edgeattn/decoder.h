@@ -49,8 +49,11 @@ typedef enum edgeattn_key_ranges_kind {
  * [max(0, i + K - Q - w + 1), i + K - Q + 1).
  *
  * The bias, when given, is added to the scaled scores q.k / sqrt(d) of the
- * visible keys (ALiBi, relative position bias; a -inf bias weighs 0 like a
- * PyTorch float mask); masked keys keep -1e6 whatever their bias.
+ * visible keys (ALiBi, relative position bias; a -inf bias weighs 0 next to
+ * finite scores, at most ~6e-39 from the exp's floor, like a PyTorch float
+ * mask); masked keys keep -1e6 whatever their bias, so a row whose visible
+ * keys all have a -inf bias gives its weight to its masked keys, or is
+ * uniform when it has none (README, "Fully masked rows").
  * Its shape is (bias_batch, bias_heads, Q, bias_keys): bias_batch 1
  * (broadcast over the batch) or B; bias_heads 1 or H (one per head: ALiBi's
  * slopes); a row of bias_keys >= K floats, of which the first K are read.

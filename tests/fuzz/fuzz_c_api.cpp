@@ -11,6 +11,11 @@
 //     reference (tests/reference.hpp), or, where inputs hold +-inf or NaN,
 //     the documented edge semantics.
 //
+// The KV cache op (decoder.h) is a sequence: size and init with any sizes,
+// then append / attention / truncate / reset calls the input picks, each
+// checked as above and against a model of the cache (every batch element's
+// projected keys and values so far), which the attention results must meet.
+//
 // Every buffer is its own heap block of exactly its size, so ASan reports
 // any read or write past what the dimensions allow.
 #include <fuzzer/FuzzedDataProvider.h>
@@ -19,12 +24,14 @@
 
 #include "reference.hpp"
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -39,7 +46,7 @@ constexpr std::size_t kMaxElements = 1 << 14;
 const char *g_op = "";  // for messages
 
 [[noreturn]] void fail(const char *what, int status = 0) {
-    std::fprintf(stderr, "fuzz_c_api: %s (status %d: %s)\n", what, status,
+    std::fprintf(stderr, "fuzz_c_api: %s: %s (status %d: %s)\n", g_op, what, status,
                  edgeattn_status_str(static_cast<edgeattn_status>(status)));
     std::abort();
 }
@@ -103,6 +110,8 @@ struct Buffer {
     Role role;
     bool required;
     bool param = false;     // a weight matrix or bias: smaller values
+    bool custom = false;    // filled by its owner (int32 ranges, bias), not by Call::allocate
+    bool opaque = false;    // not floats (packed weights): never a spoiled pointer's target
     bool overflow = false;  // its claimed size overflows size_t
     std::size_t claimed = 0;  // bytes the dimensions give it
     std::size_t bytes = 0;    // bytes allocated
@@ -154,6 +163,12 @@ struct Call {
     std::vector<edgeattn_status> allowed;  // what may be returned; empty: only OK
     bool big = false;  // some claimed size too large to allocate: an error must come
     Buffer *lens = nullptr;  // read during validation: must be real unless an early error comes
+    // key ranges, read during validation before the other pointers' alignment
+    // and the workspace are checked: a stand-in runs only when the op says an
+    // error that comes before that read is certain
+    Buffer *ranges = nullptr;
+    bool ranges_early = false;
+    std::vector<Buffer *> extra_targets;  // spoil targets beyond `buffers` (a KV cache's memory)
 
     void allow(edgeattn_status s) { allowed.push_back(s); }
     bool allowed_status(edgeattn_status s) const {
@@ -164,12 +179,18 @@ struct Call {
     }
 
     // Allocates every buffer (stand-ins when big) and fills inputs.
+    // Buffers allocated before (weights kept over a sequence of calls, packed
+    // weights) stay as they are; a claim past their block counts as big.
     void allocate(Input &in, float unit, float param_unit = 0.0f) {
         for (Buffer *b : buffers) {
+            if (b->mem) {
+                big = big || b->overflow || b->claimed > b->bytes;
+                continue;
+            }
             const bool too_big = b->overflow || b->claimed > kMaxElements * sizeof(float);
             big = big || too_big;
             b->allocate(too_big ? 64 : b->claimed);
-            for (std::size_t i = 0; i + sizeof(float) <= b->bytes && b != lens; i += sizeof(float)) {
+            for (std::size_t i = 0; i + sizeof(float) <= b->bytes && b != lens && !b->custom; i += sizeof(float)) {
                 const float v = b->role == Role::input ? in.value(b->param && param_unit != 0.0f ? param_unit : unit)
                                                        : -12345.0f;
                 std::memcpy(b->mem.get() + i, &v, sizeof v);
@@ -192,8 +213,11 @@ struct Call {
         } else {
             // into another buffer, only where all it claims lies inside that
             // block: the call may read it before it finds the overlap
-            Buffer *target = buffers[in.byte() % buffers.size()];
-            if (target == b || b->overflow || b->claimed > target->bytes) return;
+            const std::uint8_t t = in.byte();
+            Buffer *target = t % (buffers.size() + extra_targets.size()) < buffers.size()
+                                 ? buffers[t % (buffers.size() + extra_targets.size())]
+                                 : extra_targets[t % (buffers.size() + extra_targets.size()) - buffers.size()];
+            if (target == b || target->opaque || b->overflow || b->claimed > target->bytes) return;
             const std::size_t room = (target->bytes - b->claimed) / 4;
             const std::size_t off = in.byte() % (room + 1) * 4;
             b->ptr = target->mem.get() + off;
@@ -243,9 +267,12 @@ struct Call {
                 early = early || s == EDGEATTN_ERR_NULL_POINTER || s == EDGEATTN_ERR_ZERO_DIMENSION ||
                         s == EDGEATTN_ERR_SIZE_OVERFLOW || s == EDGEATTN_ERR_MISALIGNED ||
                         s == EDGEATTN_ERR_SHAPE_MISMATCH || s == EDGEATTN_ERR_HEADS_DO_NOT_DIVIDE ||
-                        s == EDGEATTN_ERR_BAD_VALID_LENS_KIND;
+                        s == EDGEATTN_ERR_KV_HEADS_DO_NOT_DIVIDE || s == EDGEATTN_ERR_BAD_VALID_LENS_KIND;
             if (!early) return false;
         }
+        if (ranges && ranges->ptr && reinterpret_cast<std::uintptr_t>(ranges->ptr) % 4 == 0 && !ranges->readable() &&
+            !ranges_early)
+            return false;
         for (Buffer *b : buffers) b->snapshot();
         const edgeattn_status st = call();
         if (!allowed_status(st)) {
@@ -263,7 +290,21 @@ struct Call {
                 bool written_in_place = false;  // an output is this block (Y == X)
                 for (Buffer *o : buffers)
                     written_in_place = written_in_place || (o->role != Role::input && o->ptr == b->mem.get());
-                if (b->role == Role::input && !written_in_place) FUZZ_CHECK(b->unchanged(), "an input changed", st);
+                if (b->role == Role::input && !written_in_place && !b->unchanged()) {
+                    std::fprintf(stderr, "  input block %p (%zu bytes), pointer %p, claims %zu\n",
+                                 static_cast<void *>(b->mem.get()), b->bytes, static_cast<void *>(b->ptr), b->claimed);
+                    for (std::size_t i = 0; i < b->bytes; ++i)
+                        if (b->before[i] != b->mem[i]) {
+                            std::fprintf(stderr, "  first changed byte %zu\n", i);
+                            break;
+                        }
+                    for (Buffer *o : buffers)
+                        if (o->role != Role::input)
+                            std::fprintf(stderr, "  writer block %p (%zu bytes), pointer %p, claims %zu\n",
+                                         static_cast<void *>(o->mem.get()), o->bytes, static_cast<void *>(o->ptr),
+                                         o->claimed);
+                    fail("an input changed", st);
+                }
             }
             return true;
         }
@@ -515,7 +556,7 @@ void fuzz_dot_product(Input &in) {
     g_op = "dot_product_attention";
     Attention a;
     a.in_special = in.special;
-    a.dims = {in.dim(), in.dim(), in.dim(), in.dim(), mostly(in) ? 0 : in.dim(), in.dim(), 0, 0};
+    a.dims = {in.dim(), in.dim(), in.dim(), in.dim(), mostly(in) ? 0 : in.dim(), in.dim(), 0, 0, 0};
     a.want_weights = mostly(in);
     a.lens.choose(in, a.dims.batch, a.dims.queries);
     const std::size_t d = a.dims.query_size, ks = a.dims.key_size ? a.dims.key_size : d;
@@ -548,7 +589,7 @@ void fuzz_additive(Input &in) {
     g_op = "additive_attention";
     Attention a;
     a.in_special = in.special;
-    a.dims = {in.dim(), in.dim(), in.dim(), in.dim(), in.dim(), in.dim(), in.dim(), 0};
+    a.dims = {in.dim(), in.dim(), in.dim(), in.dim(), in.dim(), in.dim(), in.dim(), 0, 0};
     a.want_weights = mostly(in);
     a.lens.choose(in, a.dims.batch, a.dims.queries);
     a.claims(a.dims.value_size, 1);
@@ -588,7 +629,7 @@ void fuzz_multi_head(Input &in, bool self) {
     a.in_special = in.special;
     const std::size_t heads = 1 + in.byte() % 4;
     a.dims = {in.dim(), in.dim(), in.dim(), in.dim(), in.dim(), in.dim(), heads * (1 + in.byte() % 3),
-              heads};
+              heads, 0};
     if (!mostly(in)) a.dims.num_hiddens = in.dim();
     if (!mostly(in)) a.dims.num_heads = in.dim();
     edgeattn_attention_dims D = a.dims;  // as the op reads them
@@ -700,6 +741,1072 @@ void fuzz_positional(Input &in) {
     }
 }
 
+// ------------------------------------------------------------ decoder.h
+
+std::size_t kv_heads_of(const edgeattn_attention_dims &d) { return d.num_kv_heads ? d.num_kv_heads : d.num_heads; }
+
+// num_kv_heads: 0 (= H) mostly, a divisor of H, a count that may not divide
+// H, or any size
+std::size_t choose_kv_heads(Input &in, std::size_t H) {
+    const std::uint8_t b = in.byte();
+    if (b < 100) return 0;
+    if (b < 220) {
+        std::vector<std::size_t> divisors;
+        for (std::size_t x = 1; x <= 8 && x <= H; ++x)
+            if (H % x == 0) divisors.push_back(x);
+        return divisors.empty() ? 1 : divisors[b % divisors.size()];
+    }
+    if (b < 240) return 1 + b % 8;
+    return in.dim();
+}
+
+void reclaim(Buffer &b, std::size_t a, std::size_t c = 1, std::size_t d = 1, std::size_t e = 1,
+             std::size_t elem = sizeof(float)) {
+    b.overflow = false;
+    b.claimed = 0;
+    claim(b, a, c, d, e, elem);
+}
+
+// Puts a buffer made before back to its own block.
+void unspoil(Buffer &b) {
+    if (!b.mem) return;
+    b.ptr = b.mem.get();
+    b.avail = b.bytes;
+}
+
+// A size to give for `need` bytes: mostly it, sometimes less (unaligned too), sometimes more
+std::size_t around(Input &in, std::size_t need) {
+    const std::uint8_t how = in.byte();
+    if (how >= 200) return how % 2 ? need / 2 : (need > 4 ? need - 1 - how % 4 : 0);
+    if (how >= 150) return need + 4 * (how % 8);
+    return need;
+}
+
+// n doubles from element `first` of what the call was given in b
+std::vector<double> doubles_at(const Buffer &b, std::size_t first, std::size_t n) {
+    std::vector<double> v(n);
+    for (std::size_t i = 0; i < n; ++i) v[i] = b.at<float>(first + i);
+    return v;
+}
+
+bool overlaps(const void *a, std::size_t a_bytes, const void *b, std::size_t b_bytes) {
+    const std::uintptr_t x = reinterpret_cast<std::uintptr_t>(a), y = reinterpret_cast<std::uintptr_t>(b);
+    auto end = [](std::uintptr_t p, std::size_t n) { return n > UINTPTR_MAX - p ? UINTPTR_MAX : p + n; };
+    return a_bytes && b_bytes && x < end(y, b_bytes) && y < end(x, a_bytes);
+}
+
+// Whether B*H*Q*K (the reference's weights) is small enough to compute here.
+bool reference_fits(std::size_t B, std::size_t H, std::size_t Q, std::size_t K) {
+    std::size_t n = 1;
+    for (std::size_t x : {B, H, Q, K}) {
+        if (x != 0 && n > (std::size_t{1} << 22) / x) return false;
+        n *= x;
+    }
+    return true;
+}
+
+std::int32_t range_value(Input &in, std::size_t keys) {
+    const std::uint8_t b = in.byte();
+    if (b < 232) return static_cast<std::int32_t>(b % (keys < 250 ? keys + 3 : 253));  // 0 .. K + 2
+    if (b < 244) return -1 - static_cast<std::int32_t>(b - 232);
+    return in.in.ConsumeIntegral<std::int32_t>();
+}
+
+// An edgeattn_attention_mask: NULL, or causal (any int32), key ranges of
+// any kind (any int) and values, a bias of any shape (-inf entries too).
+struct MaskGen {
+    bool pass_null = true;
+    edgeattn_attention_mask api{};
+    std::int32_t causal = 0;
+    int kind = EDGEATTN_KEY_RANGES_NONE;
+    bool ignored_ranges = false;  // kind NONE with a pointer to bad ranges: must be ignored
+    Buffer ranges{Role::input, true}, bias{Role::input, false};
+    bool with_bias = false, ninf = false;
+    std::size_t bias_batch = 0, bias_heads = 0, bias_keys = 0;  // as given
+    std::size_t pairs = 0;
+
+    // B, Q, H (heads the bias may have), K (keys: a bias row's default)
+    void choose(Input &in, std::size_t B, std::size_t Q, std::size_t H, std::size_t K) {
+        ranges.custom = bias.custom = true;
+        const std::uint8_t m = in.byte();
+        pass_null = m < 40;
+        if (pass_null) return;
+        const std::uint8_t c = in.byte();
+        causal = c < 128 ? 0 : c < 230 ? 1 : c < 240 ? -1 : c < 250 ? 2 : INT32_MIN;
+        const std::uint8_t k = in.byte();
+        kind = k < 90 ? EDGEATTN_KEY_RANGES_NONE : k < 160 ? EDGEATTN_KEY_RANGES_PER_BATCH
+               : k < 245 ? EDGEATTN_KEY_RANGES_PER_QUERY : in.in.ConsumeIntegral<int>();
+        ignored_ranges = kind == EDGEATTN_KEY_RANGES_NONE && k % 3 == 0;
+        if (kind == EDGEATTN_KEY_RANGES_PER_BATCH) {
+            claim(ranges, B, 2, 1, 1, 4);
+            pairs = B;
+        }
+        if (kind == EDGEATTN_KEY_RANGES_PER_QUERY) {
+            claim(ranges, B, Q, 2, 1, 4);
+            pairs = B * Q;
+        }
+        with_bias = in.byte() < 100;
+        if (!with_bias) return;
+        auto pick = [&](std::size_t full) -> std::size_t {
+            const std::uint8_t b = in.byte();
+            return b < 90 ? 1 : b < 180 ? full : b < 215 ? 0 : in.dim();
+        };
+        bias_batch = pick(B);
+        bias_heads = pick(H);
+        const std::uint8_t kb = in.byte();
+        bias_keys = kb < 110 ? 0 : kb < 200 ? K + kb % 3 : kb < 225 ? (K ? K - 1 : 0) : in.dim();
+        claim(bias, bias_batch ? bias_batch : 1, bias_heads ? bias_heads : 1, Q, bias_keys ? bias_keys : K);
+        ninf = in.byte() < 60;
+    }
+    bool has_ranges() const {
+        return !pass_null && (kind == EDGEATTN_KEY_RANGES_PER_BATCH || kind == EDGEATTN_KEY_RANGES_PER_QUERY);
+    }
+    void add_to(Call &call) {
+        if (has_ranges()) {
+            call.buffers.push_back(&ranges);
+            call.ranges = &ranges;
+        }
+        if (!pass_null && with_bias) call.buffers.push_back(&bias);
+    }
+    // after allocation, before the call is spoiled
+    void fill(Input &in, std::size_t keys) {
+        if (has_ranges() && ranges.mem && !ranges.overflow && ranges.claimed <= ranges.bytes)
+            for (std::size_t p = 0; p < pairs; ++p) {
+                const std::int32_t start = range_value(in, keys);
+                std::int32_t end;
+                if (in.byte() < 220) {
+                    const std::int64_t e = static_cast<std::int64_t>(start) + range_value(in, keys);
+                    end = static_cast<std::int32_t>(e > INT32_MAX ? INT32_MAX : e < INT32_MIN ? INT32_MIN : e);
+                } else {
+                    end = range_value(in, keys);
+                }
+                std::memcpy(ranges.mem.get() + 8 * p, &start, 4);
+                std::memcpy(ranges.mem.get() + 8 * p + 4, &end, 4);
+            }
+        if (!pass_null && with_bias && bias.mem)
+            for (std::size_t i = 0; i + 4 <= bias.bytes; i += 4) {
+                float v;
+                if (in.special) {
+                    v = in.value(1.0f / 16);
+                } else {
+                    const std::int8_t b = in.in.ConsumeIntegral<std::int8_t>();
+                    v = ninf && b == -128 ? -INFINITY : static_cast<float>(b) / 16;
+                }
+                std::memcpy(bias.mem.get() + i, &v, 4);
+            }
+    }
+    // After the call is spoiled: the struct, and the rules about it. B, H,
+    // K as the call checks them (a KV cache call: K = capacity).
+    void rules(Call &call, std::size_t B, std::size_t H, std::size_t K) {
+        static const std::int32_t bad_pair[2] = {-5, -9};
+        api = edgeattn_attention_mask{};
+        api.causal = causal;
+        std::memcpy(&api.ranges_kind, &kind, sizeof kind);  // C may store any int there
+        api.key_ranges = has_ranges() ? reinterpret_cast<const std::int32_t *>(ranges.ptr)
+                                      : ignored_ranges ? bad_pair : nullptr;
+        if (pass_null) return;
+        if (kind < 0 || kind > 2) call.allow(EDGEATTN_ERR_BAD_KEY_RANGE);
+        if (has_ranges() && ranges.readable())
+            for (std::size_t p = 0; p < pairs; ++p) {
+                std::int32_t r[2];
+                std::memcpy(r, ranges.ptr + 8 * p, 8);
+                if (r[0] < 0 || r[1] < r[0]) call.allow(EDGEATTN_ERR_BAD_KEY_RANGE);
+            }
+        if (!with_bias) return;
+        if (!bias.ptr) {  // spoiled to NULL: no bias, and nothing about its shape is read
+            for (std::size_t i = 0; i < call.buffers.size(); ++i)
+                if (call.buffers[i] == &bias) call.buffers.erase(call.buffers.begin() + i);
+            return;
+        }
+        api.bias = bias.f();
+        api.bias_batch = bias_batch;
+        api.bias_heads = bias_heads;
+        api.bias_keys = bias_keys;
+        const std::size_t bb = bias_batch ? bias_batch : 1, bh = bias_heads ? bias_heads : 1,
+                          row = bias_keys ? bias_keys : K;
+        if ((bb != 1 && bb != B) || (bh != 1 && bh != H) || row < K) call.allow(EDGEATTN_ERR_SHAPE_MISMATCH);
+    }
+    const edgeattn_attention_mask *get() const { return pass_null ? nullptr : &api; }
+
+    // The reference's mask for batch elements [b0, b0 + n) of a call with Q
+    // queries whose bias rows default to K floats (after a successful call).
+    edgeattn_ref::Mask reference(std::size_t b0, std::size_t n, std::size_t Q, std::size_t K) const {
+        edgeattn_ref::Mask r;
+        if (pass_null) return r;
+        r.causal = causal != 0;
+        if (has_ranges()) {
+            const std::size_t per = kind == EDGEATTN_KEY_RANGES_PER_BATCH ? 1 : Q;
+            r.ranges_kind = per == 1 ? edgeattn_ref::Mask::per_batch : edgeattn_ref::Mask::per_query;
+            for (std::size_t i = 2 * b0 * per; i < 2 * (b0 + n) * per; ++i) r.ranges.push_back(ranges.at<std::int32_t>(i));
+        }
+        if (with_bias && bias.ptr) {
+            const std::size_t bb = bias_batch ? bias_batch : 1, bh = bias_heads ? bias_heads : 1,
+                              row = bias_keys ? bias_keys : K, plane = bh * Q * row;
+            if (bb == 1) {
+                r.bias = doubles_at(bias, 0, plane);
+                r.bias_batch = 1;
+            } else {
+                r.bias = doubles_at(bias, b0 * plane, n * plane);
+                r.bias_batch = n;  // n == 1 reads as broadcast: the same plane
+            }
+            r.bias_heads = bh;
+            r.bias_keys = row;
+        }
+        return r;
+    }
+};
+
+// Attention::finish with a mask: `after_spoil` adds rules of its own once
+// the pointers are final (a KV cache's arrays).
+void finish_masked(Attention &a, Input &in, const std::vector<Buffer *> &params, MaskGen &m, std::size_t heads,
+                   const std::function<void()> &after_spoil = {}) {
+    for (Buffer *p : params) {
+        p->param = true;
+        a.call.buffers.push_back(p);
+    }
+    if (a.weights.overflow) a.call.allow(EDGEATTN_ERR_SIZE_OVERFLOW);  // refused even when not requested
+    if (a.lens.buf.required && !a.lens.pass_null) {
+        a.call.buffers.push_back(&a.lens.buf);
+        a.call.lens = &a.lens.buf;
+    }
+    m.add_to(a.call);
+    a.call.allocate(in, 1.0f / 32, 1.0f / 512);
+    a.lens.fill(in, a.dims.keys);
+    m.fill(in, a.dims.keys);
+    a.call.spoil(in, {});
+    if (after_spoil) after_spoil();
+    a.lens.rules(a.call);
+    m.rules(a.call, a.dims.batch, heads, a.dims.keys);
+    a.call.pointer_rules({});
+}
+
+// What a successful call read of the multi-head weights, as doubles.
+struct RefWeights {
+    std::vector<double> W[4], b[4];
+    bool has_b[4] = {};
+    edgeattn_ref::MhaWeights get() const {
+        auto w = [&](int i) { return W[i].empty() ? nullptr : W[i].data(); };
+        auto c = [&](int i) { return has_b[i] ? b[i].data() : nullptr; };
+        return {w(0), w(1), w(2), w(3), c(0), c(1), c(2), c(3)};
+    }
+};
+
+// W_q, W_k, W_v, W_o and the biases chosen, claimed for some dims.
+struct MhaParams {
+    Buffer W[4]{{Role::input, true}, {Role::input, true}, {Role::input, true}, {Role::input, true}};
+    Buffer b[4]{{Role::input, false}, {Role::input, false}, {Role::input, false}, {Role::input, false}};
+    bool bias_on[4] = {};
+
+    void choose_biases(Input &in) {
+        for (bool &on : bias_on) on = in.in.ConsumeBool();
+    }
+    void claims(const edgeattn_attention_dims &d) {
+        const std::size_t H = d.num_heads, h = d.num_hiddens, Hkv = kv_heads_of(d), dh = H ? h / H : 0;
+        reclaim(W[0], h, d.query_size);
+        reclaim(W[1], Hkv, dh, d.key_size);
+        reclaim(W[2], Hkv, dh, d.value_size);
+        reclaim(W[3], h, h);
+        reclaim(b[0], h);
+        reclaim(b[1], Hkv, dh);
+        reclaim(b[2], Hkv, dh);
+        reclaim(b[3], h);
+        for (int i = 0; i < 4; ++i) W[i].param = b[i].param = true;
+    }
+    // the projections in `which` (bit i: W[i]) and their chosen biases
+    std::vector<Buffer *> of(unsigned which) {
+        std::vector<Buffer *> v;
+        for (int i = 0; i < 4; ++i)
+            if (which >> i & 1u) v.push_back(&W[i]);
+        for (int i = 0; i < 4; ++i)
+            if (which >> i & 1u && bias_on[i]) v.push_back(&b[i]);
+        return v;
+    }
+    void unspoil_all() {
+        for (int i = 0; i < 4; ++i) {
+            unspoil(W[i]);
+            unspoil(b[i]);
+        }
+    }
+    edgeattn_mha_weights api() const {
+        auto w = [](const Buffer &x) -> const float * { return x.mem ? reinterpret_cast<const float *>(x.ptr) : nullptr; };
+        auto c = [&](int i) -> const float * { return bias_on[i] ? w(b[i]) : nullptr; };
+        return {w(W[0]), w(W[1]), w(W[2]), w(W[3]), c(0), c(1), c(2), c(3)};
+    }
+    RefWeights seen(unsigned which) const {
+        RefWeights r;
+        for (int i = 0; i < 4; ++i) {
+            if (!(which >> i & 1u)) continue;
+            r.W[i] = doubles(W[i], W[i].claimed / 4);
+            if (bias_on[i] && b[i].mem && b[i].ptr) {
+                r.b[i] = doubles(b[i], b[i].claimed / 4);
+                r.has_b[i] = true;
+            }
+        }
+        return r;
+    }
+};
+
+bool same_features(const edgeattn_attention_dims &a, const edgeattn_attention_dims &b) {
+    return a.query_size == b.query_size && a.key_size == b.key_size && a.value_size == b.value_size &&
+           a.num_hiddens == b.num_hiddens && a.num_heads == b.num_heads && kv_heads_of(a) == kv_heads_of(b);
+}
+
+// edgeattn_mha_pack_weights as a checked call into `pk` (a new block of the
+// packed size; `pk_bytes` of it given). Returns whether it succeeded; `got`
+// is then what it read.
+bool pack_mha(Input &in, const edgeattn_attention_dims &pd, MhaParams &p, Buffer &pk, std::size_t &pk_bytes,
+              RefWeights &got) {
+    const char *op = g_op;
+    g_op = "mha_pack_weights";
+    const std::size_t H = pd.num_heads, Hkv = kv_heads_of(pd);
+    const bool zero = !pd.query_size || !pd.key_size || !pd.value_size || !pd.num_hiddens || !H;
+    const bool heads = H && pd.num_hiddens % H != 0, kv = H && H % Hkv != 0;  // whatever else is 0
+    const std::size_t size = edgeattn_mha_packed_weights_size(&pd);
+    FUZZ_CHECK(size == edgeattn_mha_packed_weights_size(&pd), "mha_packed_weights_size is not a pure function", 0);
+    FUZZ_CHECK((size == 0) >= (zero || heads || kv), "mha_packed_weights_size of invalid dims is not 0", 0);
+    p.claims(pd);
+    p.unspoil_all();
+    pk.role = Role::output;
+    pk.required = true;
+    pk.opaque = true;
+    reclaim(pk, size, 1, 1, 1, 1);
+    Call call;
+    call.buffers = p.of(15);
+    call.buffers.push_back(&pk);
+    if (zero) call.allow(EDGEATTN_ERR_ZERO_DIMENSION);
+    if (heads) call.allow(EDGEATTN_ERR_HEADS_DO_NOT_DIVIDE);
+    if (kv) call.allow(EDGEATTN_ERR_KV_HEADS_DO_NOT_DIVIDE);
+    if (!zero && !heads && !kv && size == 0) call.allow(EDGEATTN_ERR_SIZE_OVERFLOW);
+    const std::uint8_t how = in.byte();
+    pk_bytes = how < 220 ? size : how % 2 ? size / 2 : (size > 4 ? size - 1 - how % 4 : 0);
+    if (size && pk_bytes < size) call.allow(EDGEATTN_ERR_WORKSPACE_TOO_SMALL);
+    call.allocate(in, 1.0f / 32, 1.0f / 512);
+    call.spoil(in, {});
+    const bool null_struct = in.byte() >= 250;
+    if (null_struct) call.allow(EDGEATTN_ERR_NULL_POINTER);
+    call.pointer_rules({});
+    const edgeattn_mha_weights w = p.api();
+    const bool ok =
+        call.run([&] { return edgeattn_mha_pack_weights(&pd, null_struct ? nullptr : &w, pk.ptr, pk_bytes); });
+    if (ok) got = p.seen(15);
+    g_op = op;
+    return ok;
+}
+
+// A call's use of weights packed by pack_mha() for `pd`, `pk_bytes` of them
+// given then: its claims and rules for the call's dims `d` (before it is
+// spoiled). Returns the packed_bytes to pass.
+std::size_t packed_rules(Input &in, Call &call, Buffer &pk, bool pack_ok, const edgeattn_attention_dims &pd,
+                         std::size_t pk_bytes, const edgeattn_attention_dims &d, bool dims_ok) {
+    const std::size_t need = edgeattn_mha_packed_weights_size(&d);
+    unspoil(pk);
+    pk.role = Role::input;
+    pk.required = true;
+    pk.param = true;
+    reclaim(pk, need, 1, 1, 1, 1);
+    const std::uint8_t how = in.byte();
+    const std::size_t give = how < 235 ? pk_bytes : how % 2 ? pk_bytes / 2 : (pk_bytes > 4 ? pk_bytes - 4 : 0);
+    if (!pack_ok || !same_features(pd, d) || give < need) call.allow(EDGEATTN_ERR_PACKED_WEIGHTS_MISMATCH);
+    if (dims_ok && need == 0) call.allow(EDGEATTN_ERR_SIZE_OVERFLOW);
+    call.buffers.push_back(&pk);
+    return give;
+}
+
+// After the call is spoiled: packed weights not where they were packed
+// cannot match.
+void packed_moved(Call &call, const Buffer &pk) {
+    if (pk.ptr && pk.ptr != pk.mem.get()) call.allow(EDGEATTN_ERR_PACKED_WEIGHTS_MISMATCH);
+}
+
+// edgeattn_multi_head_attention_masked (+ _packed): grouped-query heads,
+// valid_lens and a mask.
+void fuzz_multi_head_masked(Input &in) {
+    const bool packed = in.in.ConsumeBool();
+    g_op = packed ? "multi_head_attention_masked_packed" : "multi_head_attention_masked";
+    Attention a;
+    a.in_special = in.special;
+    const std::size_t heads = 1 + in.byte() % 4;
+    a.dims = {in.dim(), in.dim(), in.dim(), in.dim(), in.dim(), in.dim(), heads * (1 + in.byte() % 3), heads, 0};
+    if (!mostly(in)) a.dims.num_hiddens = in.dim();
+    if (!mostly(in)) a.dims.num_heads = in.dim();
+    a.dims.num_kv_heads = choose_kv_heads(in, a.dims.num_heads);
+    const edgeattn_attention_dims D = a.dims;
+    const std::size_t h = D.num_hiddens, H = D.num_heads, Hkv = kv_heads_of(D);
+    a.want_weights = mostly(in);
+    a.lens.choose(in, D.batch, D.queries);
+    MaskGen m;
+    m.choose(in, D.batch, D.queries, H, D.keys);
+    a.claims(h, H);
+    MhaParams p;
+    p.choose_biases(in);
+    const bool zero = !D.batch || !D.queries || !D.keys || !D.query_size || !D.key_size || !D.value_size || !h || !H;
+    const bool heads_bad = H && h % H != 0, kv_bad = H && H % Hkv != 0;
+    if (zero) a.call.allow(EDGEATTN_ERR_ZERO_DIMENSION);
+    if (heads_bad) a.call.allow(EDGEATTN_ERR_HEADS_DO_NOT_DIVIDE);
+    if (kv_bad) a.call.allow(EDGEATTN_ERR_KV_HEADS_DO_NOT_DIVIDE);
+    const bool dims_ok = !zero && !heads_bad && !kv_bad;
+    const std::size_t threads = 1 + in.byte() % 4;
+    a.workspace(in, edgeattn_multi_head_attention_workspace_size(&D, threads),
+                edgeattn_multi_head_attention_workspace_size(&D, 1), dims_ok);
+
+    Buffer pk(Role::input, true);
+    std::size_t pk_bytes = 0, give = 0;
+    RefWeights ref;
+    std::vector<Buffer *> params;
+    if (packed) {
+        edgeattn_attention_dims pd = D;  // mostly packed for these dims
+        const std::uint8_t how = in.byte();
+        if (how >= 215) {
+            switch (how % 4) {
+                case 0: pd.num_kv_heads = choose_kv_heads(in, H); break;
+                case 1: pd.query_size = in.dim(); break;
+                case 2: pd.key_size = in.dim(); break;
+                default: pd.num_hiddens = in.dim(); break;
+            }
+        }
+        const bool pack_ok = pack_mha(in, pd, p, pk, pk_bytes, ref);
+        give = packed_rules(in, a.call, pk, pack_ok, pd, pk_bytes, D, dims_ok);
+        params = {};
+    } else {
+        p.claims(D);
+        params = p.of(15);
+    }
+    finish_masked(a, in, params, m, H);
+    if (packed) packed_moved(a.call, pk);
+    a.call.ranges_early = zero || heads_bad || kv_bad;
+    for (Buffer *b : {&a.q, &a.k, &a.v, &a.out, &a.weights}) a.call.ranges_early |= b->overflow;
+    for (Buffer *b : {&a.q, &a.k, &a.v, &a.out, &a.ws}) a.call.ranges_early |= !b->ptr;
+
+    const edgeattn_mha_weights w = p.api();
+    const bool ok = a.call.run([&] {
+        return packed ? edgeattn_multi_head_attention_masked_packed(&D, a.q.f(), a.k.f(), a.v.f(), a.lens.get(),
+                                                                    m.get(), pk.ptr, give, a.ws.ptr, a.ws.claimed,
+                                                                    a.out.f(), a.weights_ptr())
+                      : edgeattn_multi_head_attention_masked(&D, a.q.f(), a.k.f(), a.v.f(), a.lens.get(), m.get(),
+                                                             &w, a.ws.ptr, a.ws.claimed, a.out.f(), a.weights_ptr());
+    });
+    if (!ok || in.special || !reference_fits(D.batch, H, D.queries, D.keys)) return;
+    if (!packed) ref = p.seen(15);
+    std::vector<double> out(D.batch * D.queries * h), wts(D.batch * H * D.queries * D.keys);
+    const std::vector<double> q = doubles(a.q, D.batch * D.queries * D.query_size),
+                              k = doubles(a.k, D.batch * D.keys * D.key_size),
+                              v = doubles(a.v, D.batch * D.keys * D.value_size);
+    edgeattn_ref::multi_head_attention_masked(D.batch, D.queries, D.keys, D.query_size, D.key_size, D.value_size, h,
+                                              H, Hkv, q.data(), k.data(), v.data(), a.lens.reference(),
+                                              m.reference(0, D.batch, D.queries, D.keys), ref.get(), out.data(),
+                                              wts.data());
+    a.check(out, wts);
+}
+
+void fuzz_dot_product_masked(Input &in) {
+    g_op = "dot_product_attention_masked";
+    Attention a;
+    a.in_special = in.special;
+    a.dims = {in.dim(), in.dim(), in.dim(), in.dim(), mostly(in) ? 0 : in.dim(), in.dim(), 0, 0, 0};
+    a.want_weights = mostly(in);
+    a.lens.choose(in, a.dims.batch, a.dims.queries);
+    MaskGen m;
+    m.choose(in, a.dims.batch, a.dims.queries, 1, a.dims.keys);
+    const std::size_t d = a.dims.query_size, ks = a.dims.key_size ? a.dims.key_size : d;
+    edgeattn_attention_dims claimed = a.dims;
+    claimed.key_size = ks;
+    std::swap(a.dims, claimed);
+    a.claims(a.dims.value_size, 1);
+    std::swap(a.dims, claimed);
+    const edgeattn_attention_dims &D = a.dims;
+    const bool zero = !D.batch || !D.queries || !D.keys || !d || !D.value_size;
+    if (zero) a.call.allow(EDGEATTN_ERR_ZERO_DIMENSION);
+    if (ks != d) a.call.allow(EDGEATTN_ERR_SHAPE_MISMATCH);
+    a.workspace(in, edgeattn_dot_product_attention_workspace_size(&D, 1 + in.byte() % 4),
+                edgeattn_dot_product_attention_workspace_size(&D, 1), !zero && ks == d);
+    finish_masked(a, in, {}, m, 1);
+    a.call.ranges_early = zero || ks != d;
+    for (Buffer *b : {&a.q, &a.k, &a.v, &a.out, &a.weights}) a.call.ranges_early |= b->overflow;
+    for (Buffer *b : {&a.q, &a.k, &a.v, &a.out, &a.ws}) a.call.ranges_early |= !b->ptr;
+    if (!a.call.run([&] {
+            return edgeattn_dot_product_attention_masked(&D, a.q.f(), a.k.f(), a.v.f(), a.lens.get(), m.get(),
+                                                         a.ws.ptr, a.ws.claimed, a.out.f(), a.weights_ptr());
+        }))
+        return;
+    if (in.special || !reference_fits(D.batch, 1, D.queries, D.keys)) return;
+    std::vector<double> out(D.batch * D.queries * D.value_size), w(D.batch * D.queries * D.keys);
+    const std::vector<double> q = doubles(a.q, D.batch * D.queries * d), k = doubles(a.k, D.batch * D.keys * d),
+                              v = doubles(a.v, D.batch * D.keys * D.value_size);
+    edgeattn_ref::dot_product_attention_masked(D.batch, D.queries, D.keys, d, D.value_size, q.data(), k.data(),
+                                               v.data(), a.lens.reference(),
+                                               m.reference(0, D.batch, D.queries, D.keys), out.data(), w.data());
+    a.check(out, w);
+}
+
+// The KV cache: size and init with any sizes, then a sequence of append /
+// attention / truncate / reset calls the input drives, each checked, with
+// a model of what the cache holds: every batch element's projected keys
+// and values (in double, from what each append was given).
+struct KvFuzz {
+    Input &in;
+    edgeattn_attention_dims d{};  // the model's sizes
+    std::size_t H = 0, h = 0, hs = 0, Hkv = 0;
+    std::size_t cB = 0, cH = 0, cS = 0, cap = 0;  // what the cache is made for
+    Buffer st{Role::input, false};    // the edgeattn_kv_cache struct
+    Buffer mem{Role::output, false};  // the cache's memory
+    bool cache_ok = false;
+    edgeattn_kv_cache saved{}, bad_copy{};
+    MhaParams p;
+    bool use_packed = false, pack_ok = false;
+    Buffer pk{Role::input, true};
+    std::size_t pk_bytes = 0;
+    edgeattn_attention_dims pd{};
+    RefWeights packed_ref;
+    std::vector<std::vector<double>> K, V;  // per batch element: (length, cH * cS)
+    std::vector<std::size_t> n;             // lengths
+
+    explicit KvFuzz(Input &i) : in(i) {}
+    edgeattn_kv_cache *cache() { return reinterpret_cast<edgeattn_kv_cache *>(st.mem.get()); }
+    std::size_t hkv() const { return cH * cS; }
+
+    void run() {
+        H = 1 + in.byte() % 4;
+        hs = 1 + in.byte() % 4;
+        d.batch = 1 + in.byte() % 3;
+        d.query_size = 1 + in.byte() % 6;
+        d.key_size = 1 + in.byte() % 6;
+        d.value_size = 1 + in.byte() % 6;
+        d.num_heads = H;
+        d.num_hiddens = H * hs;
+        d.num_kv_heads = choose_kv_heads(in, H);
+        if (!mostly(in)) d.num_hiddens = in.dim();
+        h = d.num_hiddens;
+        hs = h / H;
+        Hkv = kv_heads_of(d);
+        cB = d.batch, cH = Hkv, cS = hs, cap = 1 + in.byte() % 8;
+        const std::uint8_t how = in.byte();
+        if (how >= 190) switch (how % 7) {
+                case 0: cB = in.dim(); break;
+                case 1: cH = in.dim(); break;
+                case 2: cS = in.dim(); break;
+                case 3: cap = in.dim(); break;
+                case 4: cap = in.byte() % 2 ? std::size_t{INT32_MAX} : std::size_t{INT32_MAX} + 1; break;
+                case 5: cap = 0; break;
+                default: cap = 64 + in.byte(); break;  // long: more than one block of keys
+            }
+        if (!init()) cache_ok = false;
+        weights();
+        const std::size_t ops = 1 + in.byte() % 24;
+        for (std::size_t op = 0; op < ops && in.in.remaining_bytes() > 0; ++op) {
+            switch (in.byte() % 8) {
+                case 0: case 1: case 2: append(); break;
+                case 3: case 4: case 5: attention(); break;
+                case 6: truncate(); break;
+                default: reset(); break;
+            }
+            if (cache_ok) {
+                FUZZ_CHECK(std::memcmp(st.mem.get(), &saved, sizeof saved) == 0, "a call changed the cache struct", 0);
+                for (std::size_t b = 0; b < cB; ++b)
+                    FUZZ_CHECK(cache()->lengths[b] == static_cast<std::int32_t>(n[b]),
+                               "cache length differs from the appends and truncates", cache()->lengths[b]);
+            }
+        }
+    }
+
+    bool init() {
+        g_op = "kv_cache_size";
+        const std::size_t sz = edgeattn_kv_cache_size(cB, cH, cS, cap);
+        FUZZ_CHECK(sz == edgeattn_kv_cache_size(cB, cH, cS, cap), "kv_cache_size is not a pure function", 0);
+        const bool zero = !cB || !cH || !cS || !cap;
+        if (zero || cap > INT32_MAX) FUZZ_CHECK(sz == 0, "kv_cache_size of zero sizes or capacity > INT32_MAX", 0);
+#ifdef __SIZEOF_INT128__
+        if (!zero && cap <= INT32_MAX) {
+            unsigned __int128 need = 2;
+            bool over = false;
+            for (std::size_t x : {cB, cH, cS, cap, sizeof(float)}) {
+                need *= x;
+                if (need > SIZE_MAX) over = true;
+                if (over) break;
+            }
+            if (!over) need += cB * sizeof(std::int32_t);
+            if (over || need > SIZE_MAX) FUZZ_CHECK(sz == 0, "kv_cache_size does not report overflow", 0);
+            else if (need + 3 * 64 <= SIZE_MAX) FUZZ_CHECK(sz >= need, "kv_cache_size smaller than the cache", 0);
+        }
+#endif
+        g_op = "kv_cache_init";
+        st.role = Role::output;
+        st.required = true;
+        st.claimed = sizeof(edgeattn_kv_cache);
+        mem.role = Role::output;
+        mem.required = true;
+        mem.claimed = around(in, sz ? sz : 64 * (in.byte() % 3));
+        const std::size_t memory_bytes = mem.claimed;
+        Call call;
+        call.buffers = {&st, &mem};
+        call.allocate(in, 1.0f);
+        if (zero) call.allow(EDGEATTN_ERR_ZERO_DIMENSION);
+        else if (sz == 0) call.allow(EDGEATTN_ERR_SIZE_OVERFLOW);
+        if (!zero && sz && memory_bytes < sz) call.allow(EDGEATTN_ERR_WORKSPACE_TOO_SMALL);
+        edgeattn_kv_cache *cache_arg = cache();
+        void *memory = mem.ptr;
+        const std::uint8_t spoil = in.byte();
+        if (spoil >= 200) switch (spoil % 4) {
+                case 0: cache_arg = nullptr; call.allow(EDGEATTN_ERR_NULL_POINTER); break;
+                case 1: memory = nullptr; call.allow(EDGEATTN_ERR_NULL_POINTER); break;
+                case 2:
+                    if (mem.bytes >= 4) {
+                        memory = mem.ptr + 1 + spoil % 3;
+                        call.allow(EDGEATTN_ERR_MISALIGNED);
+                    }
+                    break;
+                default: {  // the struct inside the memory it would lay out
+                    const std::size_t off = 8 * (in.byte() % 8);
+                    if (sz && off < sz && mem.bytes >= off + sizeof(edgeattn_kv_cache)) {
+                        cache_arg = reinterpret_cast<edgeattn_kv_cache *>(mem.ptr + off);
+                        call.allow(EDGEATTN_ERR_OVERLAP);
+                    }
+                }
+            }
+        cache_ok = call.run([&] { return edgeattn_kv_cache_init(cache_arg, cB, cH, cS, cap, memory, memory_bytes); });
+        st.role = Role::input;
+        st.required = false;
+        st.claimed = 0;
+        mem.required = false;
+        mem.claimed = 0;
+        if (!cache_ok) return false;
+        const edgeattn_kv_cache &c = *cache();
+        FUZZ_CHECK(c.reserved == 0 && c.batch == cB && c.num_kv_heads == cH && c.head_size == cS && c.capacity == cap,
+                   "kv_cache_init fields", 0);
+        const std::size_t floats = cB * cH * cap * cS * sizeof(float);
+        const unsigned char *base = mem.mem.get();
+        std::size_t offs[3];
+        const void *ptrs[3] = {c.keys, c.values, c.lengths};
+        const std::size_t sizes[3] = {floats, floats, cB * sizeof(std::int32_t)};
+        for (int i = 0; i < 3; ++i) {
+            const unsigned char *q = static_cast<const unsigned char *>(ptrs[i]);
+            FUZZ_CHECK(q >= base && static_cast<std::size_t>(q - base) <= sz && sizes[i] <= sz - (q - base),
+                       "a kv cache array lies outside kv_cache_size() bytes", 0);
+            offs[i] = static_cast<std::size_t>(q - base);
+            FUZZ_CHECK(offs[i] % 64 == 0, "a kv cache array is not on a 64-byte boundary", 0);
+        }
+        for (int i = 0; i < 3; ++i)
+            for (int j = i + 1; j < 3; ++j)
+                FUZZ_CHECK(!overlaps(ptrs[i], sizes[i], ptrs[j], sizes[j]), "kv cache arrays overlap", 0);
+        for (std::size_t i = 0; i < mem.bytes; ++i) {
+            const bool in_lengths = i >= offs[2] && i < offs[2] + sizes[2];
+            FUZZ_CHECK(in_lengths ? base[i] == 0 : base[i] == mem.before[i],
+                       "kv_cache_init wrote other than zero lengths", 0);
+        }
+        std::memcpy(&saved, cache(), sizeof saved);
+        K.assign(cB, {});
+        V.assign(cB, {});
+        n.assign(cB, 0);
+        return true;
+    }
+
+    // The weights, kept for the whole sequence: W_k, W_v room for the
+    // cache's heads too (a call made for them reads that many rows).
+    void weights() {
+        p.choose_biases(in);
+        edgeattn_attention_dims room = d;
+        room.num_kv_heads = std::max(Hkv, cH);
+        p.claims(room);
+        for (int i = 0; i < 4; ++i)
+            for (Buffer *b : {&p.W[i], &p.b[i]}) {
+                const bool too_big = b->overflow || b->claimed > kMaxElements * sizeof(float);
+                b->allocate(too_big ? 64 : b->claimed);
+                for (std::size_t j = 0; j + 4 <= b->bytes; j += 4) {
+                    const float v = in.value(1.0f / 512);
+                    std::memcpy(b->mem.get() + j, &v, 4);
+                }
+            }
+        use_packed = in.byte() < 110;
+        if (!use_packed) return;
+        pd = d;
+        const std::uint8_t how = in.byte();
+        if (how >= 220) pd.num_kv_heads = how % 2 ? cH : choose_kv_heads(in, H);
+        pack_ok = pack_mha(in, pd, p, pk, pk_bytes, packed_ref);
+    }
+
+    // The cache a call gets; `valid`: the one init made (when it did).
+    edgeattn_kv_cache *cache_arg(Call &call, bool &valid) {
+        const std::uint8_t b = in.byte();
+        valid = false;
+        if (b >= 245) {
+            call.allow(EDGEATTN_ERR_NULL_POINTER);
+            return nullptr;
+        }
+        if (b >= 235) {  // a copy without the magic init put there
+            std::memcpy(&bad_copy, st.mem.get(), sizeof bad_copy);
+            bad_copy.magic ^= 0x10000u;
+            call.allow(EDGEATTN_ERR_BAD_CACHE);
+            return &bad_copy;
+        }
+        if (!cache_ok) call.allow(EDGEATTN_ERR_BAD_CACHE);
+        valid = cache_ok;
+        return cache();
+    }
+
+    // Sometimes a field the call checks against the cache or does not read.
+    edgeattn_attention_dims mutate(bool attention) {
+        edgeattn_attention_dims e = d;
+        const std::uint8_t b = in.byte();
+        if (b >= 215) switch (b % 4) {
+                case 0: e.batch = in.dim(); break;
+                case 1: e.num_kv_heads = choose_kv_heads(in, H); break;
+                case 2: (attention ? e.key_size : e.query_size) = in.dim(); break;  // not read unpacked
+                default: (attention ? e.value_size : e.query_size) = 0; break;
+            }
+        return e;
+    }
+
+    // BAD_CACHE when the valid cache is not made for e's sizes
+    bool matches(const edgeattn_attention_dims &e) const {
+        return cB == e.batch && cH == kv_heads_of(e) && e.num_heads && cS == e.num_hiddens / e.num_heads;
+    }
+
+    // After spoiling: the cache's memory goes into the call (not spoiled
+    // itself), and what overlaps its arrays is an error: anything when the
+    // call writes the cache, outputs and workspace when it reads it.
+    // (The memory counts as written either way: between its arrays, which
+    // hold nothing, an output may lie; attention() checks the arrays.)
+    void cache_rules(Call &call, bool valid, bool writes) {
+        mem.role = Role::output;
+        call.buffers.push_back(&st);
+        call.buffers.push_back(&mem);
+        if (!valid) return;
+        const edgeattn_kv_cache &c = saved;
+        const std::size_t floats = cB * cH * cap * cS * sizeof(float);
+        for (Buffer *x : call.buffers) {
+            if (x == &st || x == &mem || !x->ptr || x->overflow || !x->claimed) continue;
+            if (!writes && x->role == Role::input) continue;
+            if (overlaps(x->ptr, x->claimed, c.keys, floats) || overlaps(x->ptr, x->claimed, c.values, floats) ||
+                overlaps(x->ptr, x->claimed, c.lengths, cB * sizeof(std::int32_t)))
+                call.allow(EDGEATTN_ERR_OVERLAP);
+        }
+    }
+
+    void append() {
+        const bool packed = use_packed && in.in.ConsumeBool();
+        g_op = packed ? "kv_cache_append_packed" : "kv_cache_append";
+        const edgeattn_attention_dims e = mutate(false);
+        const std::uint8_t tb = in.byte();
+        const std::size_t T = tb < 200 ? 1 + tb % 3 : tb < 215 ? 0 : tb < 235 ? cap + tb % 2 : in.dim();
+        Call call;
+        bool valid;
+        edgeattn_kv_cache *c = cache_arg(call, valid);
+        Buffer keys(Role::input, true), values(Role::input, true), ws(Role::workspace, true);
+        claim(keys, e.batch, T, e.key_size);
+        claim(values, e.batch, T, e.value_size);
+        const std::size_t He = e.num_heads, he = e.num_hiddens, Hkve = kv_heads_of(e);
+        const bool zero = !e.batch || !e.key_size || !e.value_size || !he || !He || !T || (packed && !e.query_size);
+        const bool heads = He && he % He != 0, kv = He && He % Hkve != 0, dims_ok = !zero && !heads && !kv;
+        if (zero) call.allow(EDGEATTN_ERR_ZERO_DIMENSION);
+        if (heads) call.allow(EDGEATTN_ERR_HEADS_DO_NOT_DIVIDE);
+        if (kv) call.allow(EDGEATTN_ERR_KV_HEADS_DO_NOT_DIVIDE);
+        if (valid && !matches(e)) call.allow(EDGEATTN_ERR_BAD_CACHE);
+        if (valid && matches(e))
+            for (std::size_t b = 0; b < cB; ++b)
+                if (T > cap - n[b]) call.allow(EDGEATTN_ERR_CACHE_FULL);
+        const std::size_t size = edgeattn_kv_cache_append_workspace_size(&e, T, 1 + in.byte() % 4),
+                          one = edgeattn_kv_cache_append_workspace_size(&e, T, 1);
+        if (dims_ok && one == 0) call.allow(EDGEATTN_ERR_SIZE_OVERFLOW);
+        ws.claimed = around(in, size);
+        if (dims_ok && one && ws.claimed < one) call.allow(EDGEATTN_ERR_WORKSPACE_TOO_SMALL);
+        call.buffers = {&keys, &values, &ws};
+        std::size_t give = 0;
+        if (packed) {
+            give = packed_rules(in, call, pk, pack_ok, pd, pk_bytes, e, dims_ok);
+        } else {
+            p.claims(e);
+            p.unspoil_all();
+            for (Buffer *b : p.of(2 | 4)) call.buffers.push_back(b);
+        }
+        call.allocate(in, 1.0f / 32, 1.0f / 512);
+        call.extra_targets = {&mem};
+        call.spoil(in, {});
+        if (packed) packed_moved(call, pk);
+        cache_rules(call, valid, true);
+        call.pointer_rules({});
+        edgeattn_mha_weights w = p.api();
+        const std::uint8_t wb = in.byte();
+        if (wb & 1) w.W_q = nullptr;  // not read
+        if (wb & 2) w.W_o = nullptr;
+        const bool null_struct = !packed && wb >= 252;  // the packed forms take no struct
+        if (null_struct) call.allow(EDGEATTN_ERR_NULL_POINTER);
+        const bool ok = call.run([&] {
+            return packed ? edgeattn_kv_cache_append_packed(c, &e, T, keys.f(), values.f(), pk.ptr, give, ws.ptr,
+                                                             ws.claimed)
+                          : edgeattn_kv_cache_append(c, &e, T, keys.f(), values.f(), null_struct ? nullptr : &w,
+                                                     ws.ptr, ws.claimed);
+        });
+        if (!ok) return;
+        FUZZ_CHECK(valid && matches(e), "append succeeded on a cache not made for its sizes", 0);
+        const RefWeights r = packed ? packed_ref : p.seen(2 | 4);
+        const std::size_t kvh = hkv();
+        for (std::size_t b = 0; b < cB; ++b) {
+            const std::vector<double> x = doubles_at(keys, b * T * e.key_size, T * e.key_size),
+                                      y = doubles_at(values, b * T * e.value_size, T * e.value_size);
+            std::vector<double> pk_(T * kvh), pv(T * kvh);
+            edgeattn_ref::linear(T, e.key_size, kvh, x.data(), r.W[1].data(), r.has_b[1] ? r.b[1].data() : nullptr,
+                                 pk_.data());
+            edgeattn_ref::linear(T, e.value_size, kvh, y.data(), r.W[2].data(), r.has_b[2] ? r.b[2].data() : nullptr,
+                                 pv.data());
+            K[b].insert(K[b].end(), pk_.begin(), pk_.end());
+            V[b].insert(V[b].end(), pv.begin(), pv.end());
+            n[b] += T;
+        }
+        if (in.special) return;
+        // the layout decoder.h gives: (B, H_kv, capacity, head_size)
+        std::vector<float> got;
+        std::vector<double> want;
+        for (std::size_t b = 0; b < cB; ++b)
+            for (std::size_t g = 0; g < cH; ++g)
+                for (std::size_t t = 0; t < n[b]; ++t)
+                    for (std::size_t j = 0; j < cS; ++j) {
+                        const std::size_t at = ((b * cH + g) * cap + t) * cS + j;
+                        got.push_back(saved.keys[at]);
+                        want.push_back(K[b][t * kvh + g * cS + j]);
+                        got.push_back(saved.values[at]);
+                        want.push_back(V[b][t * kvh + g * cS + j]);
+                    }
+        if (all_finite(want)) compare("cached keys and values", got.data(), want);
+    }
+
+    void attention() {
+        const bool packed = use_packed && in.in.ConsumeBool();
+        g_op = packed ? "kv_cache_attention_packed" : "kv_cache_attention";
+        edgeattn_attention_dims e = mutate(true);
+        const std::uint8_t kb = in.byte(), qb = in.byte();
+        e.keys = kb < 150 ? 0 : kb < 235 ? cap : in.dim();
+        e.queries = qb < 215 ? 1 + qb % 4 : qb < 225 ? 0 : in.dim();
+        const std::size_t Q = e.queries, He = e.num_heads, he = e.num_hiddens, Hkve = kv_heads_of(e);
+        Attention a;
+        a.in_special = in.special;
+        a.dims = e;
+        a.want_weights = mostly(in);
+        bool valid;
+        edgeattn_kv_cache *c = cache_arg(a.call, valid);
+        const bool zero = !e.batch || !Q || !e.query_size || !he || !He || (packed && (!e.key_size || !e.value_size));
+        const bool heads = He && he % He != 0, kv = He && He % Hkve != 0, dims_ok = !zero && !heads && !kv;
+        if (zero) a.call.allow(EDGEATTN_ERR_ZERO_DIMENSION);
+        if (heads) a.call.allow(EDGEATTN_ERR_HEADS_DO_NOT_DIVIDE);
+        if (kv) a.call.allow(EDGEATTN_ERR_KV_HEADS_DO_NOT_DIVIDE);
+        if (valid && (!matches(e) || (e.keys && e.keys != cap))) a.call.allow(EDGEATTN_ERR_BAD_CACHE);
+        edgeattn_attention_dims sized = e;  // keys = the capacity
+        sized.keys = cap;
+        a.dims.keys = cap;
+        a.claims(he, He, false);
+        MaskGen m;
+        m.choose(in, e.batch, Q, He, cap);
+        const std::size_t threads = 1 + in.byte() % 4;
+        a.workspace(in, edgeattn_kv_cache_attention_workspace_size(&sized, threads),
+                    edgeattn_kv_cache_attention_workspace_size(&sized, 1), dims_ok);
+        std::size_t give = 0;
+        std::vector<Buffer *> params;
+        if (packed) {
+            give = packed_rules(in, a.call, pk, pack_ok, pd, pk_bytes, e, dims_ok);
+        } else {
+            p.claims(e);
+            p.unspoil_all();
+            params = p.of(1 | 8);
+        }
+        a.call.extra_targets = {&mem};
+        finish_masked(a, in, params, m, He, [&] { cache_rules(a.call, valid, false); });
+        if (packed) packed_moved(a.call, pk);
+        a.call.ranges_early = !valid || !matches(e) || (e.keys && e.keys != cap) || !dims_ok || !c;
+        edgeattn_mha_weights w = p.api();
+        const std::uint8_t wb = in.byte();
+        if (wb & 1) w.W_k = nullptr;  // not read
+        if (wb & 2) w.W_v = nullptr;
+        const bool null_struct = !packed && wb >= 252;  // the packed forms take no struct
+        if (null_struct) a.call.allow(EDGEATTN_ERR_NULL_POINTER);
+        const bool ok = a.call.run([&] {
+            return packed ? edgeattn_kv_cache_attention_packed(c, &e, a.q.f(), m.get(), pk.ptr, give, a.ws.ptr,
+                                                                a.ws.claimed, a.out.f(), a.weights_ptr())
+                          : edgeattn_kv_cache_attention(c, &e, a.q.f(), m.get(), null_struct ? nullptr : &w, a.ws.ptr,
+                                                        a.ws.claimed, a.out.f(), a.weights_ptr());
+        });
+        if (!ok) return;
+        FUZZ_CHECK(valid && matches(e), "cache attention succeeded on a cache not made for its sizes", 0);
+        {
+            const std::size_t floats = cB * cH * cap * cS * sizeof(float);
+            const void *arrays[3] = {saved.keys, saved.values, saved.lengths};
+            const std::size_t sizes[3] = {floats, floats, cB * sizeof(std::int32_t)};
+            for (int i = 0; i < 3; ++i) {
+                const std::size_t off = static_cast<const unsigned char *>(arrays[i]) - mem.mem.get();
+                FUZZ_CHECK(std::memcmp(mem.before.data() + off, mem.mem.get() + off, sizes[i]) == 0,
+                           "cache attention changed the cache", 0);
+            }
+        }
+        if (in.special) return;
+        // per batch element: attention over its n[b] cached positions, the
+        // cached keys and values already projected (identity W_k, W_v)
+        const RefWeights r = packed ? packed_ref : p.seen(1 | 8);
+        const std::size_t kvh = hkv(), qs = e.query_size;
+        std::vector<double> eye(kvh * kvh, 0.0);
+        for (std::size_t i = 0; i < kvh; ++i) eye[i * kvh + i] = 1.0;
+        edgeattn_ref::MhaWeights rw = r.get();
+        rw.W_k = rw.W_v = eye.data();
+        rw.b_k = rw.b_v = nullptr;
+        for (std::size_t b = 0; b < cB; ++b) {
+            const std::size_t len = n[b];
+            std::vector<double> out(Q * he, 0.0), wts(He * Q * cap, 0.0);
+            if (len == 0) {  // zero heads: the output is b_o
+                for (std::size_t i = 0; i < Q; ++i)
+                    for (std::size_t j = 0; j < he; ++j) out[i * he + j] = r.has_b[3] ? r.b[3][j] : 0.0;
+            } else {
+                std::vector<double> o(Q * he), w1(He * Q * len);
+                const std::vector<double> q = doubles_at(a.q, b * Q * qs, Q * qs);
+                edgeattn_ref::multi_head_attention_masked(1, Q, len, qs, kvh, kvh, he, He, cH, q.data(), K[b].data(),
+                                                          V[b].data(), ValidLens{}, m.reference(b, 1, Q, cap), rw,
+                                                          o.data(), w1.data());
+                out = o;
+                for (std::size_t x = 0; x < He * Q; ++x)
+                    for (std::size_t j = 0; j < len; ++j) wts[x * cap + j] = w1[x * len + j];
+            }
+            if (!all_finite(out)) continue;
+            compare("cache attention output", a.out.f() + b * Q * he, out);
+            if (a.want_weights && a.weights.ptr) compare("cache attention weights", a.weights.f() + b * He * Q * cap, wts);
+        }
+    }
+
+    void truncate() {
+        g_op = "kv_cache_truncate";
+        Call call;
+        bool valid;
+        edgeattn_kv_cache *c = cache_arg(call, valid);
+        const std::uint8_t bb = in.byte(), lb = in.byte();
+        const std::size_t b = bb < 220 ? bb % 4 : in.dim();
+        const std::size_t now = valid && b < cB ? n[b] : 0;
+        const std::size_t length = lb < 200 ? lb % (now + 1) : lb < 230 ? now + 1 + lb % 3 : in.dim();
+        if (valid && (b >= cB || length > now)) call.allow(EDGEATTN_ERR_BAD_CACHE);
+        cache_rules(call, false, true);
+        if (!call.run([&] { return edgeattn_kv_cache_truncate(c, b, length); })) return;
+        FUZZ_CHECK(valid && b < cB && length <= now, "truncate succeeded where it should not", 0);
+        n[b] = length;
+        K[b].resize(length * hkv());
+        V[b].resize(length * hkv());
+    }
+
+    void reset() {
+        g_op = "kv_cache_reset";
+        Call call;
+        bool valid;
+        edgeattn_kv_cache *c = cache_arg(call, valid);
+        cache_rules(call, false, true);
+        if (!call.run([&] { return edgeattn_kv_cache_reset(c); })) return;
+        FUZZ_CHECK(valid, "reset succeeded on a bad cache", 0);
+        for (std::size_t b = 0; b < cB; ++b) {
+            n[b] = 0;
+            K[b].clear();
+            V[b].clear();
+        }
+    }
+};
+
+void fuzz_kv_cache(Input &in) {
+    KvFuzz k(in);
+    k.run();
+}
+
+// edgeattn_linear, or edgeattn_linear_pack_weights then _packed.
+void fuzz_linear(Input &in) {
+    const bool packed = in.in.ConsumeBool();
+    edgeattn_linear_dims dims{in.dim(), in.dim(), in.dim()};
+    const bool with_bias = in.in.ConsumeBool();
+    Buffer x(Role::input, true), W(Role::input, true), b(Role::input, false), y(Role::output, true),
+        ws(Role::workspace, true), pk(Role::output, true);
+    W.param = b.param = true;
+    claim(x, dims.rows, dims.in_features);
+    claim(y, dims.rows, dims.out_features);
+    const bool zero = !dims.rows || !dims.in_features || !dims.out_features;
+    std::vector<double> Wd, bd;
+    bool has_b = false;
+    if (!packed) {
+        g_op = "linear";
+        claim(W, dims.out_features, dims.in_features);
+        claim(b, dims.out_features);
+        Call call;
+        call.buffers = {&x, &W, &y, &ws};
+        if (with_bias) call.buffers.push_back(&b);
+        const std::size_t size = edgeattn_linear_workspace_size(&dims, 1 + in.byte() % 4),
+                          one = edgeattn_linear_workspace_size(&dims, 1);
+        if (zero) call.allow(EDGEATTN_ERR_ZERO_DIMENSION);
+        FUZZ_CHECK(!zero || (size == 0 && one == 0), "linear_workspace_size of a zero size is not 0", 0);
+        if (!zero && one == 0) call.allow(EDGEATTN_ERR_SIZE_OVERFLOW);
+        ws.claimed = around(in, size);
+        if (!zero && one && ws.claimed < one) call.allow(EDGEATTN_ERR_WORKSPACE_TOO_SMALL);
+        call.allocate(in, 1.0f / 32, 1.0f / 512);
+        call.spoil(in, {});
+        call.pointer_rules({});
+        if (!call.run([&] {
+                return edgeattn_linear(&dims, x.f(), W.f(), with_bias ? b.f() : nullptr, ws.ptr, ws.claimed, y.f());
+            }))
+            return;
+        Wd = doubles(W, dims.out_features * dims.in_features);
+        if (with_bias && b.ptr) {
+            bd = doubles(b, dims.out_features);
+            has_b = true;
+        }
+    } else {
+        g_op = "linear_pack_weights";
+        edgeattn_linear_dims pd = dims;  // rows is not read
+        const std::uint8_t how = in.byte();
+        if (how >= 150) pd.rows = how % 2 ? 0 : in.dim();
+        if (how >= 235) (how % 3 ? pd.in_features : pd.out_features) = in.dim();
+        claim(W, pd.out_features, pd.in_features);
+        claim(b, pd.out_features);
+        const bool pzero = !pd.in_features || !pd.out_features;
+        const std::size_t size = edgeattn_linear_packed_weights_size(&pd);
+        FUZZ_CHECK(size == edgeattn_linear_packed_weights_size(&pd), "linear_packed_weights_size is not pure", 0);
+        FUZZ_CHECK(!pzero || size == 0, "linear_packed_weights_size of a zero size is not 0", 0);
+        pk.opaque = true;
+        pk.claimed = size;
+        const std::uint8_t given = in.byte();
+        const std::size_t pk_bytes = given < 220 ? size : given % 2 ? size / 2 : (size > 4 ? size - 1 - given % 4 : 0);
+        Call call;
+        call.buffers = {&W, &pk};
+        if (with_bias) call.buffers.push_back(&b);
+        if (pzero) call.allow(EDGEATTN_ERR_ZERO_DIMENSION);
+        if (!pzero && size == 0) call.allow(EDGEATTN_ERR_SIZE_OVERFLOW);
+        if (size && pk_bytes < size) call.allow(EDGEATTN_ERR_WORKSPACE_TOO_SMALL);
+        call.allocate(in, 1.0f / 32, 1.0f / 512);
+        call.spoil(in, {});
+        call.pointer_rules({});
+        const bool pack_ok = call.run(
+            [&] { return edgeattn_linear_pack_weights(&pd, W.f(), with_bias ? b.f() : nullptr, pk.ptr, pk_bytes); });
+        if (pack_ok) {
+            Wd = doubles(W, pd.out_features * pd.in_features);
+            if (with_bias && b.ptr) {
+                bd = doubles(b, pd.out_features);
+                has_b = true;
+            }
+        }
+
+        g_op = "linear_packed";
+        const std::size_t need = edgeattn_linear_packed_weights_size(&dims);
+        unspoil(pk);
+        pk.role = Role::input;
+        reclaim(pk, need, 1, 1, 1, 1);
+        const std::uint8_t g2 = in.byte();
+        const std::size_t give = g2 < 235 ? pk_bytes : pk_bytes / 2;
+        Call use;
+        use.buffers = {&x, &y, &pk};
+        if (zero) use.allow(EDGEATTN_ERR_ZERO_DIMENSION);
+        if (!zero && need == 0) use.allow(EDGEATTN_ERR_SIZE_OVERFLOW);
+        if (!pack_ok || pd.in_features != dims.in_features || pd.out_features != dims.out_features || give < need)
+            use.allow(EDGEATTN_ERR_PACKED_WEIGHTS_MISMATCH);
+        use.allocate(in, 1.0f / 32);
+        use.spoil(in, {});
+        packed_moved(use, pk);
+        use.pointer_rules({});
+        if (!use.run([&] { return edgeattn_linear_packed(&dims, x.f(), pk.ptr, give, y.f()); })) return;
+        FUZZ_CHECK(pack_ok, "linear_packed succeeded on weights never packed", 0);
+    }
+    if (in.special) return;
+    std::vector<double> want(dims.rows * dims.out_features);
+    const std::vector<double> xd = doubles(x, dims.rows * dims.in_features);
+    edgeattn_ref::linear(dims.rows, dims.in_features, dims.out_features, xd.data(), Wd.data(),
+                         has_b ? bd.data() : nullptr, want.data());
+    if (all_finite(want)) compare("linear", y.f(), want);
+}
+
 // A kernel path this CPU runs, picked by the input.
 void choose_path(Input &in) {
     std::vector<edgeattn_isa> paths;
@@ -716,7 +1823,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
     const std::uint8_t head = in.byte();
     in.special = head >= 224;
     choose_path(in);
-    switch (head % 7) {
+    switch (head % 11) {
         case 0: fuzz_sequence_mask(in); break;
         case 1: fuzz_masked_softmax(in); break;
         case 2: fuzz_dot_product(in); break;
@@ -724,6 +1831,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
         case 4: fuzz_multi_head(in, false); break;
         case 5: fuzz_multi_head(in, true); break;
         case 6: fuzz_positional(in); break;
+        case 7: fuzz_multi_head_masked(in); break;
+        case 8: fuzz_dot_product_masked(in); break;
+        case 9: fuzz_kv_cache(in); break;
+        case 10: fuzz_linear(in); break;
     }
     return 0;
 }
