@@ -1,0 +1,309 @@
+// edgeattn-bench-decoder: the decoder side of edgeattn (issue 10) — KV-cache
+// decode steps, causal vs full prefill, grouped-query heads — with impl
+// "edgeattn", and the bandwidth bounds of a decode step's cache read: impl
+// "memcpy" (copy the cache's bytes to a second buffer) and "memread" (sum
+// them, read only). The libtorch peer is bench_decoder_libtorch.cpp; the
+// shapes are decoder_shapes.hpp. A program of its own, so edgeattn-bench
+// keeps building while the decoder API changes.
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "common.hpp"
+#include "decoder_shapes.hpp"
+#include "edgeattn/edgeattn.h"
+
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
+namespace ebench {
+namespace {
+
+size_t max_threads() {
+#if defined(_OPENMP)
+    return static_cast<size_t>(omp_get_max_threads());
+#else
+    return 1;
+#endif
+}
+
+void fail(benchmark::State &state, const char *what, edgeattn_status st) {
+    state.SkipWithError((std::string(what) + ": " + edgeattn_status_str(st)).c_str());
+}
+
+// Self-attention weights of a shape, random, no biases: W_q, W_o (d, d) and
+// W_k, W_v (h_kv, d), packed once (edgeattn_mha_pack_weights) as a model
+// does when it loads.
+struct PackedWeights {
+    Floats Wq, Wk, Wv, Wo;
+    std::unique_ptr<unsigned char[], FreeDeleter> packed;
+    size_t bytes = 0;
+    edgeattn_status status = EDGEATTN_OK;
+
+    PackedWeights(const DecoderShape &s, const edgeattn_attention_dims &dims) {
+        const size_t d = s.d_model, h_kv = s.kv_heads * s.head_dim();
+        const float wscale = 1.0f / std::sqrt(static_cast<float>(d));
+        Wq = random_floats(d * d, 6, wscale);
+        Wk = random_floats(h_kv * d, 7, wscale);
+        Wv = random_floats(h_kv * d, 8, wscale);
+        Wo = random_floats(d * d, 9, wscale);
+        const edgeattn_mha_weights w = {Wq.get(), Wk.get(), Wv.get(), Wo.get(),
+                                        nullptr, nullptr, nullptr, nullptr};
+        bytes = edgeattn_mha_packed_weights_size(&dims);
+        packed = alloc_bytes(bytes);
+        status = edgeattn_mha_pack_weights(&dims, &w, packed.get(), bytes);
+    }
+};
+
+// ------------------------------------------------------------------ decode
+
+// A KV cache of `capacity` positions filled with L tokens through the API
+// (edgeattn_kv_cache_append_packed of L random tokens X), as a prefill leaves it.
+struct FilledCache {
+    edgeattn_kv_cache cache{};
+    std::unique_ptr<unsigned char[], FreeDeleter> memory;
+    edgeattn_status status = EDGEATTN_OK;
+    const char *failed = nullptr;
+
+    FilledCache(const DecoderShape &s, size_t capacity, const edgeattn_attention_dims &dims,
+                const PackedWeights &w) {
+        const size_t bytes = edgeattn_kv_cache_size(s.batch, s.kv_heads, s.head_dim(), capacity);
+        memory = alloc_bytes(bytes);
+        if ((status = edgeattn_kv_cache_init(&cache, s.batch, s.kv_heads, s.head_dim(), capacity,
+                                             memory.get(), bytes))) {
+            failed = "edgeattn_kv_cache_init";
+            return;
+        }
+        Floats X = random_floats(s.batch * s.len * s.d_model, 5);
+        const size_t ws_bytes = edgeattn_kv_cache_append_workspace_size(&dims, s.len, max_threads());
+        auto ws = alloc_bytes(ws_bytes);
+        if ((status = edgeattn_kv_cache_append_packed(&cache, &dims, s.len, X.get(), X.get(),
+                                                      w.packed.get(), w.bytes, ws.get(), ws_bytes)))
+            failed = "edgeattn_kv_cache_append_packed (filling the cache)";
+    }
+};
+
+edgeattn_attention_dims decode_dims(const DecoderShape &s, size_t capacity) {
+    const size_t d = s.d_model;
+    return {s.batch, 1, capacity, d, d, d, d, s.heads, s.kv_heads};
+}
+
+void set_decode_counters(benchmark::State &state, const DecoderShape &s, size_t weight_bytes) {
+    set_bytes(state, s.cache_bytes());  // bytes of the cache read per step
+    state.counters["cache_KiB"] = s.cache_bytes() / 1024.0;
+    // The projections read their packed weights on every step too.
+    state.counters["weights_KiB"] = static_cast<double>(weight_bytes) / 1024.0;
+}
+
+// One new query per batch element over a full cache of L positions
+// (capacity L): edgeattn_kv_cache_attention_packed, no mask — W_q
+// projection, attention of the 8 heads over the cache, W_o projection.
+void decode_attend(benchmark::State &state, DecoderShape s) {
+    const edgeattn_attention_dims dims = decode_dims(s, s.len);
+    PackedWeights w(s, dims);
+    if (w.status) return fail(state, "edgeattn_mha_pack_weights", w.status);
+    FilledCache c(s, s.len, dims, w);
+    if (c.status) return fail(state, c.failed, c.status);
+    Floats x = random_floats(s.batch * s.d_model, 12), out = alloc_floats(s.batch * s.d_model);
+    const size_t ws_bytes = edgeattn_kv_cache_attention_workspace_size(&dims, max_threads());
+    auto ws = alloc_bytes(ws_bytes);
+    auto call = [&] {
+        return edgeattn_kv_cache_attention_packed(&c.cache, &dims, x.get(), nullptr, w.packed.get(),
+                                                  w.bytes, ws.get(), ws_bytes, out.get(), nullptr);
+    };
+    if (edgeattn_status st = call()) return fail(state, "edgeattn_kv_cache_attention_packed", st);
+    for (auto _ : state) {
+        call();
+        benchmark::DoNotOptimize(out.get());
+        benchmark::ClobberMemory();
+    }
+    // W_q and W_o: 2 d^2 floats.
+    set_decode_counters(state, s, 2 * s.d_model * s.d_model * sizeof(float));
+}
+
+// A whole decode step of one token over a cache of L positions (capacity
+// L + 1): edgeattn_kv_cache_append_packed (W_k, W_v projections of the new
+// token, written at position L) then edgeattn_kv_cache_attention_packed with
+// causal = 1 over the L + 1 positions. Every iteration first truncates the
+// cache back to L (edgeattn_kv_cache_truncate: one store), so each step is
+// the same step.
+void decode_step(benchmark::State &state, DecoderShape s) {
+    const edgeattn_attention_dims dims = decode_dims(s, s.len + 1);
+    PackedWeights w(s, dims);
+    if (w.status) return fail(state, "edgeattn_mha_pack_weights", w.status);
+    FilledCache c(s, s.len + 1, dims, w);
+    if (c.status) return fail(state, c.failed, c.status);
+    Floats x = random_floats(s.batch * s.d_model, 12), out = alloc_floats(s.batch * s.d_model);
+    const size_t att_bytes = edgeattn_kv_cache_attention_workspace_size(&dims, max_threads());
+    const size_t app_bytes = edgeattn_kv_cache_append_workspace_size(&dims, 1, max_threads());
+    auto att_ws = alloc_bytes(att_bytes), app_ws = alloc_bytes(app_bytes);
+    edgeattn_attention_mask causal{};
+    causal.causal = 1;
+    auto step = [&]() -> edgeattn_status {
+        for (size_t b = 0; b < s.batch; ++b)
+            if (edgeattn_status st = edgeattn_kv_cache_truncate(&c.cache, b, s.len)) return st;
+        if (edgeattn_status st = edgeattn_kv_cache_append_packed(
+                &c.cache, &dims, 1, x.get(), x.get(), w.packed.get(), w.bytes, app_ws.get(), app_bytes))
+            return st;
+        return edgeattn_kv_cache_attention_packed(&c.cache, &dims, x.get(), &causal, w.packed.get(),
+                                                  w.bytes, att_ws.get(), att_bytes, out.get(), nullptr);
+    };
+    if (edgeattn_status st = step()) return fail(state, "decode step (truncate, append, attention)", st);
+    for (auto _ : state) {
+        step();
+        benchmark::DoNotOptimize(out.get());
+        benchmark::ClobberMemory();
+    }
+    // W_q, W_o (d, d) and W_k, W_v (h_kv, d).
+    set_decode_counters(state, s, (2 * s.d_model + 2 * s.kv_heads * s.head_dim()) * s.d_model * sizeof(float));
+}
+
+// The attention alone, no projections: the step's read of the cache.
+// edgeattn_dot_product_attention straight over the cache memory (capacity L,
+// so head g's keys are one (L, d) block): batch*kv_heads attentions whose
+// queries are the group of query heads sharing that kv head (rows = H /
+// H_kv; 1 without GQA), as a decode step over a GQA cache computes it.
+void decode_sdpa(benchmark::State &state, DecoderShape s) {
+    const edgeattn_attention_dims cache_dims = decode_dims(s, s.len);
+    PackedWeights w(s, cache_dims);
+    if (w.status) return fail(state, "edgeattn_mha_pack_weights", w.status);
+    FilledCache c(s, s.len, cache_dims, w);
+    if (c.status) return fail(state, c.failed, c.status);
+    const size_t slices = s.batch * s.kv_heads, rows = s.group(), d = s.head_dim();
+    const edgeattn_attention_dims dims = {slices, rows, s.len, d, d, d, 0, 0, 0};
+    Floats q = random_floats(slices * rows * d, 13), out = alloc_floats(slices * rows * d);
+    const size_t ws_bytes = edgeattn_dot_product_attention_workspace_size(&dims, max_threads());
+    auto ws = alloc_bytes(ws_bytes);
+    auto call = [&] {
+        return edgeattn_dot_product_attention(&dims, q.get(), c.cache.keys, c.cache.values, nullptr,
+                                              ws.get(), ws_bytes, out.get(), nullptr);
+    };
+    if (edgeattn_status st = call()) return fail(state, "edgeattn_dot_product_attention", st);
+    for (auto _ : state) {
+        call();
+        benchmark::DoNotOptimize(out.get());
+        benchmark::ClobberMemory();
+    }
+    set_decode_counters(state, s, 0);
+}
+
+// Bounds: copy the cache's bytes (src and dst distinct), or read them only.
+void decode_memcpy(benchmark::State &state, DecoderShape s) {
+    const size_t count = static_cast<size_t>(s.cache_bytes() / sizeof(float));
+    Floats src = random_floats(count, 14), dst = random_floats(count, 15);
+    for (auto _ : state) {
+        std::memcpy(dst.get(), src.get(), count * sizeof(float));
+        benchmark::DoNotOptimize(dst.get());
+        benchmark::ClobberMemory();
+    }
+    set_bytes(state, s.cache_bytes());
+}
+
+// Sum of the floats with 32 independent accumulators (the compiler keeps
+// them in vector registers): a read-only pass, what attention over the cache
+// does to its memory.
+__attribute__((noinline)) float sum_floats(const float *x, size_t n) {
+    float acc[32] = {};
+    size_t i = 0;
+    for (; i + 32 <= n; i += 32)
+        for (size_t j = 0; j < 32; ++j) acc[j] += x[i + j];
+    for (; i < n; ++i) acc[0] += x[i];
+    float total = 0.0f;
+    for (float a : acc) total += a;
+    return total;
+}
+
+void decode_memread(benchmark::State &state, DecoderShape s) {
+    const size_t count = static_cast<size_t>(s.cache_bytes() / sizeof(float));
+    Floats src = random_floats(count, 14);
+    for (auto _ : state) {
+        float total = sum_floats(src.get(), count);
+        benchmark::DoNotOptimize(total);
+        benchmark::ClobberMemory();
+    }
+    set_bytes(state, s.cache_bytes());
+}
+
+// ------------------------------------------------------------------ prefill
+
+// Self-attention over X (B, n, d), no biases, weights packed once:
+// edgeattn_multi_head_attention_masked_packed with X as queries, keys and
+// values, mask NULL (full) or causal = 1 (a decoder's prefill).
+void prefill(benchmark::State &state, DecoderShape s, bool causal) {
+    const size_t B = s.batch, n = s.len, d = s.d_model;
+    const edgeattn_attention_dims dims = {B, n, n, d, d, d, d, s.heads, s.kv_heads};
+    PackedWeights w(s, dims);
+    if (w.status) return fail(state, "edgeattn_mha_pack_weights", w.status);
+    Floats X = random_floats(B * n * d, 5), O = alloc_floats(B * n * d);
+    const size_t ws_bytes = edgeattn_multi_head_attention_workspace_size(&dims, max_threads());
+    auto ws = alloc_bytes(ws_bytes);
+    edgeattn_attention_mask mask{};
+    mask.causal = 1;
+    const edgeattn_attention_mask *m = causal ? &mask : nullptr;
+    auto call = [&] {
+        return edgeattn_multi_head_attention_masked_packed(&dims, X.get(), X.get(), X.get(), nullptr, m,
+                                                           w.packed.get(), w.bytes, ws.get(), ws_bytes,
+                                                           O.get(), nullptr);
+    };
+    if (edgeattn_status st = call()) return fail(state, "edgeattn_multi_head_attention_masked_packed", st);
+    for (auto _ : state) {
+        call();
+        benchmark::DoNotOptimize(O.get());
+        benchmark::ClobberMemory();
+    }
+    set_flops(state, prefill_flops(s, causal));
+    state.counters["workspace_KiB"] = static_cast<double>(ws_bytes) / 1024.0;
+}
+
+// The attention core of that prefill: batch*heads dot-product attentions of
+// n x n, d = d_model / heads (queries (B*H, n, d)),
+// edgeattn_dot_product_attention_masked with mask NULL or causal = 1.
+void prefill_sdpa(benchmark::State &state, DecoderShape s, bool causal) {
+    const size_t BH = s.batch * s.heads, n = s.len, d = s.head_dim();
+    Floats Q = random_floats(BH * n * d, 2), K = random_floats(BH * n * d, 3),
+           V = random_floats(BH * n * d, 4), O = alloc_floats(BH * n * d);
+    const edgeattn_attention_dims dims = {BH, n, n, d, d, d, 0, 0, 0};
+    const size_t ws_bytes = edgeattn_dot_product_attention_workspace_size(&dims, max_threads());
+    auto ws = alloc_bytes(ws_bytes);
+    edgeattn_attention_mask mask{};
+    mask.causal = 1;
+    const edgeattn_attention_mask *m = causal ? &mask : nullptr;
+    auto call = [&] {
+        return edgeattn_dot_product_attention_masked(&dims, Q.get(), K.get(), V.get(), nullptr, m,
+                                                     ws.get(), ws_bytes, O.get(), nullptr);
+    };
+    if (edgeattn_status st = call()) return fail(state, "edgeattn_dot_product_attention_masked", st);
+    for (auto _ : state) {
+        call();
+        benchmark::DoNotOptimize(O.get());
+        benchmark::ClobberMemory();
+    }
+    set_flops(state, prefill_sdpa_flops(s, causal));
+}
+
+}  // namespace
+
+void register_benchmarks() {
+    benchmark::AddCustomContext("edgeattn_isa", edgeattn_isa_name(edgeattn_current_isa()));
+    for (const auto &s : decode_shapes) {
+        configure(benchmark::RegisterBenchmark(name("decode_attend", "edgeattn", s).c_str(), decode_attend, s));
+        configure(benchmark::RegisterBenchmark(name("decode_step", "edgeattn", s).c_str(), decode_step, s));
+        configure(benchmark::RegisterBenchmark(name("decode_sdpa", "edgeattn", s).c_str(), decode_sdpa, s));
+        // The bounds, under each decode op so that compare prints them beside it.
+        for (const char *op : {"decode_attend", "decode_step", "decode_sdpa"}) {
+            configure(benchmark::RegisterBenchmark(name(op, "memcpy", s).c_str(), decode_memcpy, s));
+            configure(benchmark::RegisterBenchmark(name(op, "memread", s).c_str(), decode_memread, s));
+        }
+    }
+    for (const auto &s : prefill_shapes) {
+        configure(benchmark::RegisterBenchmark(name("prefill", "edgeattn", s).c_str(), prefill, s, false));
+        configure(benchmark::RegisterBenchmark(name("prefill_causal", "edgeattn", s).c_str(), prefill, s, true));
+        if (s.kv_heads == s.heads) {  // the attention core has no kv heads
+            configure(benchmark::RegisterBenchmark(name("prefill_sdpa", "edgeattn", s).c_str(), prefill_sdpa, s, false));
+            configure(benchmark::RegisterBenchmark(name("prefill_sdpa_causal", "edgeattn", s).c_str(), prefill_sdpa, s, true));
+        }
+    }
+}
+
+}  // namespace ebench
