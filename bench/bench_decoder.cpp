@@ -10,27 +10,13 @@
 #include <string>
 
 #include "common.hpp"
+#include "edgeattn_bench.hpp"
 #include "decoder_shapes.hpp"
 #include "edgeattn/edgeattn.h"
 
-#if defined(_OPENMP)
-#include <omp.h>
-#endif
 
 namespace ebench {
 namespace {
-
-size_t max_threads() {
-#if defined(_OPENMP)
-    return static_cast<size_t>(omp_get_max_threads());
-#else
-    return 1;
-#endif
-}
-
-void fail(benchmark::State &state, const char *what, edgeattn_status st) {
-    state.SkipWithError((std::string(what) + ": " + edgeattn_status_str(st)).c_str());
-}
 
 // Self-attention weights of a shape, random, no biases: W_q, W_o (d, d) and
 // W_k, W_v (h_kv, d), packed once (edgeattn_mha_pack_weights) as a model

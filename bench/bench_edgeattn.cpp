@@ -5,31 +5,17 @@
 #include <cstring>
 
 #include "common.hpp"
+#include "edgeattn_bench.hpp"
 #include "edgeattn/edgeattn.h"
 #include "kernels/kernel_table.hpp"  // internal (src/ is on the include path)
 #include "edgeattn/detail/workspace_layout.hpp"
 #include "linear.hpp"                // internal: the projection GEMM
 
-#if defined(_OPENMP)
-#include <omp.h>
-#endif
 
 namespace ebench {
 void register_naive_benchmarks();  // naive.cpp
 
 namespace {
-
-size_t max_threads() {
-#if defined(_OPENMP)
-    return static_cast<size_t>(omp_get_max_threads());
-#else
-    return 1;
-#endif
-}
-
-void fail(benchmark::State &state, const char *what, edgeattn_status st) {
-    state.SkipWithError((std::string(what) + ": " + edgeattn_status_str(st)).c_str());
-}
 
 // ------------------------------------------------------------------ softmax
 

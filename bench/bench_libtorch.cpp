@@ -5,17 +5,10 @@
 #include <cmath>
 
 #include "common.hpp"
+#include "torch_bench.hpp"
 
 namespace ebench {
 namespace {
-
-// A float tensor of the given shape with reproducible uniform values.
-torch::Tensor random_tensor(at::IntArrayRef shape, unsigned seed, float scale = 1.0f) {
-    int64_t n = 1;
-    for (int64_t d : shape) n *= d;
-    Floats f = random_floats(static_cast<size_t>(n), seed, scale);
-    return torch::from_blob(f.get(), shape, torch::kFloat32).clone();
-}
 
 void softmax(benchmark::State &state, SoftmaxShape s) {
     torch::NoGradGuard no_grad;
@@ -80,12 +73,7 @@ void mha(benchmark::State &state, AttentionShape s, bool weights) {
     torch::NoGradGuard no_grad;
     const int64_t B = static_cast<int64_t>(s.batch), n = static_cast<int64_t>(s.seq),
                   d = static_cast<int64_t>(s.d_model), H = static_cast<int64_t>(s.heads);
-    const float wscale = 1.0f / std::sqrt(static_cast<float>(d));
-    torch::nn::MultiheadAttention attn(torch::nn::MultiheadAttentionOptions(d, H).bias(false));
-    attn->eval();
-    attn->in_proj_weight.copy_(torch::cat({random_tensor({d, d}, 6, wscale), random_tensor({d, d}, 7, wscale),
-                                           random_tensor({d, d}, 8, wscale)}));
-    attn->out_proj->weight.copy_(random_tensor({d, d}, 9, wscale));
+    torch::nn::MultiheadAttention attn = torch_mha(d, H);
     torch::Tensor X = random_tensor({B, n, d}, 5).transpose(0, 1).contiguous();  // (n, B, d)
     for (auto _ : state) {
         auto out = attn->forward(X, X, X, {}, weights, {}, /*average_attn_weights=*/false);
