@@ -9,6 +9,7 @@ set(EDGEATTN_CORE_SOURCES
   src/attention_mask.cpp
   src/linear.cpp
   src/linear_api.cpp
+  src/reduced_precision.cpp
   src/kv_cache.cpp
   src/masked_softmax.cpp
   src/dot_product_attention.cpp
@@ -25,7 +26,7 @@ function(edgeattn_isa_sources out)
   if(proc MATCHES "^(x86_64|amd64|i[3-6]86|x86)$")
     list(APPEND list
       "sse2|src/arch/x86_sse2.cpp|-msse2"
-      "avx2|src/arch/x86_avx2.cpp|-mavx2 -mfma"
+      "avx2|src/arch/x86_avx2.cpp|-mavx2 -mfma -mf16c"
       "avx512|src/arch/x86_avx512.cpp|-mavx512f -mavx512dq -mavx2 -mfma -Wno-uninitialized -Wno-maybe-uninitialized")
   elseif(proc MATCHES "^(aarch64|arm64|arm.*)$")
     include(CheckCXXSourceCompiles)

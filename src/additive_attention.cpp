@@ -55,8 +55,10 @@ extern "C" edgeattn_status edgeattn_additive_attention(
     float *projected_keys = ws + one.projected_keys;        // (B, K, h)
     const size_t h = d.num_hiddens;
     float *packed = ws + one.packed_weights;
-    linear(k, d.batch * d.queries, d.query_size, h, queries, weights->W_q, nullptr, projected_queries, packed);
-    linear(k, d.batch * d.keys, d.key_size, h, keys, weights->W_k, nullptr, projected_keys, packed);
+    const stored_matrix W_q = {EDGEATTN_WEIGHTS_F32, weights->W_q, nullptr};
+    const stored_matrix W_k = {EDGEATTN_WEIGHTS_F32, weights->W_k, nullptr};
+    linear(k, d.batch * d.queries, d.query_size, h, queries, W_q, nullptr, projected_queries, packed);
+    linear(k, d.batch * d.keys, d.key_size, h, keys, W_k, nullptr, projected_keys, packed);
 
     const size_t slots = scratch_slots(one.bytes, one.scratch.floats_per_slot, workspace_bytes);
     const float flops_per_row = d.keys * (20.0f * h + 2.0f * d.value_size);

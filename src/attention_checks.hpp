@@ -44,16 +44,16 @@ inline edgeattn_status check_attention_call(const edgeattn_attention_dims &d,
     for (const void *p : floats)
         if (p && !is_float_aligned(p)) return EDGEATTN_ERR_MISALIGNED;
     for (size_t i = 0; i < num_params; ++i)
-        if (!is_float_aligned(params[i].data)) return EDGEATTN_ERR_MISALIGNED;
+        if (!is_element_aligned(params[i])) return EDGEATTN_ERR_MISALIGNED;
     if (edgeattn_status st = check_valid_lens(valid_lens, d.batch, d.queries, lens)) return st;
     if (workspace_bytes < required_workspace_bytes) return EDGEATTN_ERR_WORKSPACE_TOO_SMALL;
 
     // Outputs and workspace must not touch any input or each other. Spans of
     // inputs: activations, valid lengths (in floats, rounded up), parameters.
-    tensor_span inputs[16] = {{queries, c.queries}, {keys, c.keys}, {values, c.values},
+    tensor_span inputs[20] = {{queries, c.queries}, {keys, c.keys}, {values, c.values},
                               {lens.lens, (valid_lens_bytes(lens, d.batch, d.queries) + 3) / 4}};
     size_t num_inputs = 4;
-    for (size_t i = 0; i < num_params && num_inputs < 16; ++i) inputs[num_inputs++] = params[i];
+    for (size_t i = 0; i < num_params && num_inputs < 20; ++i) inputs[num_inputs++] = params[i];
     const tensor_span outputs[] = {{output, c.output},
                                    {weights, weights ? c.weights : 0},
                                    {workspace, workspace_bytes / sizeof(float)}};

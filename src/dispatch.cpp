@@ -24,8 +24,11 @@ const kernel_table *table_for(edgeattn_isa isa) {
 #endif
 #if defined(EDGEATTN_HAVE_AVX2)
         case EDGEATTN_ISA_AVX2:
-            return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? &avx2_kernels
-                                                                                   : nullptr;
+            // F16C widens fp16 weights; every AVX2 processor has it.
+            return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+                           __builtin_cpu_supports("f16c")
+                       ? &avx2_kernels
+                       : nullptr;
 #endif
 #if defined(EDGEATTN_HAVE_AVX512)
         case EDGEATTN_ISA_AVX512:

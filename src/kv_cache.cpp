@@ -88,7 +88,7 @@ edgeattn_status append(edgeattn_kv_cache *cache, const edgeattn_attention_dims *
     if (!is_float_aligned(keys) || !is_float_aligned(values) || !is_float_aligned(workspace))
         return EDGEATTN_ERR_MISALIGNED;
     for (size_t i = 0; i < w.num_spans; ++i)
-        if (!is_float_aligned(w.spans[i].data)) return EDGEATTN_ERR_MISALIGNED;
+        if (!is_element_aligned(w.spans[i])) return EDGEATTN_ERR_MISALIGNED;
     if (workspace_bytes < l.bytes) return EDGEATTN_ERR_WORKSPACE_TOO_SMALL;
     for (size_t b = 0; b < d.batch; ++b)
         if (tokens > cache->capacity - static_cast<size_t>(cache->lengths[b]))
@@ -185,7 +185,7 @@ edgeattn_status attention(const edgeattn_kv_cache *cache, const edgeattn_attenti
     for (const void *p : floats)
         if (p && !is_float_aligned(p)) return EDGEATTN_ERR_MISALIGNED;
     for (size_t i = 0; i < w.num_spans; ++i)
-        if (!is_float_aligned(w.spans[i].data)) return EDGEATTN_ERR_MISALIGNED;
+        if (!is_element_aligned(w.spans[i])) return EDGEATTN_ERR_MISALIGNED;
     if (workspace_bytes < one.bytes) return EDGEATTN_ERR_WORKSPACE_TOO_SMALL;
     for (size_t i = 0; i < w.num_spans; ++i) inputs[num_inputs++] = w.spans[i];
     cache_spans(*cache, inputs + num_inputs);

@@ -44,42 +44,106 @@ bool linear_scratch_floats(size_t rows, size_t in_features, size_t out_features,
     return rows <= direct_rows_limit || packed_floats(in_features, out_features, floats);
 }
 
+namespace {
+
+const stored_weight_kernels &stored_kernels(const kernel_table &k, edgeattn_weight_type type) {
+    return type == EDGEATTN_WEIGHTS_INT8 ? k.int8_weights : k.half_weights;
+}
+
+// Columns [c0, c1) of W (out, in) -> W^T panels of max_panel_width columns
+// (c0 a multiple of it) at packed + c0 * in elements, zero-padded; T the
+// stored element type.
+template <class T>
+void pack_columns_transposed(size_t in_features, size_t out_features, const T *W, size_t c0,
+                             size_t c1, T *packed) {
+    constexpr size_t panel = max_panel_width;
+    for (size_t p0 = c0; p0 < c1; p0 += panel) {
+        T *dst = packed + p0 * in_features;  // (in_features, panel)
+        for (size_t i = 0; i < in_features; ++i)
+            for (size_t j = 0; j < panel; ++j)
+                dst[i * panel + j] = p0 + j < out_features ? W[(p0 + j) * in_features + i] : T(0);
+    }
+}
+
+void pack_stored_columns(size_t in_features, size_t out_features, const stored_matrix &W, size_t c0,
+                         size_t c1, void *packed) {
+    switch (W.type) {
+        case EDGEATTN_WEIGHTS_INT8:
+            return pack_columns_transposed(in_features, out_features, static_cast<const int8_t *>(W.data),
+                                           c0, c1, static_cast<int8_t *>(packed));
+        case EDGEATTN_WEIGHTS_F16:
+            return pack_columns_transposed(in_features, out_features,
+                                           static_cast<const uint16_t *>(W.data), c0, c1,
+                                           static_cast<uint16_t *>(packed));
+        default:
+            return pack_columns_transposed(in_features, out_features, static_cast<const float *>(W.data),
+                                           c0, c1, static_cast<float *>(packed));
+    }
+}
+
+// The product over columns [c0, c1) of W^T packed at `packed` (its element 0
+// is column 0's first), stored weights of any type.
+void packed_columns_product(const kernel_table &k, size_t rows, size_t in_features,
+                            size_t out_features, const float *x, const stored_matrix &packed_W,
+                            const float *b, float *y, size_t c0, size_t c1) {
+    const size_t offset = c0 * in_features * element_bytes(packed_W.type);
+    const void *panels = static_cast<const unsigned char *>(packed_W.data) + offset;
+    const float *bias = b ? b + c0 : nullptr;
+    if (packed_W.type == EDGEATTN_WEIGHTS_F32) {
+        k.gemm_packed(rows, c1 - c0, in_features, 1.0f, x, in_features, static_cast<const float *>(panels),
+                      max_panel_width, bias, y + c0, out_features, false);
+    } else {
+        stored_kernels(k, packed_W.type)
+            .gemm_packed(rows, c1 - c0, in_features, x, in_features, panels,
+                         packed_W.scales ? packed_W.scales + c0 : nullptr, bias, y + c0, out_features);
+    }
+}
+
+}  // namespace
+
 void linear(const kernel_table &k, size_t rows, size_t in_features, size_t out_features,
-            const float *x, const float *W, const float *b, float *y, float *packed) {
+            const float *x, const stored_matrix &W, const float *b, float *y, float *packed) {
+    const bool fp32 = W.type == EDGEATTN_WEIGHTS_F32;
     // A few rows: packing W^T would cost more than the product itself.
     if (rows <= direct_rows_limit) {
-        k.gemm_nt_direct(rows, out_features, in_features, x, in_features, W, in_features, b, y,
-                         out_features);
+        if (fp32)
+            k.gemm_nt_direct(rows, out_features, in_features, x, in_features,
+                             static_cast<const float *>(W.data), in_features, b, y, out_features);
+        else
+            stored_kernels(k, W.type).gemm_nt_direct(rows, out_features, in_features, x, in_features,
+                                                     W.data, in_features, W.scales, b, y, out_features);
         return;
     }
-    const size_t nr = k.panel_width;
-    for_column_chunks(rows, in_features, out_features, nr, [&](size_t c0, size_t c1) {
-        float *my_packed = packed + c0 * in_features;
-        k.pack_transposed(W + c0 * in_features, in_features, c1 - c0, in_features, my_packed);
-        k.gemm_packed(rows, c1 - c0, in_features, 1.0f, x, in_features, my_packed, nr,
-                      b ? b + c0 : nullptr, y + c0, out_features, false);
+    if (fp32) {  // panels as wide as this path's tile
+        const size_t nr = k.panel_width;
+        const float *Wf = static_cast<const float *>(W.data);
+        for_column_chunks(rows, in_features, out_features, nr, [&](size_t c0, size_t c1) {
+            float *my_packed = packed + c0 * in_features;
+            k.pack_transposed(Wf + c0 * in_features, in_features, c1 - c0, in_features, my_packed);
+            k.gemm_packed(rows, c1 - c0, in_features, 1.0f, x, in_features, my_packed, nr,
+                          b ? b + c0 : nullptr, y + c0, out_features, false);
+        });
+        return;
+    }
+    // Stored weights: panels of max_panel_width in their own type, the
+    // layout of weights packed once, so one kernel reads both.
+    const stored_matrix panels = {W.type, packed, W.scales};
+    for_column_chunks(rows, in_features, out_features, max_panel_width, [&](size_t c0, size_t c1) {
+        pack_stored_columns(in_features, out_features, W, c0, c1, packed);
+        packed_columns_product(k, rows, in_features, out_features, x, panels, b, y, c0, c1);
     });
 }
 
 void linear_prepacked(const kernel_table &k, size_t rows, size_t in_features, size_t out_features,
-                      const float *x, const float *packed_W, const float *b, float *y) {
-    const size_t panel = max_panel_width;
-    for_column_chunks(rows, in_features, out_features, panel, [&](size_t c0, size_t c1) {
-        k.gemm_packed(rows, c1 - c0, in_features, 1.0f, x, in_features,
-                      packed_W + c0 * in_features, panel, b ? b + c0 : nullptr, y + c0,
-                      out_features, false);
+                      const float *x, const stored_matrix &packed_W, const float *b, float *y) {
+    for_column_chunks(rows, in_features, out_features, max_panel_width, [&](size_t c0, size_t c1) {
+        packed_columns_product(k, rows, in_features, out_features, x, packed_W, b, y, c0, c1);
     });
 }
 
-void pack_weights_transposed(size_t in_features, size_t out_features, const float *W,
-                             float *packed) {
-    constexpr size_t panel = max_panel_width;
-    for (size_t c0 = 0; c0 < out_features; c0 += panel) {
-        float *dst = packed + c0 * in_features;  // (in_features, panel)
-        for (size_t i = 0; i < in_features; ++i)
-            for (size_t j = 0; j < panel; ++j)
-                dst[i * panel + j] = c0 + j < out_features ? W[(c0 + j) * in_features + i] : 0.0f;
-    }
+void pack_weights_transposed(size_t in_features, size_t out_features, const stored_matrix &W,
+                             void *packed) {
+    pack_stored_columns(in_features, out_features, W, 0, out_features, packed);
 }
 
 }  // namespace detail

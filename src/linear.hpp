@@ -4,11 +4,34 @@
 #define EDGEATTN_LINEAR_HPP
 
 #include <stddef.h>
+#include <string.h>
 
 #include "kernels/kernel_table.hpp"
 
 namespace edgeattn {
 namespace detail {
+
+// A weight matrix W (out, in) in its stored type: as the caller gave it, or
+// W^T packed in max_panel_width panels of that type (pack_weights_transposed).
+struct stored_matrix {
+    edgeattn_weight_type type = EDGEATTN_WEIGHTS_F32;
+    const void *data = nullptr;
+    const float *scales = nullptr;  // int8: (out) per-output-channel scales
+};
+
+// Whether a caller's type is one of the enum (read as an integer: a C
+// caller may store any int there).
+inline bool known_weight_type(edgeattn_weight_type type) {
+    int t = 0;
+    memcpy(&t, &type, sizeof t);
+    return t >= EDGEATTN_WEIGHTS_F32 && t <= EDGEATTN_WEIGHTS_INT8;
+}
+
+// Bytes of one stored element (0 for a type outside the enum).
+inline size_t element_bytes(edgeattn_weight_type type) {
+    return type == EDGEATTN_WEIGHTS_F32 ? 4 : type == EDGEATTN_WEIGHTS_F16 ? 2
+           : type == EDGEATTN_WEIGHTS_INT8 ? 1 : 0;
+}
 
 // Floats of `packed` that linear() needs for these sizes: none for a few
 // rows (W is read in place), else W^T packed (packed_floats(in, out)).
@@ -16,19 +39,20 @@ namespace detail {
 bool linear_scratch_floats(size_t rows, size_t in_features, size_t out_features, size_t &floats);
 
 // W as given: read in place for a few rows, else packed per call into
-// `packed` (linear_scratch_floats floats) by the threads that use it.
+// `packed` (linear_scratch_floats floats; stored weights keep their type
+// there, so they take less) by the threads that use it.
 void linear(const kernel_table &k, size_t rows, size_t in_features, size_t out_features,
-            const float *x, const float *W, const float *b, float *y, float *packed);
+            const float *x, const stored_matrix &W, const float *b, float *y, float *packed);
 
 // W^T packed once (pack_weights_transposed): no packing per call.
 void linear_prepacked(const kernel_table &k, size_t rows, size_t in_features, size_t out_features,
-                      const float *x, const float *packed_W, const float *b, float *y);
+                      const float *x, const stored_matrix &packed_W, const float *b, float *y);
 
-// W (out, in) -> W^T in panels of max_panel_width columns, zero-padded:
-// the layout gemm_packed reads on every path (panel_stride = max_panel_width).
-// packed_floats(in, out) floats.
-void pack_weights_transposed(size_t in_features, size_t out_features, const float *W,
-                             float *packed);
+// W (out, in) -> W^T in panels of max_panel_width columns, zero-padded, in
+// W's type: the layout gemm_packed reads on every path (panel_stride =
+// max_panel_width). packed_floats(in, out) elements of the type.
+void pack_weights_transposed(size_t in_features, size_t out_features, const stored_matrix &W,
+                             void *packed);
 
 }  // namespace detail
 }  // namespace edgeattn

@@ -5,6 +5,7 @@
 #include "edgeattn/detail/packed_weights_layout.hpp"
 #include "edgeattn/edgeattn.h"
 #include "linear.hpp"
+#include "mha_weights.hpp"
 #include "packed_header.hpp"
 #include "validate.hpp"
 
@@ -15,9 +16,11 @@ namespace {
 constexpr uint32_t linear_magic = 0x4E494C45u;  // "ELIN" little-endian
 constexpr uint32_t linear_version = 1;
 
-packed_header linear_header(const edgeattn_linear_dims &d) {
+packed_header linear_header(const edgeattn_linear_dims &d, edgeattn_weight_type type) {
     const size_t sizes[2] = {d.in_features, d.out_features};
-    return make_packed_header(linear_magic, linear_version, sizes, 2);
+    packed_header h = make_packed_header(linear_magic, linear_version, sizes, 2);
+    h.weight_types = weight_type_bits(&type, 1);
+    return h;
 }
 
 // Counts of x (rows, in), W (out, in) and y (rows, out); zero sizes refused.
@@ -40,10 +43,10 @@ edgeattn_status check_linear_call(const linear_counts &c, const float *x, const 
                                   size_t num_params, const void *workspace, size_t workspace_bytes,
                                   float *y) {
     if (!is_float_aligned(x) || !is_float_aligned(y)) return EDGEATTN_ERR_MISALIGNED;
-    tensor_span inputs[3] = {{x, c.x}};
+    tensor_span inputs[4] = {{x, c.x}};  // x, W, int8 scales, b
     size_t num_inputs = 1;
     for (size_t i = 0; i < num_params; ++i) {
-        if (!is_float_aligned(params[i].data)) return EDGEATTN_ERR_MISALIGNED;
+        if (!is_element_aligned(params[i])) return EDGEATTN_ERR_MISALIGNED;
         inputs[num_inputs++] = params[i];
     }
     const tensor_span outputs[2] = {{y, c.y}, {workspace, workspace_bytes / sizeof(float)}};
@@ -65,58 +68,90 @@ extern "C" size_t edgeattn_linear_workspace_size(const edgeattn_linear_dims *dim
     return bytes;
 }
 
-extern "C" edgeattn_status edgeattn_linear(const edgeattn_linear_dims *dims, const float *x,
-                                           const float *W, const float *b, void *workspace,
-                                           size_t workspace_bytes, float *y) {
+extern "C" edgeattn_status edgeattn_linear_typed(const edgeattn_linear_dims *dims, const float *x,
+                                                 const edgeattn_weight_matrix *W, const float *b,
+                                                 void *workspace, size_t workspace_bytes, float *y) {
     if (!dims || !x || !W || !workspace || !y) return EDGEATTN_ERR_NULL_POINTER;
     const edgeattn_linear_dims d = *dims;
     linear_counts c;
     if (edgeattn_status st = count_linear(d, true, c)) return st;
+    tensor_span params[3];
+    size_t num_params = 0;
+    if (edgeattn_status st = check_stored_matrix(*W, d.out_features, d.in_features, params, num_params))
+        return st;
+    if (b) params[num_params++] = {b, d.out_features};
     const size_t need = edgeattn_linear_workspace_size(&d, 1);
     if (need == 0) return EDGEATTN_ERR_SIZE_OVERFLOW;
     if (!is_float_aligned(workspace)) return EDGEATTN_ERR_MISALIGNED;
     if (workspace_bytes < need) return EDGEATTN_ERR_WORKSPACE_TOO_SMALL;
-    const tensor_span params[2] = {{W, c.W}, {b, b ? d.out_features : 0}};
-    if (edgeattn_status st = check_linear_call(c, x, params, b ? 2 : 1, workspace, workspace_bytes, y))
+    if (edgeattn_status st = check_linear_call(c, x, params, num_params, workspace, workspace_bytes, y))
         return st;
-    linear(active_kernels(), d.rows, d.in_features, d.out_features, x, W, b, y,
+    const stored_matrix Wm = {W->type, W->data, W->type == EDGEATTN_WEIGHTS_INT8 ? W->scales : nullptr};
+    linear(active_kernels(), d.rows, d.in_features, d.out_features, x, Wm, b, y,
            static_cast<float *>(workspace));
     return EDGEATTN_OK;
 }
 
-extern "C" size_t edgeattn_linear_packed_weights_size(const edgeattn_linear_dims *dims) {
+extern "C" edgeattn_status edgeattn_linear(const edgeattn_linear_dims *dims, const float *x,
+                                           const float *W, const float *b, void *workspace,
+                                           size_t workspace_bytes, float *y) {
+    const edgeattn_weight_matrix Wm = {EDGEATTN_WEIGHTS_F32, W, nullptr};
+    return edgeattn_linear_typed(dims, x, W ? &Wm : nullptr, b, workspace, workspace_bytes, y);
+}
+
+extern "C" size_t edgeattn_linear_typed_packed_weights_size(const edgeattn_linear_dims *dims,
+                                                            edgeattn_weight_type type) {
     linear_counts c;
-    if (!dims || count_linear(*dims, false, c) != EDGEATTN_OK) return 0;
-    return make_linear_packed_weights_layout(dims->in_features, dims->out_features).bytes;
+    if (!dims || count_linear(*dims, false, c) != EDGEATTN_OK || !known_weight_type(type)) return 0;
+    return make_linear_packed_weights_layout(dims->in_features, dims->out_features, element_bytes(type))
+        .bytes;
+}
+
+extern "C" size_t edgeattn_linear_packed_weights_size(const edgeattn_linear_dims *dims) {
+    return edgeattn_linear_typed_packed_weights_size(dims, EDGEATTN_WEIGHTS_F32);
+}
+
+extern "C" edgeattn_status edgeattn_linear_pack_typed_weights(const edgeattn_linear_dims *dims,
+                                                              const edgeattn_weight_matrix *W,
+                                                              const float *b, void *packed,
+                                                              size_t packed_bytes) {
+    if (!dims || !W || !packed) return EDGEATTN_ERR_NULL_POINTER;
+    const edgeattn_linear_dims d = *dims;
+    linear_counts c;
+    if (edgeattn_status st = count_linear(d, false, c)) return st;
+    tensor_span in[3];
+    size_t num_in = 0;
+    if (edgeattn_status st = check_stored_matrix(*W, d.out_features, d.in_features, in, num_in)) return st;
+    if (b) in[num_in++] = {b, d.out_features};
+    const linear_packed_weights_layout l =
+        make_linear_packed_weights_layout(d.in_features, d.out_features, element_bytes(W->type));
+    if (l.bytes == 0) return EDGEATTN_ERR_SIZE_OVERFLOW;
+    if (!is_float_aligned(packed)) return EDGEATTN_ERR_MISALIGNED;
+    for (size_t i = 0; i < num_in; ++i)
+        if (!is_element_aligned(in[i])) return EDGEATTN_ERR_MISALIGNED;
+    if (packed_bytes < l.bytes) return EDGEATTN_ERR_WORKSPACE_TOO_SMALL;
+    const tensor_span out = {packed, l.bytes / sizeof(float)};
+    if (edgeattn_status st = check_disjoint(&out, 1, in, num_in)) return st;
+
+    memset(packed, 0, l.bytes);  // padding included: the same bytes every time
+    float *floats = static_cast<float *>(packed);
+    const stored_matrix Wm = {W->type, W->data, W->scales};
+    pack_weights_transposed(d.in_features, d.out_features, Wm, floats + l.weights);
+    if (l.scales) memcpy(floats + l.scales, W->scales, d.out_features * sizeof(float));
+    packed_header header = linear_header(d, W->type);
+    if (b) {
+        memcpy(floats + l.bias, b, d.out_features * sizeof(float));
+        header.biases = 1;
+    }
+    write_packed_header(packed, header);
+    return EDGEATTN_OK;
 }
 
 extern "C" edgeattn_status edgeattn_linear_pack_weights(const edgeattn_linear_dims *dims,
                                                         const float *W, const float *b,
                                                         void *packed, size_t packed_bytes) {
-    if (!dims || !W || !packed) return EDGEATTN_ERR_NULL_POINTER;
-    const edgeattn_linear_dims d = *dims;
-    linear_counts c;
-    if (edgeattn_status st = count_linear(d, false, c)) return st;
-    const linear_packed_weights_layout l = make_linear_packed_weights_layout(d.in_features, d.out_features);
-    if (l.bytes == 0) return EDGEATTN_ERR_SIZE_OVERFLOW;
-    if (!is_float_aligned(packed) || !is_float_aligned(W) || (b && !is_float_aligned(b)))
-        return EDGEATTN_ERR_MISALIGNED;
-    if (packed_bytes < l.bytes) return EDGEATTN_ERR_WORKSPACE_TOO_SMALL;
-    const tensor_span out = {packed, l.bytes / sizeof(float)};
-    const tensor_span in[2] = {{W, c.W}, {b, b ? d.out_features : 0}};
-    if (edgeattn_status st = check_disjoint(&out, 1, in, 2)) return st;
-
-    float *floats = static_cast<float *>(packed);
-    pack_weights_transposed(d.in_features, d.out_features, W, floats + l.weights);
-    packed_header header = linear_header(d);
-    if (b) {
-        memcpy(floats + l.bias, b, d.out_features * sizeof(float));
-        header.biases = 1;
-    } else {
-        memset(floats + l.bias, 0, d.out_features * sizeof(float));
-    }
-    write_packed_header(packed, header);
-    return EDGEATTN_OK;
+    const edgeattn_weight_matrix Wm = {EDGEATTN_WEIGHTS_F32, W, nullptr};
+    return edgeattn_linear_pack_typed_weights(dims, W ? &Wm : nullptr, b, packed, packed_bytes);
 }
 
 extern "C" edgeattn_status edgeattn_linear_packed(const edgeattn_linear_dims *dims, const float *x,
@@ -125,16 +160,21 @@ extern "C" edgeattn_status edgeattn_linear_packed(const edgeattn_linear_dims *di
     const edgeattn_linear_dims d = *dims;
     linear_counts c;
     if (edgeattn_status st = count_linear(d, true, c)) return st;
-    const linear_packed_weights_layout l = make_linear_packed_weights_layout(d.in_features, d.out_features);
-    if (l.bytes == 0) return EDGEATTN_ERR_SIZE_OVERFLOW;
     if (!is_float_aligned(packed)) return EDGEATTN_ERR_MISALIGNED;
+    edgeattn_weight_type type;
+    if (packed_bytes < packed_weights_header_floats * sizeof(float) || !packed_weight_types(packed, 1, &type))
+        return EDGEATTN_ERR_PACKED_WEIGHTS_MISMATCH;
+    const linear_packed_weights_layout l =
+        make_linear_packed_weights_layout(d.in_features, d.out_features, element_bytes(type));
+    if (l.bytes == 0) return EDGEATTN_ERR_SIZE_OVERFLOW;
     uint32_t biases = 0;
-    if (packed_bytes < l.bytes || !packed_header_matches(packed, linear_header(d), 1, biases))
+    if (packed_bytes < l.bytes || !packed_header_matches(packed, linear_header(d, type), 1, biases))
         return EDGEATTN_ERR_PACKED_WEIGHTS_MISMATCH;
     const tensor_span params[1] = {{packed, l.bytes / sizeof(float)}};
     if (edgeattn_status st = check_linear_call(c, x, params, 1, nullptr, 0, y)) return st;
     const float *floats = static_cast<const float *>(packed);
-    linear_prepacked(active_kernels(), d.rows, d.in_features, d.out_features, x,
-                     floats + l.weights, biases ? floats + l.bias : nullptr, y);
+    const stored_matrix Wm = {type, floats + l.weights, l.scales ? floats + l.scales : nullptr};
+    linear_prepacked(active_kernels(), d.rows, d.in_features, d.out_features, x, Wm,
+                     biases ? floats + l.bias : nullptr, y);
     return EDGEATTN_OK;
 }

@@ -16,21 +16,50 @@ namespace {
 constexpr uint32_t packed_magic = 0x4D484145u;  // "EAHM" little-endian
 constexpr uint32_t packed_version = 2;          // 2: num_kv_heads among the sizes
 
-packed_header header_for(const edgeattn_attention_dims &d) {
+packed_header header_for(const edgeattn_attention_dims &d, const edgeattn_weight_type types[4]) {
     const size_t sizes[6] = {d.query_size, d.key_size, d.value_size, d.num_hiddens, d.num_heads,
                              kv_heads_of(d)};
-    return make_packed_header(packed_magic, packed_version, sizes, 6);
+    packed_header h = make_packed_header(packed_magic, packed_version, sizes, 6);
+    h.weight_types = weight_type_bits(types, 4);
+    return h;
 }
 
-mha_packed_weights_layout packed_layout_for(const edgeattn_attention_dims &d) {
+mha_packed_weights_layout packed_layout_for(const edgeattn_attention_dims &d,
+                                            const edgeattn_weight_type types[4]) {
+    stored_element_bytes element;
+    for (size_t i = 0; i < 4; ++i) element.of[i] = element_bytes(types[i]);
     return make_mha_packed_weights_layout(d.query_size, d.key_size, d.value_size, d.num_hiddens,
-                                          kv_hiddens_of(d));
+                                          kv_hiddens_of(d), element);
 }
 
 // Rows of W_q, W_k, W_v, W_o (and their biases' lengths).
 void projection_outputs(const edgeattn_attention_dims &d, size_t out[4]) {
     out[0] = out[3] = d.num_hiddens;
     out[1] = out[2] = kv_hiddens_of(d);
+}
+
+// The types of typed weights, or false when one is unknown.
+bool types_of(const edgeattn_mha_typed_weights &w, edgeattn_weight_type types[4]) {
+    const edgeattn_weight_matrix *m[4] = {&w.W_q, &w.W_k, &w.W_v, &w.W_o};
+    for (size_t i = 0; i < 4; ++i) {
+        if (!known_weight_type(m[i]->type)) return false;
+        types[i] = m[i]->type;
+    }
+    return true;
+}
+
+edgeattn_mha_typed_weights typed_from_fp32(const edgeattn_mha_weights &w) {
+    edgeattn_mha_typed_weights t;
+    memset(&t, 0, sizeof t);
+    t.W_q = {EDGEATTN_WEIGHTS_F32, w.W_q, nullptr};
+    t.W_k = {EDGEATTN_WEIGHTS_F32, w.W_k, nullptr};
+    t.W_v = {EDGEATTN_WEIGHTS_F32, w.W_v, nullptr};
+    t.W_o = {EDGEATTN_WEIGHTS_F32, w.W_o, nullptr};
+    t.b_q = w.b_q;
+    t.b_k = w.b_k;
+    t.b_v = w.b_v;
+    t.b_o = w.b_o;
+    return t;
 }
 
 }  // namespace
@@ -47,41 +76,67 @@ edgeattn_status check_mha_feature_dims(const edgeattn_attention_dims &d) {
     return EDGEATTN_OK;
 }
 
-edgeattn_status view_mha_weights(const edgeattn_attention_dims &d, const edgeattn_mha_weights &w,
-                                 mha_weights_view &view, unsigned used) {
+edgeattn_status check_stored_matrix(const edgeattn_weight_matrix &m, size_t out, size_t in,
+                                    tensor_span *spans, size_t &num_spans) {
+    if (!known_weight_type(m.type)) return EDGEATTN_ERR_BAD_WEIGHT_TYPE;
+    if (!m.data) return EDGEATTN_ERR_NULL_POINTER;
+    size_t count = 0;
+    if (edgeattn_status st = tensor_count(count, out, in)) return st;
+    spans[num_spans++] = {m.data, count, element_bytes(m.type)};
+    if (m.type != EDGEATTN_WEIGHTS_INT8) return EDGEATTN_OK;
+    if (!m.scales) return EDGEATTN_ERR_NULL_POINTER;
+    if (!is_float_aligned(m.scales)) return EDGEATTN_ERR_MISALIGNED;
+    // A scale of 0 would zero the channel silently; NaN or inf poison it.
+    for (size_t o = 0; o < out; ++o)
+        if (!(m.scales[o] > 0.0f && m.scales[o] <= 3.4028234663852886e38f)) return EDGEATTN_ERR_BAD_SCALE;
+    spans[num_spans++] = {m.scales, out};
+    return EDGEATTN_OK;
+}
+
+edgeattn_status view_typed_mha_weights(const edgeattn_attention_dims &d,
+                                       const edgeattn_mha_typed_weights &w, mha_weights_view &view,
+                                       unsigned used) {
     const size_t inputs[4] = {d.query_size, d.key_size, d.value_size, d.num_hiddens};
     size_t outputs[4];
     projection_outputs(d, outputs);
-    const float *matrices[4] = {w.W_q, w.W_k, w.W_v, w.W_o};
+    const edgeattn_weight_matrix *matrices[4] = {&w.W_q, &w.W_k, &w.W_v, &w.W_o};
     const float *biases[4] = {w.b_q, w.b_k, w.b_v, w.b_o};
-    view = mha_weights_view{};
+    view = mha_weights_view();
     for (size_t i = 0; i < 4; ++i) {
         if (!(used >> i & 1u)) continue;
-        if (!matrices[i]) return EDGEATTN_ERR_NULL_POINTER;
-        size_t count = 0;
-        if (edgeattn_status st = tensor_count(count, outputs[i], inputs[i])) return st;
-        view.W[i] = matrices[i];
+        const edgeattn_weight_matrix &m = *matrices[i];
+        if (edgeattn_status st = check_stored_matrix(m, outputs[i], inputs[i], view.spans, view.num_spans))
+            return st;
+        view.W[i] = {m.type, m.data, m.type == EDGEATTN_WEIGHTS_INT8 ? m.scales : nullptr};
         view.b[i] = biases[i];
-        view.spans[view.num_spans++] = {matrices[i], count};
     }
     for (size_t i = 0; i < 4; ++i)
         if (used >> i & 1u && biases[i]) view.spans[view.num_spans++] = {biases[i], outputs[i]};
     return EDGEATTN_OK;
 }
 
+edgeattn_status view_mha_weights(const edgeattn_attention_dims &d, const edgeattn_mha_weights &w,
+                                 mha_weights_view &view, unsigned used) {
+    return view_typed_mha_weights(d, typed_from_fp32(w), view, used);
+}
+
 edgeattn_status view_packed_mha_weights(const edgeattn_attention_dims &d, const void *packed,
                                         size_t packed_bytes, mha_weights_view &view) {
-    view = mha_weights_view{};
-    const mha_packed_weights_layout l = packed_layout_for(d);
-    if (l.bytes == 0) return EDGEATTN_ERR_SIZE_OVERFLOW;
+    view = mha_weights_view();
     if (!is_float_aligned(packed)) return EDGEATTN_ERR_MISALIGNED;
+    edgeattn_weight_type types[4];
+    if (packed_bytes < packed_weights_header_floats * sizeof(float) ||
+        !packed_weight_types(packed, 4, types))
+        return EDGEATTN_ERR_PACKED_WEIGHTS_MISMATCH;
+    const mha_packed_weights_layout l = packed_layout_for(d, types);
+    if (l.bytes == 0) return EDGEATTN_ERR_SIZE_OVERFLOW;
     if (packed_bytes < l.bytes) return EDGEATTN_ERR_PACKED_WEIGHTS_MISMATCH;
     uint32_t biases = 0;
-    if (!packed_header_matches(packed, header_for(d), 4, biases))
+    if (!packed_header_matches(packed, header_for(d, types), 4, biases))
         return EDGEATTN_ERR_PACKED_WEIGHTS_MISMATCH;
     const float *floats = static_cast<const float *>(packed);
     for (size_t i = 0; i < 4; ++i) {
-        view.W[i] = floats + l.weights[i];
+        view.W[i] = {types[i], floats + l.weights[i], l.scales[i] ? floats + l.scales[i] : nullptr};
         view.b[i] = biases >> i & 1u ? floats + l.biases[i] : nullptr;
     }
     view.prepacked = true;
@@ -101,43 +156,63 @@ void project(const kernel_table &k, const mha_weights_view &w, projection which,
 }  // namespace detail
 }  // namespace edgeattn
 
-extern "C" size_t edgeattn_mha_packed_weights_size(const edgeattn_attention_dims *dims) {
-    if (!dims || check_mha_feature_dims(*dims) != EDGEATTN_OK) return 0;
-    return packed_layout_for(*dims).bytes;
+extern "C" size_t edgeattn_mha_typed_packed_weights_size(const edgeattn_attention_dims *dims,
+                                                         const edgeattn_mha_typed_weights *weights) {
+    edgeattn_weight_type types[4];
+    if (!dims || !weights || check_mha_feature_dims(*dims) != EDGEATTN_OK || !types_of(*weights, types))
+        return 0;
+    return packed_layout_for(*dims, types).bytes;
 }
 
-extern "C" edgeattn_status edgeattn_mha_pack_weights(const edgeattn_attention_dims *dims,
-                                                     const edgeattn_mha_weights *weights,
-                                                     void *packed, size_t packed_bytes) {
+extern "C" size_t edgeattn_mha_packed_weights_size(const edgeattn_attention_dims *dims) {
+    const edgeattn_weight_type fp32[4] = {};
+    if (!dims || check_mha_feature_dims(*dims) != EDGEATTN_OK) return 0;
+    return packed_layout_for(*dims, fp32).bytes;
+}
+
+extern "C" edgeattn_status edgeattn_mha_pack_typed_weights(const edgeattn_attention_dims *dims,
+                                                           const edgeattn_mha_typed_weights *weights,
+                                                           void *packed, size_t packed_bytes) {
     if (!dims || !weights || !packed) return EDGEATTN_ERR_NULL_POINTER;
     const edgeattn_attention_dims &d = *dims;
     if (edgeattn_status st = check_mha_feature_dims(d)) return st;
     mha_weights_view given;
-    if (edgeattn_status st = view_mha_weights(d, *weights, given)) return st;
-    const mha_packed_weights_layout l = packed_layout_for(d);
+    if (edgeattn_status st = view_typed_mha_weights(d, *weights, given)) return st;
+    edgeattn_weight_type types[4];
+    for (size_t i = 0; i < 4; ++i) types[i] = given.W[i].type;
+    const mha_packed_weights_layout l = packed_layout_for(d, types);
     if (l.bytes == 0) return EDGEATTN_ERR_SIZE_OVERFLOW;
     if (!is_float_aligned(packed)) return EDGEATTN_ERR_MISALIGNED;
     for (size_t i = 0; i < given.num_spans; ++i)
-        if (!is_float_aligned(given.spans[i].data)) return EDGEATTN_ERR_MISALIGNED;
+        if (!is_element_aligned(given.spans[i])) return EDGEATTN_ERR_MISALIGNED;
     if (packed_bytes < l.bytes) return EDGEATTN_ERR_WORKSPACE_TOO_SMALL;
     const tensor_span out = {packed, l.bytes / sizeof(float)};
     if (edgeattn_status st = check_disjoint(&out, 1, given.spans, given.num_spans)) return st;
 
-    packed_header header = header_for(d);
+    // Zeroed first: the padding between the regions is then the same bytes
+    // on every call (a packed buffer can be hashed or compared).
+    memset(packed, 0, l.bytes);
+    packed_header header = header_for(d, types);
     float *floats = static_cast<float *>(packed);
     const size_t inputs[4] = {d.query_size, d.key_size, d.value_size, d.num_hiddens};
     size_t outputs[4];
     projection_outputs(d, outputs);
     for (size_t i = 0; i < 4; ++i) {
         pack_weights_transposed(inputs[i], outputs[i], given.W[i], floats + l.weights[i]);
-        float *bias = floats + l.biases[i];
+        if (l.scales[i]) memcpy(floats + l.scales[i], given.W[i].scales, outputs[i] * sizeof(float));
         if (given.b[i]) {
-            memcpy(bias, given.b[i], outputs[i] * sizeof(float));
+            memcpy(floats + l.biases[i], given.b[i], outputs[i] * sizeof(float));
             header.biases |= 1u << i;
-        } else {
-            memset(bias, 0, outputs[i] * sizeof(float));
         }
     }
     write_packed_header(packed, header);
     return EDGEATTN_OK;
+}
+
+extern "C" edgeattn_status edgeattn_mha_pack_weights(const edgeattn_attention_dims *dims,
+                                                     const edgeattn_mha_weights *weights,
+                                                     void *packed, size_t packed_bytes) {
+    if (!dims || !weights || !packed) return EDGEATTN_ERR_NULL_POINTER;
+    const edgeattn_mha_typed_weights typed = typed_from_fp32(*weights);
+    return edgeattn_mha_pack_typed_weights(dims, &typed, packed, packed_bytes);
 }

@@ -6,6 +6,7 @@
 
 #include "edgeattn/edgeattn.h"
 #include "kernels/kernel_table.hpp"
+#include "linear.hpp"
 #include "validate.hpp"
 
 namespace edgeattn {
@@ -14,12 +15,13 @@ namespace detail {
 enum projection { query_projection, key_projection, value_projection, output_projection };
 
 struct mha_weights_view {
-    const float *W[4] = {};  // (h, in) as given, or W^T in max_panel_width panels
+    stored_matrix W[4];      // (h, in) as given, or W^T in max_panel_width panels
     const float *b[4] = {};  // (h) or nullptr
     bool prepacked = false;
-    // What the call reads besides its activations, for the overlap checks:
-    // the matrices and biases given, or the one packed buffer.
-    tensor_span spans[8] = {};
+    // What the call reads besides its activations, for the alignment and
+    // overlap checks: the matrices, scales and biases given, or the one
+    // packed buffer.
+    tensor_span spans[12] = {};
     size_t num_spans = 0;
 };
 
@@ -46,6 +48,17 @@ constexpr unsigned query_output_projections = 1u << query_projection | 1u << out
 // others may be NULL and are not read). d's zero fields checked.
 edgeattn_status view_mha_weights(const edgeattn_attention_dims &d, const edgeattn_mha_weights &w,
                                  mha_weights_view &view, unsigned used = all_projections);
+
+// The same for weights in stored types: also each type, non-NULL data, and
+// int8 scales (aligned, finite and > 0).
+edgeattn_status view_typed_mha_weights(const edgeattn_attention_dims &d,
+                                       const edgeattn_mha_typed_weights &w, mha_weights_view &view,
+                                       unsigned used = all_projections);
+
+// One stored matrix (out, in) as given: its type, data, and int8 scales
+// (aligned, finite, > 0); `spans` gets the matrix's and the scales'.
+edgeattn_status check_stored_matrix(const edgeattn_weight_matrix &m, size_t out, size_t in,
+                                    tensor_span *spans, size_t &num_spans);
 
 // Weights packed once: checks that `packed` holds what edgeattn_mha_pack_weights
 // wrote for d's feature sizes and heads.

@@ -52,7 +52,7 @@ edgeattn_status multi_head_attention(const edgeattn_attention_dims &d, const flo
     if (edgeattn_status st = count_attention_tensors(d, h, heads, counts)) return st;
     const multi_head_layout one = layout_for(d, 1);
     attention_mask_view mask;
-    tensor_span params[10];
+    tensor_span params[14];  // the mask's 2, the weights' 12
     size_t num_params = 0;
     if (edgeattn_status st = check_attention_mask(mask_in, d.batch, d.queries, heads, d.keys, mask,
                                                   params, num_params))
@@ -185,6 +185,20 @@ extern "C" edgeattn_status edgeattn_multi_head_attention_masked_packed(
     if (edgeattn_status st = check_dims(*dims)) return st;
     mha_weights_view w;
     if (edgeattn_status st = view_packed_mha_weights(*dims, packed, packed_bytes, w)) return st;
+    return multi_head_attention(*dims, queries, keys, values, valid_lens, mask, w, workspace,
+                                workspace_bytes, output, attention_weights);
+}
+
+extern "C" edgeattn_status edgeattn_multi_head_attention_typed(
+    const edgeattn_attention_dims *dims, const float *queries, const float *keys,
+    const float *values, const edgeattn_valid_lens *valid_lens, const edgeattn_attention_mask *mask,
+    const edgeattn_mha_typed_weights *weights, void *workspace, size_t workspace_bytes,
+    float *output, float *attention_weights) {
+    if (!dims || !queries || !keys || !values || !weights || !workspace || !output)
+        return EDGEATTN_ERR_NULL_POINTER;
+    if (edgeattn_status st = check_dims(*dims)) return st;
+    mha_weights_view w;
+    if (edgeattn_status st = view_typed_mha_weights(*dims, *weights, w)) return st;
     return multi_head_attention(*dims, queries, keys, values, valid_lens, mask, w, workspace,
                                 workspace_bytes, output, attention_weights);
 }

@@ -21,6 +21,9 @@ extern "C" const char *edgeattn_status_str(edgeattn_status status) {
         case EDGEATTN_ERR_BAD_KEY_RANGE: return "a mask key range has start < 0 or end < start, or ranges_kind is not a valid edgeattn_key_ranges_kind";
         case EDGEATTN_ERR_CACHE_FULL: return "the KV cache has no room for the tokens appended";
         case EDGEATTN_ERR_BAD_CACHE: return "the KV cache was not set up by edgeattn_kv_cache_init for these sizes, or a truncation is past its length";
+        case EDGEATTN_ERR_BAD_SCALE: return "an int8 weight scale is zero, negative, NaN or infinite";
+        case EDGEATTN_ERR_BAD_WEIGHT_TYPE: return "a weight matrix's type is not a valid edgeattn_weight_type";
+        case EDGEATTN_ERR_NOT_REPRESENTABLE: return "a weight to quantise or convert is NaN, infinite or beyond binary16's range";
         case EDGEATTN_STATUS_FORCE_INT: break;
     }
     return "unknown status";

@@ -14,10 +14,13 @@
 namespace edgeattn {
 namespace detail {
 
-// A float tensor the call reads or writes: its address and element count.
+// A tensor the call reads or writes: its address and element count
+// (floats, or int8 / binary16 weights with element_bytes 1 / 2).
 struct tensor_span {
     const void *data;
-    size_t count;  // elements; bytes are count * sizeof(float)
+    size_t count;                        // elements
+    size_t element_bytes = sizeof(float);
+    size_t bytes() const { return count * element_bytes; }
 };
 
 // Element count of a tensor of the given dimensions (any of which may be 1),
@@ -34,6 +37,11 @@ inline edgeattn_status tensor_count(size_t &count, size_t a, size_t b = 1, size_
 
 inline bool is_float_aligned(const void *p) {
     return reinterpret_cast<uintptr_t>(p) % alignof(float) == 0;
+}
+
+// Aligned for its elements (floats: 4, binary16: 2, int8: any).
+inline bool is_element_aligned(const tensor_span &s) {
+    return reinterpret_cast<uintptr_t>(s.data) % s.element_bytes == 0;
 }
 
 // One past the last byte of a span, saturated: a span said to run past the
@@ -53,14 +61,12 @@ inline edgeattn_status check_disjoint(const tensor_span *outputs, size_t num_out
                                       const tensor_span *inputs, size_t num_inputs) {
     for (size_t o = 0; o < num_outputs; ++o) {
         if (!outputs[o].data) continue;
-        const size_t bytes = outputs[o].count * sizeof(float);
+        const size_t bytes = outputs[o].bytes();
         for (size_t i = 0; i < num_inputs; ++i)
-            if (inputs[i].data &&
-                spans_overlap(outputs[o].data, bytes, inputs[i].data, inputs[i].count * sizeof(float)))
+            if (inputs[i].data && spans_overlap(outputs[o].data, bytes, inputs[i].data, inputs[i].bytes()))
                 return EDGEATTN_ERR_OVERLAP;
         for (size_t p = o + 1; p < num_outputs; ++p)
-            if (outputs[p].data &&
-                spans_overlap(outputs[o].data, bytes, outputs[p].data, outputs[p].count * sizeof(float)))
+            if (outputs[p].data && spans_overlap(outputs[o].data, bytes, outputs[p].data, outputs[p].bytes()))
                 return EDGEATTN_ERR_OVERLAP;
     }
     return EDGEATTN_OK;

@@ -91,3 +91,11 @@ add_executable(test_decoder test_decoder.cpp reference.cpp $<TARGET_OBJECTS:edge
 target_link_libraries(test_decoder PRIVATE edgeattn::edgeattn edgeattn_doctest)
 edgeattn_test_options(test_decoder)
 add_test(NAME test_decoder COMMAND test_decoder)
+
+# Reduced precision (issue 11): int8 / fp16 weights against the float64
+# reference with the dequantised weights, the converters, the refusals
+# (the test loops over the paths itself).
+add_executable(test_reduced_precision test_reduced_precision.cpp reference.cpp $<TARGET_OBJECTS:edgeattn_doctest_main>)
+target_link_libraries(test_reduced_precision PRIVATE edgeattn::edgeattn edgeattn_doctest)
+edgeattn_test_options(test_reduced_precision)
+add_test(NAME test_reduced_precision COMMAND test_reduced_precision)

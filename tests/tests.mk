@@ -28,6 +28,8 @@ PLAIN_TESTS := test_positional_encoding test_status test_determinism test_kernel
 HARDENING_TESTS := test_numeric_edges test_alloc_free
 # Decoder (issue 10): the KV cache module; linked like the hardening tests.
 HARDENING_TESTS += test_kv_cache_module test_decoder
+# Reduced precision (issue 11): int8 / fp16 weights.
+HARDENING_TESTS += test_reduced_precision
 TEST_PROGRAMS := $(addprefix $(TEST_BIN)/,$(ISA_TESTS) $(PLAIN_TESTS) $(HARDENING_TESTS) test_case_file)
 
 $(BUILD)/tests/%.o: tests/%.cpp
@@ -91,5 +93,10 @@ $(TEST_BIN)/test_kv_cache_module: $(BUILD)/tests/test_kv_cache_module.o $(BUILD)
 
 # Decoder (issue 10): masks, GQA, the KV cache and the projection vs the float64 reference.
 $(TEST_BIN)/test_decoder: $(BUILD)/tests/test_decoder.o $(BUILD)/tests/reference.o $(DOCTEST_MAIN) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CXX) $(filter %.o %.a,$^) $(TEST_LDFLAGS) -o $@
+
+# Reduced precision (issue 11): int8 / fp16 weights vs the float64 reference.
+$(TEST_BIN)/test_reduced_precision: $(BUILD)/tests/test_reduced_precision.o $(BUILD)/tests/reference.o $(DOCTEST_MAIN) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CXX) $(filter %.o %.a,$^) $(TEST_LDFLAGS) -o $@

@@ -48,6 +48,9 @@ typedef enum edgeattn_status {
     EDGEATTN_ERR_BAD_KEY_RANGE = -15,      /**< a mask key range has start < 0 or end < start, or an unknown kind */
     EDGEATTN_ERR_CACHE_FULL = -16,         /**< a KV cache append would pass the cache's capacity */
     EDGEATTN_ERR_BAD_CACHE = -17,          /**< a KV cache not set up by edgeattn_kv_cache_init(), or not for these sizes; truncate past the length */
+    EDGEATTN_ERR_BAD_SCALE = -18,          /**< an int8 weight scale is 0, negative, NaN or infinite */
+    EDGEATTN_ERR_BAD_WEIGHT_TYPE = -19,    /**< an edgeattn_weight_matrix::type that is not one of the enum */
+    EDGEATTN_ERR_NOT_REPRESENTABLE = -20,  /**< quantise/convert: a weight is NaN or infinite, or beyond binary16's range */
     EDGEATTN_STATUS_FORCE_INT = 0x7FFFFFFF /**< keeps the enum int-sized under -fshort-enums; never returned */
 } edgeattn_status;
 
@@ -509,5 +512,7 @@ const char *edgeattn_isa_name(edgeattn_isa isa);
 
 /* Decoder side: masks, grouped-query heads, the KV cache, the projection. */
 #include "edgeattn/decoder.h"
+/* Weights stored in int8 or fp16 (binary16), computed in fp32. */
+#include "edgeattn/reduced_precision.h"
 
 #endif /* EDGEATTN_EDGEATTN_H */

@@ -18,6 +18,7 @@
 
 #include "edgeattn/detail/workspace_layout.hpp"
 #include "reduce.hpp"
+#include "weight_load.hpp"
 
 namespace edgeattn {
 namespace detail {
@@ -75,11 +76,13 @@ void pack(const float *b, size_t ldb, size_t k, size_t n, float *packed) {
 // One Rows x NR tile (Rows <= MR): c = alpha * a . panel (+ bias), or
 // c += alpha * a . panel. Row k of the panel starts at panel + k *
 // panel_stride (NR, or a multiple of it for weights packed once in
-// max_panel_width-wide panels).
-template <class B, size_t Rows>
-void gemm_tile_kernel(size_t kc, const float *const *a, const float *panel, size_t panel_stride,
-                      float *c, size_t ldc, size_t cols, float alpha, const float *bias,
-                      bool accumulate) {
+// max_panel_width-wide panels). A panel of int8 or binary16 weights (T) is
+// widened as it is loaded; col_scale (NR floats, or nullptr) multiplies
+// each column's sums: int8's per-output-channel scales.
+template <class B, size_t Rows, class T>
+void gemm_tile_kernel(size_t kc, const float *const *a, const T *panel, size_t panel_stride,
+                      float *c, size_t ldc, size_t cols, float alpha, const float *col_scale,
+                      const float *bias, bool accumulate) {
     constexpr size_t W = B::size, NV = gemm_tile<B>::vectors, NR = NV * W;
     B acc[Rows][NV];
 #pragma GCC unroll 16
@@ -89,7 +92,7 @@ void gemm_tile_kernel(size_t kc, const float *const *a, const float *panel, size
     for (size_t k = 0; k < kc; ++k) {
         B bv[NV];
 #pragma GCC unroll 4
-        for (size_t v = 0; v < NV; ++v) bv[v] = B::load_unaligned(panel + k * panel_stride + v * W);
+        for (size_t v = 0; v < NV; ++v) bv[v] = load_weights<B>(panel + k * panel_stride + v * W);
 #pragma GCC unroll 16
         for (size_t i = 0; i < Rows; ++i) {
             const B ai(a[i][k]);
@@ -99,10 +102,13 @@ void gemm_tile_kernel(size_t kc, const float *const *a, const float *panel, size
     }
     const B alpha_b(alpha);
     if (cols == NR) {
+        B factor[NV];
+        for (size_t v = 0; v < NV; ++v)
+            factor[v] = col_scale ? B::load_unaligned(col_scale + v * W) * alpha_b : alpha_b;
         for (size_t i = 0; i < Rows; ++i)
             for (size_t v = 0; v < NV; ++v) {
                 float *out = c + i * ldc + v * W;
-                B r = acc[i][v] * alpha_b;
+                B r = acc[i][v] * factor[v];
                 if (accumulate)
                     r += B::load_unaligned(out);
                 else if (bias)
@@ -116,18 +122,20 @@ void gemm_tile_kernel(size_t kc, const float *const *a, const float *panel, size
         for (size_t v = 0; v < NV; ++v) (acc[i][v] * alpha_b).store_unaligned(tile + v * W);
         float *out = c + i * ldc;
         for (size_t j = 0; j < cols; ++j)
-            out[j] = tile[j] + (accumulate ? out[j] : bias ? bias[j] : 0.0f);
+            out[j] = (col_scale ? tile[j] * col_scale[j] : tile[j]) +
+                     (accumulate ? out[j] : bias ? bias[j] : 0.0f);
     }
 }
 
-using gemm_tile_fn = void (*)(size_t, const float *const *, const float *, size_t, float *, size_t,
-                              size_t, float, const float *, bool);
+template <class T>
+using gemm_tile_fn = void (*)(size_t, const float *const *, const T *, size_t, float *, size_t,
+                              size_t, float, const float *, const float *, bool);
 
 // The tile kernel for `rows` (1..MR) rows of A: one per row count, so a
 // remainder of 2 rows on AVX2 (MR 6) costs 2 rows' work, not 6.
-template <class B, size_t... R>
-gemm_tile_fn tile_kernel_for_rows(size_t rows, std::index_sequence<R...>) {
-    static constexpr gemm_tile_fn kernels[] = {&gemm_tile_kernel<B, R + 1>...};
+template <class B, class T, size_t... R>
+gemm_tile_fn<T> tile_kernel_for_rows(size_t rows, std::index_sequence<R...>) {
+    static constexpr gemm_tile_fn<T> kernels[] = {&gemm_tile_kernel<B, R + 1, T>...};
     return kernels[rows - 1];
 }
 
@@ -136,17 +144,19 @@ gemm_tile_fn tile_kernel_for_rows(size_t rows, std::index_sequence<R...>) {
 // columns: pack or pack_transposed (panel_stride = NR), or weights packed
 // once for any path (panel_stride = max_panel_width, a multiple of every NR),
 // whose panels the tile walks NR columns at a time.
-template <class B>
-void gemm_packed(size_t M, size_t N, size_t K, float alpha, const float *A, size_t lda,
-                 const float *packed, size_t panel_stride, const float *bias, float *C, size_t ldc,
-                 bool accumulate) {
+// With T int8_t or uint16_t (binary16) the panels hold stored weights and
+// col_scales (N, or nullptr) multiplies column j's sums.
+template <class B, class T>
+void gemm_packed_typed(size_t M, size_t N, size_t K, float alpha, const float *A, size_t lda,
+                       const T *packed, size_t panel_stride, const float *col_scales,
+                       const float *bias, float *C, size_t ldc, bool accumulate) {
     constexpr size_t MR = gemm_tile<B>::rows, NR = gemm_tile<B>::width;
     for (size_t k0 = 0; k0 < K; k0 += gemm_depth_block) {
         const size_t kc = K - k0 < gemm_depth_block ? K - k0 : gemm_depth_block;
         const bool add_to_c = accumulate || k0 > 0;
         for (size_t i0 = 0; i0 < M; i0 += MR) {
             const size_t rows = M - i0 < MR ? M - i0 : MR;
-            const gemm_tile_fn tile = tile_kernel_for_rows<B>(rows, std::make_index_sequence<MR>());
+            const gemm_tile_fn<T> tile = tile_kernel_for_rows<B, T>(rows, std::make_index_sequence<MR>());
             const float *a[MR];
             for (size_t i = 0; i < rows; ++i) a[i] = A + (i0 + i) * lda + k0;
             for (size_t p0 = 0; p0 < N; p0 += NR)
@@ -154,9 +164,27 @@ void gemm_packed(size_t M, size_t N, size_t K, float alpha, const float *A, size
                      packed + p0 / panel_stride * panel_stride * K + k0 * panel_stride +
                          p0 % panel_stride,
                      panel_stride, C + i0 * ldc + p0, ldc, N - p0 < NR ? N - p0 : NR, alpha,
-                     bias && !add_to_c ? bias + p0 : nullptr, add_to_c);
+                     col_scales ? col_scales + p0 : nullptr, bias && !add_to_c ? bias + p0 : nullptr,
+                     add_to_c);
         }
     }
+}
+
+template <class B>
+void gemm_packed(size_t M, size_t N, size_t K, float alpha, const float *A, size_t lda,
+                 const float *packed, size_t panel_stride, const float *bias, float *C, size_t ldc,
+                 bool accumulate) {
+    gemm_packed_typed<B, float>(M, N, K, alpha, A, lda, packed, panel_stride, nullptr, bias, C, ldc,
+                                accumulate);
+}
+
+// Stored weights packed once or per call (pack_typed_weights_transposed:
+// max_panel_width panels): C (M,N) = A (M,K) . W^T * col_scales (+ bias).
+template <class B, class T>
+void gemm_packed_weights(size_t M, size_t N, size_t K, const float *A, size_t lda, const void *packed,
+                         const float *col_scales, const float *bias, float *C, size_t ldc) {
+    gemm_packed_typed<B, T>(M, N, K, 1.0f, A, lda, static_cast<const T *>(packed), max_panel_width,
+                            col_scales, bias, C, ldc, false);
 }
 
 // C (M,N) = A (M,K) . W (N,K)^T (+ bias) without packing, for a few rows
@@ -170,8 +198,8 @@ void gemm_packed(size_t M, size_t N, size_t K, float alpha, const float *A, size
 // query against a cache's keys) would otherwise fill the TA-row tile with
 // copies of its one row: 4x the multiplies on AVX-512 (measured: 8 heads of
 // 64 against 1024 cached keys took 95 us, 65 of them outside the projections).
-template <class B, size_t TW>
-void gemm_nt_direct_row_tile(size_t K, const float *a, const float *const *w, float *sums) {
+template <class B, size_t TW, class T>
+void gemm_nt_direct_row_tile(size_t K, const float *a, const T *const *w, float *sums) {
     constexpr size_t W = B::size;
     const size_t full = K / W * W, tail = K - full;
     B acc[TW];
@@ -180,41 +208,49 @@ void gemm_nt_direct_row_tile(size_t K, const float *a, const float *const *w, fl
     for (size_t k = 0; k < full; k += W) {
         const B av = B::load_unaligned(a + k);
 #pragma GCC unroll 8
-        for (size_t u = 0; u < TW; ++u) acc[u] = fma(av, B::load_unaligned(w[u] + k), acc[u]);
+        for (size_t u = 0; u < TW; ++u) acc[u] = fma(av, load_weights<B>(w[u] + k), acc[u]);
     }
     if (tail) {
         const B av = load_partial<B>(a + full, tail, 0.0f);
-        for (size_t u = 0; u < TW; ++u) acc[u] = fma(av, load_partial<B>(w[u] + full, tail, 0.0f), acc[u]);
+        for (size_t u = 0; u < TW; ++u) acc[u] = fma(av, load_weights_partial<B>(w[u] + full, tail), acc[u]);
     }
 #pragma GCC unroll 8
     for (size_t u = 0; u < TW; ++u) sums[u] = hadd(acc[u]);
 }
 
-template <class B>
-void gemm_nt_direct_row(size_t N, size_t K, const float *a, const float *Wm, size_t ldw,
-                        const float *bias, float *c) {
+// c[j] = sum * (row_scales ? row_scales[j] : 1) + bias[j]: the scale of
+// int8 row j of W, applied once to its sum.
+inline float scaled_sum(float sum, const float *row_scales, const float *bias, size_t j) {
+    return (row_scales ? sum * row_scales[j] : sum) + (bias ? bias[j] : 0.0f);
+}
+
+template <class B, class T = float>
+void gemm_nt_direct_row(size_t N, size_t K, const float *a, const T *Wm, size_t ldw,
+                        const float *bias, float *c, const float *row_scales = nullptr) {
     constexpr size_t TW = 8;
     float sums[TW];
     size_t j0 = 0;
     for (; j0 + TW <= N; j0 += TW) {
-        const float *w[TW];
+        const T *w[TW];
         for (size_t u = 0; u < TW; ++u) w[u] = Wm + (j0 + u) * ldw;
         gemm_nt_direct_row_tile<B, TW>(K, a, w, sums);
-        for (size_t u = 0; u < TW; ++u) c[j0 + u] = sums[u] + (bias ? bias[j0 + u] : 0.0f);
+        for (size_t u = 0; u < TW; ++u) c[j0 + u] = scaled_sum(sums[u], row_scales, bias, j0 + u);
     }
     for (; j0 < N; ++j0) {
-        const float *w[1] = {Wm + j0 * ldw};
+        const T *w[1] = {Wm + j0 * ldw};
         gemm_nt_direct_row_tile<B, 1>(K, a, w, sums);
-        c[j0] = sums[0] + (bias ? bias[j0] : 0.0f);
+        c[j0] = scaled_sum(sums[0], row_scales, bias, j0);
     }
 }
 
-template <class B>
-void gemm_nt_direct(size_t M, size_t N, size_t K, const float *A, size_t lda, const float *Wm,
-                    size_t ldw, const float *bias, float *C, size_t ldc) {
+// W of stored weights T (int8: row_scales (N) multiply each output column).
+template <class B, class T>
+void gemm_nt_direct_typed(size_t M, size_t N, size_t K, const float *A, size_t lda, const T *Wm,
+                          size_t ldw, const float *row_scales, const float *bias, float *C, size_t ldc) {
     constexpr size_t W = B::size, TW = W < 4 ? W : 4, TA = W / TW;
     if (M < TA) {  // fewer rows than the tile: one row at a time
-        for (size_t i = 0; i < M; ++i) gemm_nt_direct_row<B>(N, K, A + i * lda, Wm, ldw, bias, C + i * ldc);
+        for (size_t i = 0; i < M; ++i)
+            gemm_nt_direct_row<B, T>(N, K, A + i * lda, Wm, ldw, bias, C + i * ldc, row_scales);
         return;
     }
     const size_t full = K / W * W, tail = K - full;
@@ -222,7 +258,7 @@ void gemm_nt_direct(size_t M, size_t N, size_t K, const float *A, size_t lda, co
         const float *a[TA];
         for (size_t t = 0; t < TA; ++t) a[t] = A + (i0 + t < M ? i0 + t : i0) * lda;
         for (size_t j0 = 0; j0 < N; j0 += TW) {
-            const float *w[TW];
+            const T *w[TW];
             for (size_t u = 0; u < TW; ++u) w[u] = Wm + (j0 + u < N ? j0 + u : j0) * ldw;
             B acc[W];
 #pragma GCC unroll 16
@@ -230,7 +266,7 @@ void gemm_nt_direct(size_t M, size_t N, size_t K, const float *A, size_t lda, co
             for (size_t k = 0; k < full; k += W) {
                 B wv[TW];
 #pragma GCC unroll 4
-                for (size_t u = 0; u < TW; ++u) wv[u] = B::load_unaligned(w[u] + k);
+                for (size_t u = 0; u < TW; ++u) wv[u] = load_weights<B>(w[u] + k);
 #pragma GCC unroll 4
                 for (size_t t = 0; t < TA; ++t) {
                     const B av = B::load_unaligned(a[t] + k);
@@ -240,7 +276,7 @@ void gemm_nt_direct(size_t M, size_t N, size_t K, const float *A, size_t lda, co
             }
             if (tail) {
                 B wv[TW];
-                for (size_t u = 0; u < TW; ++u) wv[u] = load_partial<B>(w[u] + full, tail, 0.0f);
+                for (size_t u = 0; u < TW; ++u) wv[u] = load_weights_partial<B>(w[u] + full, tail);
                 for (size_t t = 0; t < TA; ++t) {
                     const B av = load_partial<B>(a[t] + full, tail, 0.0f);
                     for (size_t u = 0; u < TW; ++u) acc[t * TW + u] = fma(av, wv[u], acc[t * TW + u]);
@@ -250,9 +286,21 @@ void gemm_nt_direct(size_t M, size_t N, size_t K, const float *A, size_t lda, co
             for (size_t i = 0; i < W; ++i) sums[i] = hadd(acc[i]);
             for (size_t t = 0; t < TA && i0 + t < M; ++t)
                 for (size_t u = 0; u < TW && j0 + u < N; ++u)
-                    C[(i0 + t) * ldc + j0 + u] = sums[t * TW + u] + (bias ? bias[j0 + u] : 0.0f);
+                    C[(i0 + t) * ldc + j0 + u] = scaled_sum(sums[t * TW + u], row_scales, bias, j0 + u);
         }
     }
+}
+
+template <class B>
+void gemm_nt_direct(size_t M, size_t N, size_t K, const float *A, size_t lda, const float *Wm,
+                    size_t ldw, const float *bias, float *C, size_t ldc) {
+    gemm_nt_direct_typed<B, float>(M, N, K, A, lda, Wm, ldw, nullptr, bias, C, ldc);
+}
+
+template <class B, class T>
+void gemm_nt_direct_weights(size_t M, size_t N, size_t K, const float *A, size_t lda, const void *Wm,
+                            size_t ldw, const float *row_scales, const float *bias, float *C, size_t ldc) {
+    gemm_nt_direct_typed<B, T>(M, N, K, A, lda, static_cast<const T *>(Wm), ldw, row_scales, bias, C, ldc);
 }
 
 // One row of C (+)= a (K) . Bm (K, columns): V whole vectors and a partial

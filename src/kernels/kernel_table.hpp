@@ -16,6 +16,19 @@ namespace detail {
 // d2l's score for masked positions (sequence_mask's value in masked_softmax).
 constexpr float masked_score = -1e6f;
 
+// Products with stored (int8 or binary16) weights W (N, K), widened in
+// registers: C (M,N) = A (M,K) . W^T, times scales[j] per output column
+// (int8's per-channel scales; nullptr for binary16), plus bias (or nullptr).
+struct stored_weight_kernels {
+    // W^T packed in max_panel_width panels of the stored type
+    // (pack_stored_weights_transposed), once or per call.
+    void (*gemm_packed)(size_t M, size_t N, size_t K, const float *A, size_t lda, const void *packed,
+                        const float *scales, const float *bias, float *C, size_t ldc);
+    // W (N, K), row stride ldw, read in place: for few rows.
+    void (*gemm_nt_direct)(size_t M, size_t N, size_t K, const float *A, size_t lda, const void *W,
+                           size_t ldw, const float *scales, const float *bias, float *C, size_t ldc);
+};
+
 struct kernel_table {
     edgeattn_isa isa;
     size_t panel_width;  // NR: columns per packed panel (<= max_panel_width)
@@ -64,6 +77,9 @@ struct kernel_table {
     void (*add)(const float *x, const float *p, float *y, size_t n);
     void (*scale)(float *y, size_t n, float a);
     void (*add_scaled)(const float *x, float a, float *y, size_t n);
+
+    stored_weight_kernels int8_weights;  // int8_t
+    stored_weight_kernels half_weights;  // uint16_t holding binary16
 };
 
 // The tables that exist in this build (defined in src/arch/*.cpp).

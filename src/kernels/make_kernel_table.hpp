@@ -31,7 +31,9 @@ constexpr kernel_table make_kernel_table(edgeattn_isa isa) {
                         &exp_nonpositive_array<B>,
                         &add<B>,
                         &scale<B>,
-                        &add_scaled<B>};
+                        &add_scaled<B>,
+                        {&gemm_packed_weights<B, int8_t>, &gemm_nt_direct_weights<B, int8_t>},
+                        {&gemm_packed_weights<B, uint16_t>, &gemm_nt_direct_weights<B, uint16_t>}};
 }
 
 }  // namespace

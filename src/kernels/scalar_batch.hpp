@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "widen.hpp"
+
 namespace edgeattn {
 namespace detail {
 
@@ -51,6 +53,9 @@ inline scalar_batch pow2n(scalar_batch n) {
     return result;
 }
 inline scalar_batch tanh(scalar_batch a) { return tanhf(a.value); }
+// Stored weights (weight_load.hpp): one at a time.
+inline scalar_batch widen_int8(const int8_t *p, const scalar_batch *) { return widen(*p); }
+inline scalar_batch widen_half(const uint16_t *p, const scalar_batch *) { return widen(*p); }
 
 }  // namespace detail
 }  // namespace edgeattn

@@ -1,0 +1,78 @@
+// Making reduced-precision weights: int8 quantisation with per-output-channel
+// scales, and fp32 <-> binary16 conversion (include/edgeattn/reduced_precision.h).
+#include <math.h>
+
+#include "edgeattn/edgeattn.h"
+#include "kernels/half.hpp"
+#include "validate.hpp"
+
+using namespace edgeattn::detail;
+
+namespace {
+
+bool is_finite(float x) { return x == x && x - x == 0.0f; }
+
+// q = x / scale rounded to nearest, ties to even, in [-127, 127]. The
+// division is done in double so that the rounding of x / scale itself
+// cannot move a value across a tie.
+int8_t quantize(float x, float scale) {
+    double r = nearbyint(static_cast<double>(x) / static_cast<double>(scale));
+    if (r > 127.0) r = 127.0;
+    if (r < -127.0) r = -127.0;
+    return static_cast<int8_t>(r);
+}
+
+}  // namespace
+
+extern "C" edgeattn_status edgeattn_quantize_int8(size_t out_features, size_t in_features,
+                                                  const float *W, int8_t *q, float *scales) {
+    if (!W || !q || !scales) return EDGEATTN_ERR_NULL_POINTER;
+    if (out_features == 0 || in_features == 0) return EDGEATTN_ERR_ZERO_DIMENSION;
+    size_t count = 0;
+    if (edgeattn_status st = tensor_count(count, out_features, in_features)) return st;
+    if (!is_float_aligned(W) || !is_float_aligned(scales)) return EDGEATTN_ERR_MISALIGNED;
+    const tensor_span in = {W, count};
+    const tensor_span out[2] = {{q, count, 1}, {scales, out_features}};
+    if (edgeattn_status st = check_disjoint(out, 2, &in, 1)) return st;
+    for (size_t i = 0; i < count; ++i)
+        if (!is_finite(W[i])) return EDGEATTN_ERR_NOT_REPRESENTABLE;
+
+    for (size_t o = 0; o < out_features; ++o) {
+        const float *row = W + o * in_features;
+        float largest = 0.0f;
+        for (size_t i = 0; i < in_features; ++i) largest = fmaxf(largest, fabsf(row[i]));
+        // An all-zero row gets scale 1 (its q are 0): a scale of 0 is refused
+        // by the attention calls. A subnormal largest / 127 could round to 0.
+        float scale = largest / 127.0f;
+        if (!(scale > 0.0f)) scale = 1.0f;
+        scales[o] = scale;
+        for (size_t i = 0; i < in_features; ++i) q[o * in_features + i] = quantize(row[i], scale);
+    }
+    return EDGEATTN_OK;
+}
+
+extern "C" edgeattn_status edgeattn_float_to_half(size_t count, const float *x, uint16_t *h) {
+    if (!x || !h) return EDGEATTN_ERR_NULL_POINTER;
+    if (count == 0) return EDGEATTN_ERR_ZERO_DIMENSION;
+    size_t floats = 0;
+    if (edgeattn_status st = tensor_count(floats, count)) return st;
+    if (!is_float_aligned(x) || reinterpret_cast<uintptr_t>(h) % 2 != 0) return EDGEATTN_ERR_MISALIGNED;
+    const tensor_span in = {x, count}, out = {h, count, 2};
+    if (edgeattn_status st = check_disjoint(&out, 1, &in, 1)) return st;
+    for (size_t i = 0; i < count; ++i)
+        if (!half_in_range(x[i])) return EDGEATTN_ERR_NOT_REPRESENTABLE;
+    for (size_t i = 0; i < count; ++i) h[i] = float_to_half(x[i]);
+    return EDGEATTN_OK;
+}
+
+extern "C" edgeattn_status edgeattn_half_to_float(size_t count, const uint16_t *h, float *x) {
+    if (!x || !h) return EDGEATTN_ERR_NULL_POINTER;
+    if (count == 0) return EDGEATTN_ERR_ZERO_DIMENSION;
+    size_t floats = 0;
+    if (edgeattn_status st = tensor_count(floats, count)) return st;
+    if (!is_float_aligned(x) || reinterpret_cast<uintptr_t>(h) % 2 != 0) return EDGEATTN_ERR_MISALIGNED;
+    const tensor_span in = {h, count, 2}, out = {x, count};
+    if (edgeattn_status st = check_disjoint(&out, 1, &in, 1)) return st;
+    for (size_t i = 0; i < count; ++i) x[i] = half_to_float(h[i]);
+    return EDGEATTN_OK;
+}
