@@ -58,16 +58,16 @@ void cache_spans(const edgeattn_kv_cache &cache, tensor_span spans[3]) {
 }
 
 // Weights as given (only the projections `used` names are read) or packed.
-edgeattn_status view_weights(const edgeattn_attention_dims &d, const edgeattn_mha_weights *weights,
+edgeattn_status view_weights(const edgeattn_attention_dims &d, const edgeattn_mha_typed_weights *weights,
                              const void *packed, size_t packed_bytes, unsigned used,
                              mha_weights_view &w) {
-    if (weights) return view_mha_weights(d, *weights, w, used);
+    if (weights) return view_typed_mha_weights(d, *weights, w, used);
     if (edgeattn_status st = check_mha_feature_dims(d)) return st;
     return view_packed_mha_weights(d, packed, packed_bytes, w);
 }
 
 edgeattn_status append(edgeattn_kv_cache *cache, const edgeattn_attention_dims *dims, size_t tokens,
-                       const float *keys, const float *values, const edgeattn_mha_weights *weights,
+                       const float *keys, const float *values, const edgeattn_mha_typed_weights *weights,
                        const void *packed, size_t packed_bytes, void *workspace,
                        size_t workspace_bytes) {
     if (!dims || !keys || !values || !workspace || (!weights && !packed))
@@ -152,7 +152,7 @@ kv_attention_layout attention_layout(const edgeattn_attention_dims &d, size_t ca
 
 edgeattn_status attention(const edgeattn_kv_cache *cache, const edgeattn_attention_dims *dims,
                           const float *queries, const edgeattn_attention_mask *mask_in,
-                          const edgeattn_mha_weights *weights, const void *packed,
+                          const edgeattn_mha_typed_weights *weights, const void *packed,
                           size_t packed_bytes, void *workspace, size_t workspace_bytes,
                           float *output, float *attention_weights) {
     if (!dims || !queries || !workspace || !output || (!weights && !packed))
@@ -332,8 +332,18 @@ extern "C" edgeattn_status edgeattn_kv_cache_append(edgeattn_kv_cache *cache,
                                                     const edgeattn_mha_weights *weights,
                                                     void *workspace, size_t workspace_bytes) {
     if (!weights) return EDGEATTN_ERR_NULL_POINTER;
-    return append(cache, dims, tokens, keys, values, weights, nullptr, 0, workspace,
-                  workspace_bytes);
+    const edgeattn_mha_typed_weights typed = typed_from_fp32(*weights);
+    return append(cache, dims, tokens, keys, values, &typed, nullptr, 0, workspace, workspace_bytes);
+}
+
+extern "C" edgeattn_status edgeattn_kv_cache_append_typed(edgeattn_kv_cache *cache,
+                                                          const edgeattn_attention_dims *dims,
+                                                          size_t tokens, const float *keys,
+                                                          const float *values,
+                                                          const edgeattn_mha_typed_weights *weights,
+                                                          void *workspace, size_t workspace_bytes) {
+    if (!weights) return EDGEATTN_ERR_NULL_POINTER;
+    return append(cache, dims, tokens, keys, values, weights, nullptr, 0, workspace, workspace_bytes);
 }
 
 extern "C" edgeattn_status edgeattn_kv_cache_append_packed(
@@ -363,6 +373,16 @@ extern "C" edgeattn_status edgeattn_kv_cache_attention(const edgeattn_kv_cache *
                                                        const edgeattn_mha_weights *weights,
                                                        void *workspace, size_t workspace_bytes,
                                                        float *output, float *attention_weights) {
+    if (!weights) return EDGEATTN_ERR_NULL_POINTER;
+    const edgeattn_mha_typed_weights typed = typed_from_fp32(*weights);
+    return attention(cache, dims, queries, mask, &typed, nullptr, 0, workspace, workspace_bytes,
+                     output, attention_weights);
+}
+
+extern "C" edgeattn_status edgeattn_kv_cache_attention_typed(
+    const edgeattn_kv_cache *cache, const edgeattn_attention_dims *dims, const float *queries,
+    const edgeattn_attention_mask *mask, const edgeattn_mha_typed_weights *weights, void *workspace,
+    size_t workspace_bytes, float *output, float *attention_weights) {
     if (!weights) return EDGEATTN_ERR_NULL_POINTER;
     return attention(cache, dims, queries, mask, weights, nullptr, 0, workspace, workspace_bytes,
                      output, attention_weights);

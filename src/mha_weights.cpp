@@ -48,6 +48,11 @@ bool types_of(const edgeattn_mha_typed_weights &w, edgeattn_weight_type types[4]
     return true;
 }
 
+}  // namespace
+
+namespace edgeattn {
+namespace detail {
+
 edgeattn_mha_typed_weights typed_from_fp32(const edgeattn_mha_weights &w) {
     edgeattn_mha_typed_weights t;
     memset(&t, 0, sizeof t);
@@ -61,11 +66,6 @@ edgeattn_mha_typed_weights typed_from_fp32(const edgeattn_mha_weights &w) {
     t.b_o = w.b_o;
     return t;
 }
-
-}  // namespace
-
-namespace edgeattn {
-namespace detail {
 
 edgeattn_status check_mha_feature_dims(const edgeattn_attention_dims &d) {
     if (d.query_size == 0 || d.key_size == 0 || d.value_size == 0 || d.num_hiddens == 0 ||

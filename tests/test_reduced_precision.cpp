@@ -328,29 +328,39 @@ TEST_CASE("multi-head attention, self-attention and the KV cache with typed weig
                                                                     nullptr) == EDGEATTN_OK);
                 CHECK(rel_l2(out.data(), want) <= 1e-5);
 
-                edgeattn_kv_cache cache;
-                REQUIRE(edgeattn_kv_cache_init(&cache, s.B, s.Hkv, head, s.n, cache_mem.data(), cache_mem.size()) ==
-                        EDGEATTN_OK);
-                std::vector<float> dec(s.B * s.n * s.h, NAN);
-                std::size_t fed = 0;
-                for (std::size_t T : chunks) {
-                    edgeattn_attention_dims step = model.dims(s.B, T, s.n);
-                    std::vector<float> xs(s.B * T * s.q), os(s.B * T * s.h);
-                    for (std::size_t b = 0; b < s.B; ++b)
-                        std::memcpy(&xs[b * T * s.q], &x[(b * s.n + fed) * s.q], T * s.q * 4);
-                    std::vector<float> aws(edgeattn_kv_cache_append_workspace_size(&step, T, 4) / 4 + 1);
-                    std::vector<float> tws(edgeattn_kv_cache_attention_workspace_size(&step, 4) / 4 + 1);
-                    REQUIRE(edgeattn_kv_cache_append_packed(&cache, &step, T, xs.data(), xs.data(), packed.data(),
-                                                            packed.size() * 4, aws.data(),
-                                                            aws.size() * 4) == EDGEATTN_OK);
-                    REQUIRE(edgeattn_kv_cache_attention_packed(&cache, &step, xs.data(), &cmask, packed.data(),
-                                                               packed.size() * 4, tws.data(), tws.size() * 4,
-                                                               os.data(), nullptr) == EDGEATTN_OK);
-                    for (std::size_t b = 0; b < s.B; ++b)
-                        std::memcpy(&dec[(b * s.n + fed) * s.h], &os[b * T * s.h], T * s.h * 4);
-                    fed += T;
+                for (int form = 0; form < 2; ++form) {  // packed weights, then typed weights read in place
+                    INFO((form ? "decode, typed" : "decode, packed"));
+                    edgeattn_kv_cache cache;
+                    REQUIRE(edgeattn_kv_cache_init(&cache, s.B, s.Hkv, head, s.n, cache_mem.data(), cache_mem.size()) ==
+                            EDGEATTN_OK);
+                    std::vector<float> dec(s.B * s.n * s.h, NAN);
+                    std::size_t fed = 0;
+                    for (std::size_t T : chunks) {
+                        edgeattn_attention_dims step = model.dims(s.B, T, s.n);
+                        std::vector<float> xs(s.B * T * s.q), os(s.B * T * s.h);
+                        for (std::size_t b = 0; b < s.B; ++b)
+                            std::memcpy(&xs[b * T * s.q], &x[(b * s.n + fed) * s.q], T * s.q * 4);
+                        std::vector<float> aws(edgeattn_kv_cache_append_workspace_size(&step, T, 4) / 4 + 1);
+                        std::vector<float> tws(edgeattn_kv_cache_attention_workspace_size(&step, 4) / 4 + 1);
+                        if (form == 0) {
+                            REQUIRE(edgeattn_kv_cache_append_packed(&cache, &step, T, xs.data(), xs.data(), packed.data(),
+                                                                    packed.size() * 4, aws.data(),
+                                                                    aws.size() * 4) == EDGEATTN_OK);
+                            REQUIRE(edgeattn_kv_cache_attention_packed(&cache, &step, xs.data(), &cmask, packed.data(),
+                                                                       packed.size() * 4, tws.data(), tws.size() * 4,
+                                                                       os.data(), nullptr) == EDGEATTN_OK);
+                        } else {
+                            REQUIRE(edgeattn_kv_cache_append_typed(&cache, &step, T, xs.data(), xs.data(), &w, aws.data(),
+                                                                   aws.size() * 4) == EDGEATTN_OK);
+                            REQUIRE(edgeattn_kv_cache_attention_typed(&cache, &step, xs.data(), &cmask, &w, tws.data(),
+                                                                      tws.size() * 4, os.data(), nullptr) == EDGEATTN_OK);
+                        }
+                        for (std::size_t b = 0; b < s.B; ++b)
+                            std::memcpy(&dec[(b * s.n + fed) * s.h], &os[b * T * s.h], T * s.h * 4);
+                        fed += T;
+                    }
+                    CHECK(rel_l2(dec.data(), want) <= 1e-5);
                 }
-                CHECK(rel_l2(dec.data(), want) <= 1e-5);
             }
         }
 }

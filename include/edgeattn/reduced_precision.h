@@ -164,6 +164,29 @@ edgeattn_status edgeattn_mha_pack_typed_weights(const edgeattn_attention_dims *d
                                                 const edgeattn_mha_typed_weights *weights,
                                                 void *packed, size_t packed_bytes);
 
+/* ---------------------------------------------------------------- KV cache */
+
+/**
+ * edgeattn_kv_cache_append() with W_k, W_v in stored types (W_q, W_o not read).
+ * @return the statuses of edgeattn_kv_cache_append(), and
+ *         ::EDGEATTN_ERR_BAD_WEIGHT_TYPE, ::EDGEATTN_ERR_BAD_SCALE
+ */
+edgeattn_status edgeattn_kv_cache_append_typed(edgeattn_kv_cache *cache,
+                                               const edgeattn_attention_dims *dims, size_t tokens,
+                                               const float *keys, const float *values,
+                                               const edgeattn_mha_typed_weights *weights,
+                                               void *workspace, size_t workspace_bytes);
+
+/**
+ * edgeattn_kv_cache_attention() with W_q, W_o in stored types (W_k, W_v not read).
+ * @return the statuses of edgeattn_kv_cache_attention(), and
+ *         ::EDGEATTN_ERR_BAD_WEIGHT_TYPE, ::EDGEATTN_ERR_BAD_SCALE
+ */
+edgeattn_status edgeattn_kv_cache_attention_typed(
+    const edgeattn_kv_cache *cache, const edgeattn_attention_dims *dims, const float *queries,
+    const edgeattn_attention_mask *mask, const edgeattn_mha_typed_weights *weights,
+    void *workspace, size_t workspace_bytes, float *output, float *attention_weights);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
