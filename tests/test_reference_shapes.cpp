@@ -427,10 +427,18 @@ TEST_CASE("self_attention (after positional encoding) against the reference") {
 
 // The reference is only worth trusting if it reproduces make_golden.py: run
 // it on every golden case's inputs and hold it to a float64-tight bound.
+// An input's values; an int8 weight matrix (FORMAT.md, "Reduced precision":
+// i32 values with NAME_scales per row) dequantised, scale * q.
 std::vector<double> input(const edgeattn_conform::Case &c, const char *name) {
     const edgeattn_conform::Tensor *t = c.find(edgeattn_conform::Role::input, name);
     REQUIRE_MESSAGE(t, "no input " << name);
-    return t->values;
+    const edgeattn_conform::Tensor *scales =
+        c.find(edgeattn_conform::Role::input, std::string(name) + "_scales");
+    if (!scales) return t->values;
+    REQUIRE(t->shape.size() == 2);
+    std::vector<double> v = t->values;
+    for (std::size_t i = 0; i < v.size(); ++i) v[i] *= scales->values[i / t->shape[1]];
+    return v;
 }
 
 std::size_t dim(const edgeattn_conform::Case &c, const char *name, std::size_t i) {

@@ -54,7 +54,10 @@ typedef struct edgeattn_weight_matrix {
  *  may differ); biases fp32 as in edgeattn_mha_weights. Shapes as there:
  *  W_q (h, q), W_k (h_kv, k), W_v (h_kv, v), W_o (h, h). */
 typedef struct edgeattn_mha_typed_weights {
-    edgeattn_weight_matrix W_q, W_k, W_v, W_o;
+    edgeattn_weight_matrix W_q; /**< (h, q) */
+    edgeattn_weight_matrix W_k; /**< (h_kv, k) */
+    edgeattn_weight_matrix W_v; /**< (h_kv, v) */
+    edgeattn_weight_matrix W_o; /**< (h, h) */
     const float *b_q; /**< (h) or NULL */
     const float *b_k; /**< (h_kv) or NULL */
     const float *b_v; /**< (h_kv) or NULL */
@@ -93,6 +96,9 @@ edgeattn_status edgeattn_float_to_half(size_t count, const float *x, uint16_t *h
 
 /**
  * binary16 -> fp32, exact (every binary16 value is a float; NaN stays NaN).
+ * @param count elements (> 0)
+ * @param h     (count) binary16 bits, 2-byte aligned
+ * @param x     (count) fp32 output, 4-byte aligned
  * @return ::EDGEATTN_OK, or ::EDGEATTN_ERR_NULL_POINTER, ::EDGEATTN_ERR_ZERO_DIMENSION,
  *         ::EDGEATTN_ERR_SIZE_OVERFLOW, ::EDGEATTN_ERR_MISALIGNED, ::EDGEATTN_ERR_OVERLAP
  */
@@ -103,8 +109,13 @@ edgeattn_status edgeattn_half_to_float(size_t count, const uint16_t *h, float *x
 /**
  * edgeattn_linear() with W in any stored type. Same workspace
  * (edgeattn_linear_workspace_size(): large enough for every type).
- * @param dims, x, b, workspace, workspace_bytes, y as edgeattn_linear()
- * @param W (out_features, in_features) as stored
+ * @param dims      rows, in_features, out_features (> 0)
+ * @param x         (rows, in_features)
+ * @param W         (out_features, in_features) as stored
+ * @param b         (out_features) or NULL
+ * @param workspace edgeattn_linear_workspace_size() bytes
+ * @param workspace_bytes its size
+ * @param y         (rows, out_features)
  * @return the statuses of edgeattn_linear(), and ::EDGEATTN_ERR_BAD_WEIGHT_TYPE,
  *         ::EDGEATTN_ERR_BAD_SCALE
  */
@@ -114,6 +125,8 @@ edgeattn_status edgeattn_linear_typed(const edgeattn_linear_dims *dims, const fl
 
 /**
  * Bytes of a projection packed once with W of this type (rows not read).
+ * @param dims in_features, out_features
+ * @param type how W is stored
  * @return bytes, or 0 for a zero size, an unknown type or overflow
  */
 size_t edgeattn_linear_typed_packed_weights_size(const edgeattn_linear_dims *dims,
@@ -121,7 +134,11 @@ size_t edgeattn_linear_typed_packed_weights_size(const edgeattn_linear_dims *dim
 
 /**
  * Packs W (keeping its type and scales) and b once, for edgeattn_linear_packed().
- * @param packed edgeattn_linear_typed_packed_weights_size() bytes, 4-byte aligned
+ * @param dims         in_features, out_features (rows is not read)
+ * @param W            (out_features, in_features) as stored
+ * @param b            (out_features) or NULL
+ * @param packed       edgeattn_linear_typed_packed_weights_size() bytes, 4-byte aligned
+ * @param packed_bytes its size
  * @return the statuses of edgeattn_linear_pack_weights(), and
  *         ::EDGEATTN_ERR_BAD_WEIGHT_TYPE, ::EDGEATTN_ERR_BAD_SCALE
  */
@@ -135,7 +152,17 @@ edgeattn_status edgeattn_linear_pack_typed_weights(const edgeattn_linear_dims *d
  * edgeattn_multi_head_attention_masked() with typed weights read in place
  * (a few rows read them directly; more rows pack panels of them, in their
  * type, in the workspace). Workspace: edgeattn_multi_head_attention_workspace_size().
- * @param weights the four matrices in their types, fp32 biases or NULL
+ * @param dims       as edgeattn_multi_head_attention_masked()
+ * @param queries    (B, Q, q)
+ * @param keys       (B, K, k)
+ * @param values     (B, K, v)
+ * @param valid_lens NULL, or (B) or (B, Q) valid lengths
+ * @param mask       NULL (none) or the decoder mask
+ * @param weights    the four matrices in their types, fp32 biases or NULL
+ * @param workspace  edgeattn_multi_head_attention_workspace_size() bytes
+ * @param workspace_bytes its size
+ * @param output     (B, Q, h)
+ * @param attention_weights NULL, or (B, H, Q, K)
  * @return the statuses of edgeattn_multi_head_attention_masked(), and
  *         ::EDGEATTN_ERR_BAD_WEIGHT_TYPE, ::EDGEATTN_ERR_BAD_SCALE
  */
@@ -148,6 +175,8 @@ edgeattn_status edgeattn_multi_head_attention_typed(
 /**
  * Bytes of multi-head attention weights packed once in the types of `weights`
  * (only the types are read, not the pointers).
+ * @param dims    the feature sizes and heads (batch, queries, keys not read)
+ * @param weights the types
  * @return bytes, or 0 for invalid dims, an unknown type or overflow
  */
 size_t edgeattn_mha_typed_packed_weights_size(const edgeattn_attention_dims *dims,
@@ -156,7 +185,10 @@ size_t edgeattn_mha_typed_packed_weights_size(const edgeattn_attention_dims *dim
 /**
  * Packs typed weights once, each matrix in its type (int8 with its scales),
  * for every *_packed multi-head entry point.
- * @param packed edgeattn_mha_typed_packed_weights_size() bytes, 4-byte aligned
+ * @param dims         the feature sizes and heads
+ * @param weights      the four matrices in their types, fp32 biases or NULL
+ * @param packed       edgeattn_mha_typed_packed_weights_size() bytes, 4-byte aligned
+ * @param packed_bytes its size
  * @return the statuses of edgeattn_mha_pack_weights(), and
  *         ::EDGEATTN_ERR_BAD_WEIGHT_TYPE, ::EDGEATTN_ERR_BAD_SCALE
  */
@@ -168,6 +200,14 @@ edgeattn_status edgeattn_mha_pack_typed_weights(const edgeattn_attention_dims *d
 
 /**
  * edgeattn_kv_cache_append() with W_k, W_v in stored types (W_q, W_o not read).
+ * @param cache     from edgeattn_kv_cache_init()
+ * @param dims      as edgeattn_kv_cache_append()
+ * @param tokens    T new tokens per batch element
+ * @param keys      (B, T, k)
+ * @param values    (B, T, v)
+ * @param weights   W_k, W_v (and b_k, b_v) in their types
+ * @param workspace edgeattn_kv_cache_append_workspace_size() bytes
+ * @param workspace_bytes its size
  * @return the statuses of edgeattn_kv_cache_append(), and
  *         ::EDGEATTN_ERR_BAD_WEIGHT_TYPE, ::EDGEATTN_ERR_BAD_SCALE
  */
@@ -179,6 +219,15 @@ edgeattn_status edgeattn_kv_cache_append_typed(edgeattn_kv_cache *cache,
 
 /**
  * edgeattn_kv_cache_attention() with W_q, W_o in stored types (W_k, W_v not read).
+ * @param cache     from edgeattn_kv_cache_init()
+ * @param dims      as edgeattn_kv_cache_attention()
+ * @param queries   (B, Q, q)
+ * @param mask      NULL or the decoder mask (columns: cache positions)
+ * @param weights   W_q, W_o (and b_q, b_o) in their types
+ * @param workspace edgeattn_kv_cache_attention_workspace_size() bytes
+ * @param workspace_bytes its size
+ * @param output    (B, Q, h)
+ * @param attention_weights NULL, or (B, H, Q, capacity)
  * @return the statuses of edgeattn_kv_cache_attention(), and
  *         ::EDGEATTN_ERR_BAD_WEIGHT_TYPE, ::EDGEATTN_ERR_BAD_SCALE
  */

@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 
+#include <type_traits>
 #include <utility>
 
 #include "edgeattn/detail/workspace_layout.hpp"
@@ -146,11 +147,19 @@ gemm_tile_fn<T> tile_kernel_for_rows(size_t rows, std::index_sequence<R...>) {
 // whose panels the tile walks NR columns at a time.
 // With T int8_t or uint16_t (binary16) the panels hold stored weights and
 // col_scales (N, or nullptr) multiplies column j's sums.
+// The plain C++ path (Cortex-M) keeps one row per tile for stored weights:
+// their tile kernels per row count would cost ~10 KB of flash in every
+// image, for a speed-up the microcontroller's few registers mostly lose.
+template <class B, class T>
+constexpr size_t typed_tile_rows() {
+    return B::size == 1 && !std::is_same<T, float>::value ? 1 : gemm_tile<B>::rows;
+}
+
 template <class B, class T>
 void gemm_packed_typed(size_t M, size_t N, size_t K, float alpha, const float *A, size_t lda,
                        const T *packed, size_t panel_stride, const float *col_scales,
                        const float *bias, float *C, size_t ldc, bool accumulate) {
-    constexpr size_t MR = gemm_tile<B>::rows, NR = gemm_tile<B>::width;
+    constexpr size_t MR = typed_tile_rows<B, T>(), NR = gemm_tile<B>::width;
     for (size_t k0 = 0; k0 < K; k0 += gemm_depth_block) {
         const size_t kc = K - k0 < gemm_depth_block ? K - k0 : gemm_depth_block;
         const bool add_to_c = accumulate || k0 > 0;

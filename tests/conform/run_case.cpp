@@ -313,19 +313,77 @@ bool read_qkv(Runner &r, Qkv &x) {
     return true;
 }
 
+// A weight matrix as a case stores it (FORMAT.md, "Reduced precision"):
+// param weight_type 0 (absent): f32; 1: f32 values that are all binary16
+// values; 2: i32 in [-127, 127] and NAME_scales f32 (rows).
+struct StoredMatrix {
+    std::vector<float> f32, scales;
+    std::vector<std::int8_t> i8;
+    std::vector<std::uint16_t> f16;
+    edgeattn_weight_matrix m{};
+};
+
+bool read_stored_matrix(Runner &r, const char *name, std::size_t type, const Shape &want, const char *desc,
+                        StoredMatrix &s) {
+    if (type == EDGEATTN_WEIGHTS_INT8) {
+        std::vector<std::int32_t> q;
+        Shape sq;
+        if (!r.i32(name, want.size(), q, sq)) return false;
+        if (sq != want)
+            return r.fail(std::string("input '") + name + "' has shape " + shape_string(sq) + ", expected " + desc +
+                          " = " + shape_string(want));
+        s.i8.resize(q.size());
+        for (std::size_t i = 0; i < q.size(); ++i) {
+            if (q[i] < -127 || q[i] > 127)
+                return r.fail(std::string("input '") + name + "' holds " + std::to_string(q[i]) +
+                              ", outside an int8 weight's [-127, 127]");
+            s.i8[i] = static_cast<std::int8_t>(q[i]);
+        }
+        const std::string scales = std::string(name) + "_scales";
+        if (!r.f32_shaped(scales.c_str(), {want[0]}, "(rows)", s.scales)) return false;
+        s.m = {EDGEATTN_WEIGHTS_INT8, s.i8.data(), s.scales.data()};
+        return true;
+    }
+    if (!r.f32_shaped(name, want, desc, s.f32)) return false;
+    if (type == 0) {
+        s.m = {EDGEATTN_WEIGHTS_F32, s.f32.data(), nullptr};
+        return true;
+    }
+    if (type != EDGEATTN_WEIGHTS_F16) return r.fail("param 'weight_type' must be 0 (f32), 1 (fp16) or 2 (int8)");
+    s.f16.resize(s.f32.size());
+    std::vector<float> back(s.f32.size());
+    if (s.f32.empty() || !r.status(edgeattn_float_to_half(s.f32.size(), s.f32.data(), s.f16.data()),
+                                   "edgeattn_float_to_half") ||
+        !r.status(edgeattn_half_to_float(s.f16.size(), s.f16.data(), back.data()), "edgeattn_half_to_float"))
+        return false;
+    if (back != s.f32) return r.fail(std::string("input '") + name + "' holds a value that is not a binary16 value");
+    s.m = {EDGEATTN_WEIGHTS_F16, s.f16.data(), nullptr};
+    return true;
+}
+
 // W_q W_k W_v W_o and, with param bias = 1, b_q b_k b_v b_o; h = num_hiddens.
+// With param weight_type 1 or 2 the matrices are stored (typed), and the
+// typed entry points run.
 struct MhaWeights {
-    std::vector<float> W_q, W_k, W_v, W_o, b_q, b_k, b_v, b_o;
+    std::vector<float> b_q, b_k, b_v, b_o;
+    StoredMatrix W[4];
+    std::size_t weight_type = 0;
     edgeattn_mha_weights w{};
-    std::vector<float> packed;  // edgeattn_mha_pack_weights' output, when the run packs
+    edgeattn_mha_typed_weights tw{};
+    std::vector<float> packed;  // edgeattn_mha_pack(_typed)_weights' output, when the run packs
+    bool typed() const { return weight_type != 0; }
 };
 
 // Packs m's weights for d when the run asks for packed weights.
 bool pack_mha_weights(Runner &r, const edgeattn_attention_dims &d, MhaWeights &m) {
     if (!r.packed_weights()) return true;
-    const std::size_t bytes = edgeattn_mha_packed_weights_size(&d);
+    const std::size_t bytes =
+        m.typed() ? edgeattn_mha_typed_packed_weights_size(&d, &m.tw) : edgeattn_mha_packed_weights_size(&d);
     if (bytes == 0) return r.fail("edgeattn_mha_packed_weights_size gave 0");
     m.packed.assign((bytes + sizeof(float) - 1) / sizeof(float), 0.0f);
+    if (m.typed())
+        return r.status(edgeattn_mha_pack_typed_weights(&d, &m.tw, m.packed.data(), bytes),
+                        "edgeattn_mha_pack_typed_weights");
     return r.status(edgeattn_mha_pack_weights(&d, &m.w, m.packed.data(), bytes), "edgeattn_mha_pack_weights");
 }
 
@@ -354,15 +412,20 @@ bool read_mha_weights(Runner &r, const edgeattn_attention_dims &d, std::size_t h
     if (!r.param("bias", 0, bias)) return false;
     if (bias > 1) return r.fail("param 'bias' must be 0 or 1");
     const bool gqa = h_kv != h;
-    if (!r.f32_shaped("W_q", {h, d.query_size}, "(h,q)", m.W_q) ||
-        !r.f32_shaped("W_k", {h_kv, d.key_size}, gqa ? "(h_kv,k)" : "(h,k)", m.W_k) ||
-        !r.f32_shaped("W_v", {h_kv, d.value_size}, gqa ? "(h_kv,v)" : "(h,v)", m.W_v) ||
-        !r.f32_shaped("W_o", {h, h}, "(h,h)", m.W_o))
+    if (!r.param("weight_type", 0, m.weight_type) ||
+        !read_stored_matrix(r, "W_q", m.weight_type, {h, d.query_size}, "(h,q)", m.W[0]) ||
+        !read_stored_matrix(r, "W_k", m.weight_type, {h_kv, d.key_size}, gqa ? "(h_kv,k)" : "(h,k)", m.W[1]) ||
+        !read_stored_matrix(r, "W_v", m.weight_type, {h_kv, d.value_size}, gqa ? "(h_kv,v)" : "(h,v)", m.W[2]) ||
+        !read_stored_matrix(r, "W_o", m.weight_type, {h, h}, "(h,h)", m.W[3]))
         return false;
-    m.w.W_q = m.W_q.data();
-    m.w.W_k = m.W_k.data();
-    m.w.W_v = m.W_v.data();
-    m.w.W_o = m.W_o.data();
+    m.w.W_q = m.W[0].f32.data();
+    m.w.W_k = m.W[1].f32.data();
+    m.w.W_v = m.W[2].f32.data();
+    m.w.W_o = m.W[3].f32.data();
+    m.tw.W_q = m.W[0].m;
+    m.tw.W_k = m.W[1].m;
+    m.tw.W_v = m.W[2].m;
+    m.tw.W_o = m.W[3].m;
     const char *names[4] = {"b_q", "b_k", "b_v", "b_o"};
     const std::size_t rows[4] = {h, h_kv, h_kv, h};
     std::vector<float> *vecs[4] = {&m.b_q, &m.b_k, &m.b_v, &m.b_o};
@@ -375,6 +438,10 @@ bool read_mha_weights(Runner &r, const edgeattn_attention_dims &d, std::size_t h
         if (!r.f32_shaped(names[i], {rows[i]}, rows[i] == h ? "(h)" : "(h_kv)", *vecs[i])) return false;
         *ptrs[i] = vecs[i]->data();
     }
+    m.tw.b_q = m.w.b_q;
+    m.tw.b_k = m.w.b_k;
+    m.tw.b_v = m.w.b_v;
+    m.tw.b_o = m.w.b_o;
     return true;
 }
 
@@ -510,8 +577,8 @@ bool run_multi_head(Runner &r) {
     MaskInputs mk;
     std::size_t h_kv = 0;
     if (!r.allow({"queries", "keys", "values", "valid_lens", "W_q", "W_k", "W_v", "W_o", "b_q", "b_k", "b_v", "b_o",
-                  "key_ranges", "bias"},
-                 {"num_hiddens", "num_heads", "bias", "num_kv_heads", "causal"}) ||
+                  "key_ranges", "bias", "W_q_scales", "W_k_scales", "W_v_scales", "W_o_scales"},
+                 {"num_hiddens", "num_heads", "bias", "num_kv_heads", "causal", "weight_type"}) ||
         !read_qkv(r, x) || !r.param("num_hiddens", -1, x.dims.num_hiddens) ||
         !r.param("num_heads", -1, x.dims.num_heads) || !r.param("num_kv_heads", 0, x.dims.num_kv_heads) ||
         !kv_hiddens(r, x.dims, h_kv) || !read_mha_weights(r, x.dims, h_kv, m))
@@ -522,9 +589,14 @@ bool run_multi_head(Runner &r) {
                            edgeattn_multi_head_attention_workspace_size(&d, r.threads()), c))
         return false;
     if (!pack_mha_weights(r, d, m)) return false;
-    const bool masked = mk.present || r.c().find_param("num_kv_heads") != nullptr;
+    const bool masked = mk.present || r.c().find_param("num_kv_heads") != nullptr || m.typed();
     const edgeattn_attention_mask *mask = mk.present ? &mk.mask : nullptr;
     const std::size_t packed_bytes = m.packed.size() * sizeof(float);
+    if (m.typed() && !r.packed_weights())
+        return r.status(edgeattn_multi_head_attention_typed(&d, x.q.data(), x.k.data(), x.v.data(), &c.vl, mask,
+                                                            &m.tw, c.ws, c.bytes, r.buffer("output"),
+                                                            r.buffer("attention_weights")),
+                        "edgeattn_multi_head_attention_typed");
     if (masked && r.packed_weights())
         return r.status(edgeattn_multi_head_attention_masked_packed(
                             &d, x.q.data(), x.k.data(), x.v.data(), &c.vl, mask, m.packed.data(), packed_bytes, c.ws,
@@ -605,31 +677,44 @@ bool run_self_attention(Runner &r) {
 // optional; with packed weights through edgeattn_linear_pack_weights +
 // edgeattn_linear_packed.
 bool run_linear(Runner &r) {
-    std::vector<float> x, W, b;
-    Shape sx, sW;
-    if (!r.allow({"x", "W", "b"}, {}) || !r.f32("x", 2, x, sx) || !r.f32("W", 2, W, sW)) return false;
-    if (sW[1] != sx[1])
-        return r.fail("W (out,in) = " + shape_string(sW) + " and x (rows,in) = " + shape_string(sx) +
+    std::vector<float> x, b;
+    Shape sx;
+    std::size_t type = 0;
+    if (!r.allow({"x", "W", "W_scales", "b"}, {"weight_type"}) || !r.param("weight_type", 0, type) ||
+        !r.f32("x", 2, x, sx))
+        return false;
+    const Tensor *tw = r.c().find(Role::input, "W");
+    if (!tw) return r.fail("op linear needs input tensor 'W'");
+    if (tw->shape.size() != 2) return r.fail("input 'W' must have rank 2, has shape " + shape_string(tw->shape));
+    if (tw->shape[1] != sx[1])
+        return r.fail("W (out,in) = " + shape_string(tw->shape) + " and x (rows,in) = " + shape_string(sx) +
                       " differ in in_features");
-    edgeattn_linear_dims d{sx[0], sx[1], sW[0]};
+    edgeattn_linear_dims d{sx[0], sx[1], tw->shape[0]};
+    StoredMatrix W;
+    if (!read_stored_matrix(r, "W", type, {d.out_features, d.in_features}, "(out,in)", W)) return false;
     const bool has_b = r.has("b");
     if (has_b && !r.f32_shaped("b", {d.out_features}, "(out)", b)) return false;
     const float *bp = has_b ? b.data() : nullptr;
     if (!r.output("y", {d.rows, d.out_features}, true) || !r.expects_known()) return false;
     if (r.packed_weights()) {
-        const std::size_t bytes = edgeattn_linear_packed_weights_size(&d);
-        if (bytes == 0) return r.fail("edgeattn_linear_packed_weights_size gave 0");
+        const std::size_t bytes = edgeattn_linear_typed_packed_weights_size(&d, W.m.type);
+        if (bytes == 0) return r.fail("edgeattn_linear_typed_packed_weights_size gave 0");
         Aligned packed;
         return r.alloc(bytes, packed, "packed weights") &&
-               r.status(edgeattn_linear_pack_weights(&d, W.data(), bp, packed.p, bytes),
-                        "edgeattn_linear_pack_weights") &&
+               (type ? r.status(edgeattn_linear_pack_typed_weights(&d, &W.m, bp, packed.p, bytes),
+                                "edgeattn_linear_pack_typed_weights")
+                     : r.status(edgeattn_linear_pack_weights(&d, W.f32.data(), bp, packed.p, bytes),
+                                "edgeattn_linear_pack_weights")) &&
                r.status(edgeattn_linear_packed(&d, x.data(), packed.p, bytes, r.buffer("y")),
                         "edgeattn_linear_packed");
     }
     void *ws = nullptr;
     const std::size_t bytes = edgeattn_linear_workspace_size(&d, r.threads());
-    return r.workspace(bytes, ws) &&
-           r.status(edgeattn_linear(&d, x.data(), W.data(), bp, ws, bytes, r.buffer("y")), "edgeattn_linear");
+    if (!r.workspace(bytes, ws)) return false;
+    if (type)
+        return r.status(edgeattn_linear_typed(&d, x.data(), &W.m, bp, ws, bytes, r.buffer("y")),
+                        "edgeattn_linear_typed");
+    return r.status(edgeattn_linear(&d, x.data(), W.f32.data(), bp, ws, bytes, r.buffer("y")), "edgeattn_linear");
 }
 
 // Self-attention decoding over a KV cache (FORMAT.md, "Decoding"): X (B,T,d) fed
@@ -645,8 +730,8 @@ bool run_kv_cache_decode(Runner &r) {
     edgeattn_attention_dims d{};
     std::size_t capacity = 0;
     if (!r.allow({"X", "chunks", "truncate", "W_q", "W_k", "W_v", "W_o", "b_q", "b_k", "b_v", "b_o", "key_ranges",
-                  "bias"},
-                 {"num_hiddens", "num_heads", "num_kv_heads", "bias", "capacity"}) ||
+                  "bias", "W_q_scales", "W_k_scales", "W_v_scales", "W_o_scales"},
+                 {"num_hiddens", "num_heads", "num_kv_heads", "bias", "capacity", "weight_type"}) ||
         !r.f32("X", 3, X, sx) || !r.param("num_hiddens", -1, d.num_hiddens) ||
         !r.param("num_heads", -1, d.num_heads) || !r.param("num_kv_heads", 0, d.num_kv_heads) ||
         !r.param("capacity", -1, capacity))
@@ -746,8 +831,10 @@ bool run_kv_cache_decode(Runner &r) {
             r.packed_weights()
                 ? edgeattn_kv_cache_append_packed(&cache, &ds, n, xs.data(), xs.data(), m.packed.data(),
                                                   packed_bytes, append_ws.p, append_ws.bytes)
-                : edgeattn_kv_cache_append(&cache, &ds, n, xs.data(), xs.data(), &m.w, append_ws.p,
-                                           append_ws.bytes);
+            : m.typed() ? edgeattn_kv_cache_append_typed(&cache, &ds, n, xs.data(), xs.data(), &m.tw, append_ws.p,
+                                                         append_ws.bytes)
+                        : edgeattn_kv_cache_append(&cache, &ds, n, xs.data(), xs.data(), &m.w, append_ws.p,
+                                                   append_ws.bytes);
         if (a == EDGEATTN_ERR_CACHE_FULL) {
             status[s] = static_cast<float>(EDGEATTN_ERR_CACHE_FULL);
             continue;
@@ -780,8 +867,10 @@ bool run_kv_cache_decode(Runner &r) {
             r.packed_weights()
                 ? edgeattn_kv_cache_attention_packed(&cache, &ds, xs.data(), &mask, m.packed.data(), packed_bytes,
                                                      attn_ws.p, attn_ws.bytes, ys.data(), nullptr)
-                : edgeattn_kv_cache_attention(&cache, &ds, xs.data(), &mask, &m.w, attn_ws.p, attn_ws.bytes,
-                                              ys.data(), nullptr);
+            : m.typed() ? edgeattn_kv_cache_attention_typed(&cache, &ds, xs.data(), &mask, &m.tw, attn_ws.p,
+                                                            attn_ws.bytes, ys.data(), nullptr)
+                        : edgeattn_kv_cache_attention(&cache, &ds, xs.data(), &mask, &m.w, attn_ws.p, attn_ws.bytes,
+                                                      ys.data(), nullptr);
         if (!r.status(q, r.packed_weights() ? "edgeattn_kv_cache_attention_packed" : "edgeattn_kv_cache_attention"))
             return false;
         for (std::size_t b = 0; b < B; ++b)

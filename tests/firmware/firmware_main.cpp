@@ -33,6 +33,7 @@
 #include <cstring>
 #include <initializer_list>
 #include <new>
+#include <type_traits>
 
 #include "conform/accuracy.hpp"
 #include "golden_cases.hpp"
@@ -50,6 +51,11 @@ namespace {
 
 // The C API's workspace, or the C++ API's module object (workspace inside).
 alignas(64) unsigned char arena[1536 * 1024];
+// Reduced-precision weights of the case at hand (FORMAT.md, "Reduced
+// precision"), made into the library's stored form: int8 from the case's
+// i32 values, binary16 from its f32 ones. Emptied by every Check.
+alignas(64) unsigned char stored_pool[32 * 1024];
+std::size_t stored_used = 0;
 // Outputs, and the positional table and X + P of the self-attention case.
 alignas(64) float out_output[golden::max_elements];
 alignas(64) float out_weights[golden::max_elements];
@@ -103,7 +109,7 @@ struct Mask {
 // One check (a case through one API): collects why it failed, if it did.
 class Check {
   public:
-    Check(const char *api, const golden_case &c) : api_(api), case_(c) {}
+    Check(const char *api, const golden_case &c) : api_(api), case_(c) { stored_used = 0; }
 
     // An input tensor of kind f32 with the given shape, or null (and failed).
     const float *f32(const char *name, std::initializer_list<std::size_t> shape) {
@@ -314,6 +320,62 @@ class Scratch {
     std::size_t used_;
 };
 
+// Weight matrix `name` (rows, cols) of the case in its stored type (param
+// weight_type: 0 f32, 1 binary16, 2 int8 with NAME_scales).
+edgeattn_weight_matrix stored_matrix(Check &k, const golden_case &c, const char *name, std::size_t rows,
+                                     std::size_t cols) {
+    const long type = param(c, "weight_type", 0);
+    edgeattn_weight_matrix m{EDGEATTN_WEIGHTS_F32, nullptr, nullptr};
+    if (type == 0) {
+        m.data = k.f32(name, {rows, cols});
+        return m;
+    }
+    const std::size_t n = rows * cols, start = (stored_used + 63) / 64 * 64;
+    if (type != 1 && type != 2) {
+        k.fail("param weight_type is not 0, 1 or 2", "");
+        return m;
+    }
+    if (start > sizeof stored_pool || n * (type == 2 ? 1 : 2) > sizeof stored_pool - start) {
+        k.fail("the pool for stored weights is too small for ", name);
+        return m;
+    }
+    stored_used = start + n * (type == 2 ? 1 : 2);
+    if (type == 2) {
+        char scales_name[64] = {};
+        std::strncpy(scales_name, name, sizeof scales_name - 8);
+        std::strcat(scales_name, "_scales");
+        const std::int32_t *q = k.i32(name, {rows, cols});
+        const float *scales = k.f32(scales_name, {rows});
+        if (!q || !scales) return m;
+        auto *q8 = reinterpret_cast<std::int8_t *>(stored_pool + start);
+        for (std::size_t i = 0; i < n; ++i) q8[i] = static_cast<std::int8_t>(q[i]);
+        return {EDGEATTN_WEIGHTS_INT8, q8, scales};
+    }
+    const float *f = k.f32(name, {rows, cols});
+    if (!f) return m;
+    auto *h = reinterpret_cast<std::uint16_t *>(stored_pool + start);
+    k.status(edgeattn_float_to_half(n, f, h), "edgeattn_float_to_half: ");
+    return {EDGEATTN_WEIGHTS_F16, h, nullptr};
+}
+
+// Multi-head weights of a case: fp32 (w) or, with param weight_type,
+// stored (tw); true when the case is typed.
+bool mha_weights_of(Check &k, const golden_case &c, std::size_t h, std::size_t h_kv, std::size_t qs, std::size_t ks,
+                    std::size_t vs, edgeattn_mha_weights &w, edgeattn_mha_typed_weights &tw) {
+    const bool typed = param(c, "weight_type", 0) != 0;
+    const float *biases[4] = {k.optional_f32("b_q", {h}), k.optional_f32("b_k", {h_kv}),
+                              k.optional_f32("b_v", {h_kv}), k.optional_f32("b_o", {h})};
+    if (typed) {
+        tw = {stored_matrix(k, c, "W_q", h, qs),   stored_matrix(k, c, "W_k", h_kv, ks),
+              stored_matrix(k, c, "W_v", h_kv, vs), stored_matrix(k, c, "W_o", h, h),
+              biases[0], biases[1], biases[2], biases[3]};
+    } else {
+        w = {k.f32("W_q", {h, qs}), k.f32("W_k", {h_kv, ks}), k.f32("W_v", {h_kv, vs}), k.f32("W_o", {h, h}),
+             biases[0],             biases[1],                biases[2],                biases[3]};
+    }
+    return typed;
+}
+
 void c_softmax(Check &k, const golden_case &c) {
     const tensor *x = find(c, role::input, "X");
     if (!x || x->rank != 3) return k.fail("no input X of rank 3", "");
@@ -377,27 +439,30 @@ void c_attention(Check &k, const golden_case &c, bool with_weights, bool packed 
         d.num_kv_heads = kv_heads > 0 ? static_cast<std::size_t>(kv_heads) : 0;
         const std::size_t h = d.num_hiddens;
         const std::size_t h_kv = d.num_kv_heads && d.num_heads ? d.num_kv_heads * (h / d.num_heads) : h;
-        const edgeattn_mha_weights w{k.f32("W_q", {h, d.query_size}),    k.f32("W_k", {h_kv, d.key_size}),
-                                     k.f32("W_v", {h_kv, d.value_size}), k.f32("W_o", {h, h}),
-                                     k.optional_f32("b_q", {h}),         k.optional_f32("b_k", {h_kv}),
-                                     k.optional_f32("b_v", {h_kv}),      k.optional_f32("b_o", {h})};
+        edgeattn_mha_weights w{};
+        edgeattn_mha_typed_weights tw{};
+        const bool typed = mha_weights_of(k, c, h, h_kv, d.query_size, d.key_size, d.value_size, w, tw);
         const Mask m = k.mask(d.batch, d.queries, d.num_heads, d.keys);
-        const bool masked = m.present || kv_heads >= 0;
+        const bool masked = m.present || kv_heads >= 0 || typed;
         const edgeattn_attention_mask *mask = m.present ? &m.mask : nullptr;
         out_features = h;
         heads = d.num_heads;
-        if (!w.W_q || !w.W_k || !w.W_v || !w.W_o || !k.ok() || !fits(k, d.batch * heads * d.queries * d.keys) ||
-            !fits(k, d.batch * d.queries * h))
+        if ((!typed && (!w.W_q || !w.W_k || !w.W_v || !w.W_o)) || !k.ok() ||
+            !fits(k, d.batch * heads * d.queries * d.keys) || !fits(k, d.batch * d.queries * h))
             return;
         if (packed) {
             Scratch mem(k);
-            const std::size_t packed_bytes = edgeattn_mha_packed_weights_size(&d);
+            const std::size_t packed_bytes =
+                typed ? edgeattn_mha_typed_packed_weights_size(&d, &tw) : edgeattn_mha_packed_weights_size(&d);
             void *p = mem.bytes(packed_bytes, "edgeattn_mha_packed_weights_size");
             const std::size_t ws_bytes = edgeattn_multi_head_attention_workspace_size(&d, 1);
             void *ws = mem.bytes(ws_bytes, "edgeattn_multi_head_attention_workspace_size");
             if (!p || !ws) return;
             k.note("packed weights + workspace", mem.used());
-            k.status(edgeattn_mha_pack_weights(&d, &w, p, packed_bytes), "edgeattn_mha_pack_weights: ");
+            if (typed)
+                k.status(edgeattn_mha_pack_typed_weights(&d, &tw, p, packed_bytes), "edgeattn_mha_pack_typed_weights: ");
+            else
+                k.status(edgeattn_mha_pack_weights(&d, &w, p, packed_bytes), "edgeattn_mha_pack_weights: ");
             if (masked)
                 k.status(edgeattn_multi_head_attention_masked_packed(&d, Q, K, V, &vl, mask, p, packed_bytes, ws,
                                                                      ws_bytes, out_output, weights),
@@ -409,7 +474,11 @@ void c_attention(Check &k, const golden_case &c, bool with_weights, bool packed 
         } else {
             void *ws = workspace(k, edgeattn_multi_head_attention_workspace_size(&d, 1));
             if (!ws) return;
-            if (masked)
+            if (typed)
+                k.status(edgeattn_multi_head_attention_typed(&d, Q, K, V, &vl, mask, &tw, ws, sizeof arena, out_output,
+                                                             weights),
+                         "edgeattn_multi_head_attention_typed: ");
+            else if (masked)
                 k.status(edgeattn_multi_head_attention_masked(&d, Q, K, V, &vl, mask, &w, ws, sizeof arena,
                                                               out_output, weights),
                          "edgeattn_multi_head_attention_masked: ");
@@ -471,23 +540,31 @@ void c_linear(Check &k, const golden_case &c, bool packed) {
     if (!x || !W || x->rank != 2 || W->rank != 2) return k.fail("no inputs x and W of rank 2", "");
     const edgeattn_linear_dims d{x->shape[0], x->shape[1], W->shape[0]};
     const float *xs = k.f32("x", {d.rows, d.in_features});
-    const float *Ws = k.f32("W", {d.out_features, d.in_features});
+    const edgeattn_weight_matrix Wm = stored_matrix(k, c, "W", d.out_features, d.in_features);
+    const bool typed = Wm.type != EDGEATTN_WEIGHTS_F32;
+    const float *Ws = static_cast<const float *>(Wm.data);
     const float *b = k.optional_f32("b", {d.out_features});
-    if (!xs || !Ws || !k.ok() || !fits(k, d.rows * d.out_features)) return;
+    if (!xs || !Wm.data || !k.ok() || !fits(k, d.rows * d.out_features)) return;
     Scratch mem(k);
     if (packed) {
-        const std::size_t bytes = edgeattn_linear_packed_weights_size(&d);
+        const std::size_t bytes = edgeattn_linear_typed_packed_weights_size(&d, Wm.type);
         void *p = mem.bytes(bytes, "edgeattn_linear_packed_weights_size");
         if (!p) return;
         k.note("packed weights", bytes);
-        k.status(edgeattn_linear_pack_weights(&d, Ws, b, p, bytes), "edgeattn_linear_pack_weights: ");
+        if (typed)
+            k.status(edgeattn_linear_pack_typed_weights(&d, &Wm, b, p, bytes), "edgeattn_linear_pack_typed_weights: ");
+        else
+            k.status(edgeattn_linear_pack_weights(&d, Ws, b, p, bytes), "edgeattn_linear_pack_weights: ");
         k.status(edgeattn_linear_packed(&d, xs, p, bytes, out_output), "edgeattn_linear_packed: ");
     } else {
         const std::size_t bytes = edgeattn_linear_workspace_size(&d, 1);
         void *ws = mem.bytes(bytes, "edgeattn_linear_workspace_size");
         if (!ws) return;
         k.note("workspace", bytes);
-        k.status(edgeattn_linear(&d, xs, Ws, b, ws, bytes, out_output), "edgeattn_linear: ");
+        if (typed)
+            k.status(edgeattn_linear_typed(&d, xs, &Wm, b, ws, bytes, out_output), "edgeattn_linear_typed: ");
+        else
+            k.status(edgeattn_linear(&d, xs, Ws, b, ws, bytes, out_output), "edgeattn_linear: ");
     }
     k.expect("y", out_output, d.rows * d.out_features);
 }
@@ -501,6 +578,8 @@ struct Decode {
     const float *X = nullptr;       // (B, T, dm): queries = keys = values
     const std::int32_t *chunks = nullptr, *truncate = nullptr;  // (S); truncate may be null (none)
     edgeattn_mha_weights w{};
+    edgeattn_mha_typed_weights tw{};  // with param weight_type (typed)
+    bool typed = false;
     Mask mask;                      // key_ranges (B,2) or (B,T,2), bias (Bb,Hb,T,capacity)
     edgeattn_attention_dims d{};    // queries set per step
 };
@@ -530,11 +609,9 @@ bool read_decode(Check &k, const golden_case &c, Decode &z) {
     z.X = k.f32("X", {z.B, z.T, z.dm});
     z.chunks = k.i32("chunks", {z.S});
     z.truncate = find(c, role::input, "truncate") ? k.i32("truncate", {z.S}) : nullptr;
-    z.w = {k.f32("W_q", {h, z.dm}),        k.f32("W_k", {h_kv, z.dm}),      k.f32("W_v", {h_kv, z.dm}),
-           k.f32("W_o", {h, h}),           k.optional_f32("b_q", {h}),      k.optional_f32("b_k", {h_kv}),
-           k.optional_f32("b_v", {h_kv}), k.optional_f32("b_o", {h})};
+    z.typed = mha_weights_of(k, c, h, h_kv, z.dm, z.dm, z.dm, z.w, z.tw);
     z.mask = k.mask(z.B, z.T, z.H, z.capacity);
-    if (!z.X || !z.chunks || !z.w.W_q || !z.w.W_k || !z.w.W_v || !z.w.W_o || !k.ok()) return false;
+    if (!z.X || !z.chunks || (!z.typed && (!z.w.W_q || !z.w.W_k || !z.w.W_v || !z.w.W_o)) || !k.ok()) return false;
     std::size_t sum = 0;
     for (std::size_t s = 0; s < z.S; ++s) {
         if (z.chunks[s] <= 0 || (z.truncate && z.truncate[s] < -1)) {
@@ -577,7 +654,35 @@ struct CCache {
         return edgeattn_kv_cache_attention_packed(&c, d, q, m, p, p_bytes, ws, bytes, out, nullptr);
     }
     edgeattn_status truncate(std::size_t b, std::size_t length) { return edgeattn_kv_cache_truncate(&c, b, length); }
+    edgeattn_status append_typed(const edgeattn_attention_dims *d, std::size_t n, const float *keys,
+                                 const float *values, const edgeattn_mha_typed_weights *w, void *ws,
+                                 std::size_t bytes) {
+        return edgeattn_kv_cache_append_typed(&c, d, n, keys, values, w, ws, bytes);
+    }
+    edgeattn_status attention_typed(const edgeattn_attention_dims *d, const float *q, const edgeattn_attention_mask *m,
+                                    const edgeattn_mha_typed_weights *w, void *ws, std::size_t bytes,
+                                    float *out) const {
+        return edgeattn_kv_cache_attention_typed(&c, d, q, m, w, ws, bytes, out, nullptr);
+    }
 };
+
+// Typed weights read in place go through the C API's *_typed calls (the
+// C++ KVCache module takes fp32 weights).
+template <class Cache>
+edgeattn_status append_step(Cache &cache, const Decode &z, const edgeattn_attention_dims *d, std::size_t n,
+                            const float *x, void *ws, std::size_t bytes) {
+    if constexpr (std::is_same<Cache, CCache>::value)
+        if (z.typed) return cache.append_typed(d, n, x, x, &z.tw, ws, bytes);
+    return cache.append(d, n, x, x, &z.w, ws, bytes);
+}
+
+template <class Cache>
+edgeattn_status attend_step(const Cache &cache, const Decode &z, const edgeattn_attention_dims *d, const float *x,
+                            const edgeattn_attention_mask *m, void *ws, std::size_t bytes, float *out) {
+    if constexpr (std::is_same<Cache, CCache>::value)
+        if (z.typed) return cache.attention_typed(d, x, m, &z.tw, ws, bytes, out);
+    return cache.attention(d, x, m, &z.w, ws, bytes, out);
+}
 
 // The decode of FORMAT.md and tests/conform/run_case.cpp: step s first
 // truncates every batch element to truncate[s] (when >= 0), appends its
@@ -628,7 +733,7 @@ void decode(Check &k, const Decode &z, Cache &cache, Scratch &mem, const void *p
         edgeattn_attention_dims ds = z.d;
         ds.queries = n;
         const edgeattn_status a = packed ? cache.append_packed(&ds, n, xs, xs, packed, packed_bytes, ws, ws_bytes)
-                                         : cache.append(&ds, n, xs, xs, &z.w, ws, ws_bytes);
+                                         : append_step(cache, z, &ds, n, xs, ws, ws_bytes);
         if (a == EDGEATTN_ERR_CACHE_FULL) {
             status[s] = a;
             continue;
@@ -651,7 +756,7 @@ void decode(Check &k, const Decode &z, Cache &cache, Scratch &mem, const void *p
         }
         const edgeattn_status q =
             packed ? cache.attention_packed(&ds, xs, &mask, packed, packed_bytes, ws, ws_bytes, ys)
-                   : cache.attention(&ds, xs, &mask, &z.w, ws, ws_bytes, ys);
+                   : attend_step(cache, z, &ds, xs, &mask, ws, ws_bytes, ys);
         if (q != EDGEATTN_OK) return k.fail("edgeattn_kv_cache_attention: ", edgeattn_status_str(q));
         for (std::size_t b = 0; b < B; ++b)
             std::memcpy(out_output + (b * T + t_ok) * h, ys + b * n * h, n * h * sizeof(float));
@@ -675,10 +780,14 @@ void c_decode(Check &k, const golden_case &c, bool packed) {
     std::size_t packed_bytes = 0;
     void *p = nullptr;
     if (packed) {
-        packed_bytes = edgeattn_mha_packed_weights_size(&z.d);
+        packed_bytes = z.typed ? edgeattn_mha_typed_packed_weights_size(&z.d, &z.tw)
+                               : edgeattn_mha_packed_weights_size(&z.d);
         p = mem.bytes(packed_bytes, "edgeattn_mha_packed_weights_size");
         if (!p) return;
-        k.status(edgeattn_mha_pack_weights(&z.d, &z.w, p, packed_bytes), "edgeattn_mha_pack_weights: ");
+        if (z.typed)
+            k.status(edgeattn_mha_pack_typed_weights(&z.d, &z.tw, p, packed_bytes), "edgeattn_mha_pack_typed_weights: ");
+        else
+            k.status(edgeattn_mha_pack_weights(&z.d, &z.w, p, packed_bytes), "edgeattn_mha_pack_weights: ");
     }
     if (!cache_memory || !k.ok()) return;
     CCache cache;
@@ -934,7 +1043,7 @@ void run_cpp_api() {
 // has no masked or grouped-query attention and no projection module, so
 // those cases run through the C API only.
 bool has_cpp_twin(const golden_case &c) {
-    if (same(c.op, "linear")) return false;
+    if (same(c.op, "linear") || param(c, "weight_type", 0) != 0) return false;
     if (same(c.op, "dot_product_attention") || same(c.op, "multi_head_attention"))
         return param(c, "num_kv_heads", -1) < 0 && param(c, "causal", -1) < 0 &&
                !find(c, role::input, "key_ranges") && !find(c, role::input, "bias");

@@ -1,0 +1,179 @@
+#!/usr/bin/python3
+"""Golden cases for weights stored in int8 and fp16 (binary16), from float64.
+
+A stored weight means, exactly:
+  int8: scale[o] * q[o, i], q an integer in [-127, 127], scale[o] a float32 > 0
+  fp16: the binary16 value of the element
+and the library computes in fp32 what float64 attention with those values
+gives: the cases' answers are the float64 reference (make_decoder_golden.py's
+row-by-row numpy, no PyTorch) run on the dequantised weights, held to the same
+bar as every other case (FORMAT.md). The quantisation itself is the library's
+documented rule, written here on its own: scale = float32(max |w| / 127)
+(1 for an all-zero row), q = round-half-even(w / scale).
+
+Each case also records how far the stored model is from the fp32 model it was
+made from (the same inputs, the float64 reference with the fp32 weights):
+printed as "error vs fp32", and summed up in README's table.
+
+Run:  /usr/bin/python3 tools/golden/make_reduced_precision_golden.py tests/golden
+Needs only numpy.
+"""
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import make_decoder_golden as ref  # noqa: E402  (the float64 reference and the writer)
+
+WEIGHT_TYPE = {'fp16': 1, 'int8': 2}  # edgeattn_weight_type
+MATRICES = ('W_q', 'W_k', 'W_v', 'W_o')
+
+
+def quantize_int8(W):
+    """(q as int32, scales as float32-in-float64) by the library's rule."""
+    largest = np.abs(W).max(axis=1).astype(np.float32)
+    scales = (largest / np.float32(127.0)).astype(np.float32)
+    scales[~(scales > 0)] = np.float32(1.0)
+    q = np.rint(W / scales.astype(np.float64)[:, None])  # numpy rounds half to even
+    q = np.clip(q, -127, 127).astype(np.int32)
+    return q, scales.astype(np.float64)
+
+
+def to_fp16(W):
+    h = W.astype(np.float16)  # IEEE round to nearest even
+    assert np.all(np.isfinite(h))
+    return h.astype(np.float64)
+
+
+class Stored:
+    """The stored form of a weight dict P: what goes in the case, and the dequantised values."""
+
+    def __init__(self, P, kind, names):
+        self.kind, self.inputs, self.exact = kind, [], dict(P)
+        for n in names:
+            if kind == 'int8':
+                q, s = quantize_int8(P[n])
+                self.inputs += [(n, q), (n + '_scales', s)]
+                self.exact[n] = s[:, None] * q
+            else:
+                h = to_fp16(P[n])
+                self.inputs.append((n, h))
+                self.exact[n] = h
+
+
+def rel_l2(a, b):
+    return float(np.linalg.norm((a - b).ravel()) / np.linalg.norm(b.ravel()))
+
+
+def mha_case(name, kind, queries, keys, values, h, H, Hkv, bias, causal, valid_lens=None, key_ranges=None,
+             score_bias=None):
+    g = ref.rng_for(name)
+    P = ref.mha_params(g, h, H, Hkv, queries.shape[2], keys.shape[2], values.shape[2], bias)
+    st = Stored(P, kind, MATRICES)
+    mask = ref.Mask(causal, key_ranges, valid_lens, score_bias)
+    out, w = ref.multi_head_attention(queries, keys, values, st.exact, H, Hkv, mask)
+    out32, _ = ref.multi_head_attention(queries, keys, values, P, H, Hkv, mask)
+    c = ref.Case(name, 'multi_head_attention').param('num_hiddens', h).param('num_heads', H)
+    c.param('num_kv_heads', Hkv).param('bias', bias).param('causal', causal)
+    c.param('weight_type', WEIGHT_TYPE[kind])
+    c.input('queries', queries).input('keys', keys).input('values', values)
+    if valid_lens is not None:
+        c.input('valid_lens', valid_lens)
+    if key_ranges is not None:
+        c.input('key_ranges', key_ranges)
+    if score_bias is not None:
+        c.input('bias', score_bias)
+    for n, x in st.inputs:
+        c.input(n, x)
+    for n in ('b_q', 'b_k', 'b_v', 'b_o'):
+        if n in P:
+            c.input(n, P[n])
+    c.expect('output', out).expect('attention_weights', w)
+    c.error_vs_fp32 = rel_l2(out, out32)
+    return c
+
+
+def linear_case(name, kind, rows, in_f, out_f, with_bias):
+    g = ref.rng_for(name)
+    x, W = ref.randn(g, rows, in_f), ref.lin_w(g, out_f, in_f)
+    b = ref.randn(g, out_f, scale=0.5) if with_bias else None
+    st = Stored({'W': W}, kind, ('W',))
+    c = ref.Case(name, 'linear').param('weight_type', WEIGHT_TYPE[kind]).input('x', x)
+    for n, v in st.inputs:
+        c.input(n, v)
+    if with_bias:
+        c.input('b', b)
+    Wd = st.exact['W']
+    # written out, as in make_decoder_golden: independent of linear()
+    y = np.array([[sum(x[r, i] * Wd[o, i] for i in range(in_f)) + (b[o] if with_bias else 0.0)
+                   for o in range(out_f)] for r in range(rows)])
+    ref.assert_close(y, ref.linear(x, Wd, b), name + ': linear', tol=1e-12)
+    c.error_vs_fp32 = rel_l2(y, ref.linear(x, W, b))
+    return c.expect('y', y)
+
+
+def decode_case(name, kind, B, chunks, truncate, d, h, H, Hkv, bias, capacity):
+    g = ref.rng_for(name)
+    T = sum(chunks)
+    X = ref.randn(g, B, T, d)
+    P = ref.mha_params(g, h, H, Hkv, d, d, d, bias)
+    st = Stored(P, kind, MATRICES)
+    status, out = ref.kv_cache_decode(X, chunks, truncate, st.exact, H, Hkv, capacity, None, None)
+    # decoding equals causal MHA over all tokens at once (no truncation here)
+    full, _ = ref.multi_head_attention(X, X, X, st.exact, H, Hkv, ref.Mask(causal=True))
+    ref.assert_close(out, full, name + ': decode vs causal MHA')
+    full32, _ = ref.multi_head_attention(X, X, X, P, H, Hkv, ref.Mask(causal=True))
+    c = ref.Case(name, 'kv_cache_decode').param('num_hiddens', h).param('num_heads', H)
+    c.param('num_kv_heads', Hkv).param('bias', bias).param('capacity', capacity)
+    c.param('weight_type', WEIGHT_TYPE[kind])
+    c.input('X', X).input('chunks', ref.i32(chunks)).input('truncate', ref.i32(truncate))
+    for n, x in st.inputs:
+        c.input(n, x)
+    for n in ('b_q', 'b_k', 'b_v', 'b_o'):
+        if n in P:
+            c.input(n, P[n])
+    c.expect('chunk_status', status).expect('output', out)
+    c.error_vs_fp32 = rel_l2(out, full32)
+    return c
+
+
+def all_cases():
+    cs = []
+    for kind in ('int8', 'fp16'):
+        # d2l's shapes (2 x 4 queries, 6 keys, valid_lens [3, 2]) at d = 20, 5 heads
+        g = ref.rng_for('d2l_' + kind)
+        q, k = ref.randn(g, 2, 4, 20), ref.randn(g, 2, 6, 20)
+        cs.append(mha_case('mha_' + kind, kind, q, k, k, 20, 5, 5, 0, 0, valid_lens=ref.i32([3, 2])))
+        # causal self-attention, grouped-query heads (2 of 4), biases, left padding
+        X = ref.randn(ref.rng_for('gqa_' + kind), 2, 8, 16)
+        cs.append(mha_case('mha_' + kind + '_gqa_causal', kind, X, X, X, 24, 4, 2, 1, 1,
+                           key_ranges=ref.i32([[0, 8], [2, 8]])))
+        cs.append(linear_case('linear_' + kind, kind, 5, 37, 70, True))
+        cs.append(linear_case('linear_' + kind + '_rows', kind, 33, 40, 36, False))
+        cs.append(decode_case('decode_' + kind, kind, 2, [4, 1, 1, 2, 1], [-1] * 5, 12, 16, 4, 2, 1, 10))
+    return cs
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit('usage: make_reduced_precision_golden.py OUTDIR')
+    outdir = sys.argv[1]
+    os.makedirs(outdir, exist_ok=True)
+    # the int8 rule on its own: ties to even, all-zero rows, the largest weight at +-127
+    q, s = quantize_int8(np.array([[127.0, 0.5, 1.5, 2.5, -2.5], [0.0] * 5]))
+    assert q.tolist() == [[127, 0, 2, 2, -2], [0] * 5] and s.tolist() == [1.0, 1.0]
+    for c in all_cases():
+        path = os.path.join(outdir, c.name + '.case')
+        with open(path, 'w') as f:
+            f.write(c.text())
+        op, params, T = ref.read_case(path)
+        assert op == c.op and params == dict(c.params) and len(T) == len(c.tensors)
+        for role, name, kind, x in c.tensors:
+            k2, y = T[(role, name)]
+            assert k2 == kind and y.shape == x.shape and np.array_equal(y, x), (c.name, name)
+        print('wrote %-26s %5d values   error vs fp32 model (rel L2): %.2e' % (c.name, c.count(), c.error_vs_fp32))
+
+
+if __name__ == '__main__':
+    main()
