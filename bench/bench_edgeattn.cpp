@@ -3,6 +3,7 @@
 // the same program.
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "common.hpp"
 #include "edgeattn_bench.hpp"
@@ -65,7 +66,11 @@ void sdpa(benchmark::State &state, AttentionShape s, bool weights) {
 // self-attention entry point (the op every peer here runs). With `packed`,
 // the weights are packed once before timing (edgeattn_mha_pack_weights, as a
 // model does when it loads) and the loop calls edgeattn_self_attention_packed.
-void mha(benchmark::State &state, AttentionShape s, bool weights, bool packed) {
+// With `stored` int8 or fp16, the weights are quantised (edgeattn_quantize_int8)
+// or converted (edgeattn_float_to_half) and packed in that type
+// (edgeattn_mha_pack_typed_weights): ops mha_packed_int8, mha_packed_fp16.
+void mha(benchmark::State &state, AttentionShape s, bool weights, bool packed,
+         edgeattn_weight_type stored) {
     const size_t B = s.batch, n = s.seq, d = s.d_model, H = s.heads;
     const float wscale = 1.0f / std::sqrt(static_cast<float>(d));
     Floats X = random_floats(B * n * d, 5), O = alloc_floats(B * n * d);
@@ -76,11 +81,31 @@ void mha(benchmark::State &state, AttentionShape s, bool weights, bool packed) {
     const edgeattn_mha_weights w = {Wq.get(), Wk.get(), Wv.get(), Wo.get(),
                                     nullptr, nullptr, nullptr, nullptr};
     const size_t ws_bytes = edgeattn_self_attention_workspace_size(&dims, max_threads());
-    const size_t packed_bytes = packed ? edgeattn_mha_packed_weights_size(&dims) : 0;
+    // The stored forms: d*d int8 (+ d scales) or binary16 per matrix.
+    std::vector<int8_t> q8(stored == EDGEATTN_WEIGHTS_INT8 ? 4 * d * d : 0);
+    std::vector<uint16_t> f16(stored == EDGEATTN_WEIGHTS_F16 ? 4 * d * d : 0);
+    Floats scales = alloc_floats(4 * d);
+    edgeattn_mha_typed_weights tw = {};
+    edgeattn_weight_matrix *tm[4] = {&tw.W_q, &tw.W_k, &tw.W_v, &tw.W_o};
+    const float *fm[4] = {Wq.get(), Wk.get(), Wv.get(), Wo.get()};
+    for (size_t i = 0; i < 4; ++i) {
+        edgeattn_status st = EDGEATTN_OK;
+        if (stored == EDGEATTN_WEIGHTS_INT8) {
+            st = edgeattn_quantize_int8(d, d, fm[i], &q8[i * d * d], scales.get() + i * d);
+            *tm[i] = {stored, &q8[i * d * d], scales.get() + i * d};
+        } else if (stored == EDGEATTN_WEIGHTS_F16) {
+            st = edgeattn_float_to_half(d * d, fm[i], &f16[i * d * d]);
+            *tm[i] = {stored, &f16[i * d * d], nullptr};
+        } else {
+            *tm[i] = {stored, fm[i], nullptr};
+        }
+        if (st) return fail(state, "quantising / converting the weights", st);
+    }
+    const size_t packed_bytes = packed ? edgeattn_mha_typed_packed_weights_size(&dims, &tw) : 0;
     auto ws = alloc_bytes(ws_bytes), pw = alloc_bytes(packed_bytes);
     if (packed) {
-        if (edgeattn_status st = edgeattn_mha_pack_weights(&dims, &w, pw.get(), packed_bytes))
-            return fail(state, "edgeattn_mha_pack_weights", st);
+        if (edgeattn_status st = edgeattn_mha_pack_typed_weights(&dims, &tw, pw.get(), packed_bytes))
+            return fail(state, "edgeattn_mha_pack_typed_weights", st);
     }
     auto call = [&] {
         return packed ? edgeattn_self_attention_packed(&dims, X.get(), nullptr, pw.get(),
@@ -97,6 +122,7 @@ void mha(benchmark::State &state, AttentionShape s, bool weights, bool packed) {
     }
     set_flops(state, mha_flops(s));
     state.counters["workspace_KiB"] = static_cast<double>(ws_bytes) / 1024.0;
+    if (packed) state.counters["packed_KiB"] = static_cast<double>(packed_bytes) / 1024.0;
 }
 
 // ------------------------------------------------------------------ gemm
@@ -112,12 +138,14 @@ void gemm(benchmark::State &state, GemmShape s, bool prepacked) {
     edgeattn::detail::packed_floats(K, N, packed_floats);
     Floats packed = alloc_floats(packed_floats);
     const edgeattn::detail::kernel_table &k = edgeattn::detail::active_kernels();
-    if (prepacked) edgeattn::detail::pack_weights_transposed(K, N, W.get(), packed.get());
+    const edgeattn::detail::stored_matrix given = {EDGEATTN_WEIGHTS_F32, W.get(), nullptr},
+                                          panels = {EDGEATTN_WEIGHTS_F32, packed.get(), nullptr};
+    if (prepacked) edgeattn::detail::pack_weights_transposed(K, N, given, packed.get());
     for (auto _ : state) {
         if (prepacked)
-            edgeattn::detail::linear_prepacked(k, M, K, N, A.get(), packed.get(), nullptr, C.get());
+            edgeattn::detail::linear_prepacked(k, M, K, N, A.get(), panels, nullptr, C.get());
         else
-            edgeattn::detail::linear(k, M, K, N, A.get(), W.get(), nullptr, C.get(), packed.get());
+            edgeattn::detail::linear(k, M, K, N, A.get(), given, nullptr, C.get(), packed.get());
         benchmark::DoNotOptimize(C.get());
         benchmark::ClobberMemory();
     }
@@ -162,9 +190,16 @@ void register_benchmarks() {
     for (const auto &s : attention_shapes) {
         configure(benchmark::RegisterBenchmark(name("sdpa", "edgeattn", s).c_str(), sdpa, s, false));
         configure(benchmark::RegisterBenchmark(name("sdpa_weights", "edgeattn", s).c_str(), sdpa, s, true));
-        configure(benchmark::RegisterBenchmark(name("mha", "edgeattn", s).c_str(), mha, s, false, false));
-        configure(benchmark::RegisterBenchmark(name("mha_weights", "edgeattn", s).c_str(), mha, s, true, false));
-        configure(benchmark::RegisterBenchmark(name("mha_packed", "edgeattn", s).c_str(), mha, s, false, true));
+        configure(benchmark::RegisterBenchmark(name("mha", "edgeattn", s).c_str(), mha, s, false, false,
+                                               EDGEATTN_WEIGHTS_F32));
+        configure(benchmark::RegisterBenchmark(name("mha_weights", "edgeattn", s).c_str(), mha, s, true, false,
+                                               EDGEATTN_WEIGHTS_F32));
+        configure(benchmark::RegisterBenchmark(name("mha_packed", "edgeattn", s).c_str(), mha, s, false, true,
+                                               EDGEATTN_WEIGHTS_F32));
+        configure(benchmark::RegisterBenchmark(name("mha_packed_int8", "edgeattn", s).c_str(), mha, s, false, true,
+                                               EDGEATTN_WEIGHTS_INT8));
+        configure(benchmark::RegisterBenchmark(name("mha_packed_fp16", "edgeattn", s).c_str(), mha, s, false, true,
+                                               EDGEATTN_WEIGHTS_F16));
     }
     for (const auto &s : gemm_shapes) {
         configure(benchmark::RegisterBenchmark(name("gemm", "edgeattn", s).c_str(), gemm, s, false));

@@ -9,6 +9,7 @@
 
 #include <edgeattn/edgeattn.h>
 
+#include "path_helpers.hpp"
 #include "reference.hpp"
 
 #include <cmath>
@@ -20,39 +21,13 @@
 
 using edgeattn_ref::Mask;
 using edgeattn_ref::ValidLens;
+using test_paths::path_guard;
+using test_paths::paths;
+using test_paths::random_floats;
+using test_paths::rel_l2;
+using test_paths::widen;
 
 namespace {
-
-std::vector<edgeattn_isa> paths() {
-    std::vector<edgeattn_isa> v;
-    for (int i = EDGEATTN_ISA_SCALAR; i <= EDGEATTN_ISA_NEON; ++i)
-        if (edgeattn_isa_supported(static_cast<edgeattn_isa>(i))) v.push_back(static_cast<edgeattn_isa>(i));
-    return v;
-}
-
-struct path_guard {
-    ~path_guard() { edgeattn_set_isa(EDGEATTN_ISA_AUTO); }
-};
-
-std::vector<float> random_floats(std::size_t n, unsigned seed, float scale = 1.0f) {
-    std::mt19937 rng(seed);
-    std::normal_distribution<float> g(0.0f, scale);
-    std::vector<float> v(n);
-    for (float &x : v) x = g(rng);
-    return v;
-}
-
-std::vector<double> widen(const std::vector<float> &v) { return {v.begin(), v.end()}; }
-
-double rel_l2(const float *got, const std::vector<double> &want) {
-    double diff = 0, ref = 0;
-    for (std::size_t i = 0; i < want.size(); ++i) {
-        if (!std::isfinite(got[i])) return INFINITY;
-        diff += (got[i] - want[i]) * (got[i] - want[i]);
-        ref += want[i] * want[i];
-    }
-    return std::sqrt(diff / ref);
-}
 
 // Multi-head weights: float for the library, double for the reference.
 struct mha_model {

@@ -8,6 +8,7 @@
 
 #include <edgeattn/edgeattn.h>
 
+#include "path_helpers.hpp"
 #include "reference.hpp"
 
 #include <algorithm>
@@ -24,17 +25,8 @@ namespace {
 
 const float inf = INFINITY, qnan = NAN;
 
-// Every kernel path this build has and this CPU runs.
-std::vector<edgeattn_isa> paths() {
-    std::vector<edgeattn_isa> v;
-    for (int i = EDGEATTN_ISA_SCALAR; i <= EDGEATTN_ISA_NEON; ++i)
-        if (edgeattn_isa_supported(static_cast<edgeattn_isa>(i))) v.push_back(static_cast<edgeattn_isa>(i));
-    return v;
-}
-
-struct path_guard {  // restores the best path however a test case ends
-    ~path_guard() { edgeattn_set_isa(EDGEATTN_ISA_AUTO); }
-};
+using test_paths::path_guard;
+using test_paths::paths;
 
 bool row_has_nan(const float *row, std::size_t n) {
     for (std::size_t j = 0; j < n; ++j)

@@ -613,6 +613,19 @@ def check_against_existing(outdir):
     return checked
 
 
+def write_case(outdir, c):
+    """Writes c to OUTDIR/<name>.case and reads it back: every value as written, bit for bit."""
+    path = os.path.join(outdir, c.name + '.case')
+    with open(path, 'w') as f:
+        f.write(c.text())
+    op, params, T = read_case(path)
+    assert op == c.op and params == dict(c.params)
+    assert len(T) == len(c.tensors)
+    for role, name, kind, x in c.tensors:
+        k2, y = T[(role, name)]
+        assert k2 == kind and y.shape == x.shape and np.array_equal(y, x), (c.name, name)
+
+
 # ================================================================ main
 def main():
     if len(sys.argv) != 2:
@@ -623,16 +636,7 @@ def main():
         print('reference reproduces', fname)
     for c in all_cases():
         self_check(c)
-        path = os.path.join(outdir, c.name + '.case')
-        with open(path, 'w') as f:
-            f.write(c.text())
-        # read back: every value as written, bit for bit
-        op, params, T = read_case(path)
-        assert op == c.op and params == dict(c.params)
-        assert len(T) == len(c.tensors)
-        for role, name, kind, x in c.tensors:
-            k2, y = T[(role, name)]
-            assert k2 == kind and y.shape == x.shape and np.array_equal(y, x), (c.name, name)
+        write_case(outdir, c)
         print('wrote %-20s %5d values' % (c.name, c.count()))
 
 
