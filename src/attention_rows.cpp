@@ -1,5 +1,8 @@
 #include "attention_rows.hpp"
 
+#include "kernels/widen.hpp"
+#include "linear.hpp"
+
 #include <math.h>
 
 namespace edgeattn {
@@ -66,12 +69,79 @@ bool partly_seen(const attention_slice &s, const attention_mask_view &mask, size
 
 constexpr size_t diagonal_step = keys_per_block / 4;
 
+// Stored rows [row0, row0 + n) of r, each `stride` elements.
+const void *stored_at(const stored_rows &r, size_t row0, size_t stride) {
+    return static_cast<const unsigned char *>(r.data) + row0 * stride * element_bytes(r.type);
+}
+
+const float *stored_scales_at(const stored_rows &r, size_t row0) {
+    return r.scales ? r.scales + row0 : nullptr;
+}
+
+const stored_weight_kernels &stored_kernels_for(const kernel_table &k, edgeattn_weight_type type) {
+    return type == EDGEATTN_WEIGHTS_INT8 ? k.int8_weights : k.half_weights;
+}
+
+// Element (row, col) of stored rows, widened (and scaled).
+template <class T>
+float stored_value(const stored_rows &r, size_t row, size_t col, size_t stride) {
+    const float v = widen(static_cast<const T *>(r.data)[row * stride + col]);
+    return r.scales ? v * r.scales[row] : v;
+}
+
+float stored_value(const stored_rows &r, size_t row, size_t col, size_t stride) {
+    return r.type == EDGEATTN_WEIGHTS_INT8 ? stored_value<int8_t>(r, row, col, stride)
+                                           : stored_value<uint16_t>(r, row, col, stride);
+}
+
+// The packed forms of pack_transposed / pack for stored rows: widened and
+// scaled into the block's fp32 panels of nr columns (the block, not the cache).
+void pack_stored_transposed(const stored_rows &r, size_t row0, size_t stride, size_t n, size_t d,
+                            size_t nr, float *packed) {
+    for (size_t p0 = 0; p0 < n; p0 += nr)
+        for (size_t kk = 0; kk < d; ++kk)
+            for (size_t j = 0; j < nr; ++j)
+                packed[p0 * d + kk * nr + j] = p0 + j < n ? stored_value(r, row0 + p0 + j, kk, stride) : 0.0f;
+}
+
+void pack_stored(const stored_rows &r, size_t row0, size_t stride, size_t n, size_t dv, size_t nr,
+                 float *packed) {
+    for (size_t p0 = 0; p0 < dv; p0 += nr)
+        for (size_t kk = 0; kk < n; ++kk)
+            for (size_t j = 0; j < nr; ++j)
+                packed[p0 * n + kk * nr + j] = p0 + j < dv ? stored_value(r, row0 + kk, p0 + j, stride) : 0.0f;
+}
+
+// out += w * value row j (a masked key's share of a row's weighted sum).
+void add_value_row(const kernel_table &k, const attention_slice &s, size_t j, float w, float *out) {
+    if (s.stored_values.type == EDGEATTN_WEIGHTS_F32) {
+        k.add_scaled(s.values + j * s.value_stride, w, out, s.dv);
+        return;
+    }
+    for (size_t c = 0; c < s.dv; ++c) out[c] += w * stored_value(s.stored_values, j, c, s.value_stride);
+}
+
 // Scores of rows [row0, row0 + rows) against keys [key0, key0 + n):
 // scores (rows, n) at `scores`, row stride ldc.
 void block_scores(const kernel_table &k, const attention_slice &s, size_t row0, size_t rows,
                   size_t key0, size_t n, float scale, float *scores, size_t ldc,
                   const scratch_slot &slot) {
-    const float *queries = s.queries + row0 * s.query_stride, *keys = s.keys + key0 * s.key_stride;
+    const float *queries = s.queries + row0 * s.query_stride;
+    const stored_rows &stored = s.stored_keys;
+    if (stored.type != EDGEATTN_WEIGHTS_F32) {
+        if (reads_in_place(s)) {
+            stored_kernels_for(k, stored.type)
+                .gemm_nt_direct(rows, n, s.d, queries, s.query_stride, stored_at(stored, key0, s.key_stride),
+                                s.key_stride, stored_scales_at(stored, key0), nullptr, scores, ldc);
+            for (size_t r = 0; r < rows; ++r) k.scale(scores + r * ldc, n, scale);
+            return;
+        }
+        pack_stored_transposed(stored, key0, s.key_stride, n, s.d, k.panel_width, slot.packed_keys);
+        k.gemm_packed(rows, n, s.d, scale, queries, s.query_stride, slot.packed_keys, k.panel_width,
+                      nullptr, scores, ldc, false);
+        return;
+    }
+    const float *keys = s.keys + key0 * s.key_stride;
     if (reads_in_place(s)) {
         k.gemm_nt_direct(rows, n, s.d, queries, s.query_stride, keys, s.key_stride, nullptr, scores,
                          ldc);
@@ -87,8 +157,21 @@ void block_scores(const kernel_table &k, const attention_slice &s, size_t row0, 
 void block_weighted_sum(const kernel_table &k, const attention_slice &s, size_t row0, size_t rows,
                         size_t key0, size_t n, const float *p, size_t ldp, bool accumulate,
                         const scratch_slot &slot) {
-    const float *values = s.values + key0 * s.value_stride;
     float *out = s.output + row0 * s.output_stride;
+    const stored_rows &stored = s.stored_values;
+    if (stored.type != EDGEATTN_WEIGHTS_F32) {
+        if (reads_in_place(s)) {
+            stored_kernels_for(k, stored.type)
+                .gemm_nn_direct(rows, s.dv, n, p, ldp, stored_at(stored, key0, s.value_stride), s.value_stride,
+                                stored_scales_at(stored, key0), out, s.output_stride, accumulate);
+            return;
+        }
+        pack_stored(stored, key0, s.value_stride, n, s.dv, k.panel_width, slot.packed_values);
+        k.gemm_packed(rows, s.dv, n, 1.0f, p, ldp, slot.packed_values, k.panel_width, nullptr, out,
+                      s.output_stride, accumulate);
+        return;
+    }
+    const float *values = s.values + key0 * s.value_stride;
     if (reads_in_place(s)) {
         k.gemm_nn_direct(rows, s.dv, n, p, ldp, values, s.value_stride, out, s.output_stride,
                          accumulate);
@@ -189,10 +272,8 @@ void attention_streaming(const kernel_table &k, const attention_slice &s, size_t
             if (correction != 1.0f) k.scale(out, dv, correction);
             sum = sum * correction + static_cast<float>(K - visible) * masked_weight;
             if (masked_weight > 0.0f) {
-                for (size_t j = 0; j < iv.lo; ++j)
-                    k.add_scaled(s.values + j * s.value_stride, masked_weight, out, dv);
-                for (size_t j = iv.hi; j < K; ++j)
-                    k.add_scaled(s.values + j * s.value_stride, masked_weight, out, dv);
+                for (size_t j = 0; j < iv.lo; ++j) add_value_row(k, s, j, masked_weight, out);
+                for (size_t j = iv.hi; j < K; ++j) add_value_row(k, s, j, masked_weight, out);
             }
         }
         k.scale(out, dv, 1.0f / sum);

@@ -17,6 +17,14 @@
 namespace edgeattn {
 namespace detail {
 
+// Rows of a KV cache head kept in a reduced type (edgeattn_kv_cache_init_typed):
+// row j is data + j * stride elements, times scales[j] for int8.
+struct stored_rows {
+    edgeattn_weight_type type = EDGEATTN_WEIGHTS_F32;  // F32: not stored, read keys / values
+    const void *data = nullptr;
+    const float *scales = nullptr;
+};
+
 // One slice in the caller's memory: queries (Q, d), keys (K, d), values
 // (K, dv), output (Q, dv), each row `*_stride` floats after the last, and
 // optional weights (Q, K) with rows weights_stride (>= K) apart.
@@ -40,6 +48,9 @@ struct attention_slice {
     // them all. Masks apply to query row / group, the bias of head
     // head_index + row % group. num_queries counts rows.
     size_t group = 1;
+    // An int8 / fp16 KV cache: its keys and values in their type (then
+    // keys and values are not read; strides as key_stride, value_stride).
+    stored_rows stored_keys{}, stored_values{};
 };
 
 // One thread's scratch (layout in workspace_layout.hpp).

@@ -6,6 +6,10 @@
 
 #include <atomic>
 
+#if defined(EDGEATTN_HAVE_AVX2)
+#include <cpuid.h>
+#endif
+
 #include "kernels/kernel_table.hpp"
 
 #if defined(EDGEATTN_HAVE_SSE2) || defined(EDGEATTN_HAVE_AVX2) || defined(EDGEATTN_HAVE_AVX512)
@@ -16,6 +20,14 @@ namespace edgeattn {
 namespace detail {
 namespace {
 
+#if defined(EDGEATTN_HAVE_AVX2)
+// CPUID leaf 1, ECX bit 29 (Clang 14's __builtin_cpu_supports has no "f16c").
+bool cpu_has_f16c() {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx >> 29 & 1u);
+}
+#endif
+
 const kernel_table *table_for(edgeattn_isa isa) {
     switch (isa) {
         case EDGEATTN_ISA_SCALAR: return &scalar_kernels;
@@ -25,8 +37,7 @@ const kernel_table *table_for(edgeattn_isa isa) {
 #if defined(EDGEATTN_HAVE_AVX2)
         case EDGEATTN_ISA_AVX2:
             // F16C widens fp16 weights; every AVX2 processor has it.
-            return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-                           __builtin_cpu_supports("f16c")
+            return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && cpu_has_f16c()
                        ? &avx2_kernels
                        : nullptr;
 #endif

@@ -6,6 +6,7 @@
 // head_size), so one head of one batch element is a contiguous
 // (length, head_size) block that a decode step streams once; then the
 // lengths (B). The edgeattn_kv_cache struct only points into it.
+#include <math.h>
 #include <string.h>
 
 #include "attention_checks.hpp"
@@ -13,6 +14,7 @@
 #include "attention_rows.hpp"
 #include "edgeattn/detail/workspace_layout.hpp"
 #include "edgeattn/edgeattn.h"
+#include "kernels/half.hpp"
 #include "mha_weights.hpp"
 #include "parallel.hpp"
 
@@ -22,11 +24,19 @@ namespace {
 
 constexpr uint32_t kv_cache_magic = 0x4B564145u;  // "EAVK" little-endian
 
+edgeattn_weight_type storage_of(const edgeattn_kv_cache &cache) {
+    return static_cast<edgeattn_weight_type>(cache.storage);
+}
+
 edgeattn_status check_cache(const edgeattn_kv_cache *cache) {
     if (!cache) return EDGEATTN_ERR_NULL_POINTER;
-    if (cache->magic != kv_cache_magic || !cache->keys || !cache->values || !cache->lengths ||
-        cache->batch == 0 || cache->num_kv_heads == 0 || cache->head_size == 0 ||
-        cache->capacity == 0 || cache->capacity > INT32_MAX)
+    if (cache->magic != kv_cache_magic || cache->storage > EDGEATTN_WEIGHTS_INT8 || !cache->stored_keys ||
+        !cache->stored_values || !cache->lengths || cache->batch == 0 || cache->num_kv_heads == 0 ||
+        cache->head_size == 0 || cache->capacity == 0 || cache->capacity > INT32_MAX)
+        return EDGEATTN_ERR_BAD_CACHE;
+    const bool fp32 = cache->storage == EDGEATTN_WEIGHTS_F32, int8 = cache->storage == EDGEATTN_WEIGHTS_INT8;
+    if ((fp32 && (cache->keys != cache->stored_keys || cache->values != cache->stored_values)) ||
+        (int8 && (!cache->key_scales || !cache->value_scales)))
         return EDGEATTN_ERR_BAD_CACHE;
     for (size_t b = 0; b < cache->batch; ++b)
         if (cache->lengths[b] < 0 || static_cast<size_t>(cache->lengths[b]) > cache->capacity)
@@ -49,12 +59,61 @@ edgeattn_status check_cache_dims(const edgeattn_kv_cache &cache, const edgeattn_
     return EDGEATTN_OK;
 }
 
-// The cache's memory as spans: keys, values, lengths.
-void cache_spans(const edgeattn_kv_cache &cache, tensor_span spans[3]) {
-    const size_t floats = cache.batch * cache.num_kv_heads * cache.capacity * cache.head_size;
-    spans[0] = {cache.keys, floats};
-    spans[1] = {cache.values, floats};
+// The cache's memory as spans: keys, values, lengths, and int8's scales
+// (null spans otherwise).
+constexpr size_t cache_span_count = 5;
+void cache_spans(const edgeattn_kv_cache &cache, tensor_span spans[cache_span_count]) {
+    const size_t positions = cache.batch * cache.num_kv_heads * cache.capacity;
+    const size_t elements = positions * cache.head_size, bytes = element_bytes(storage_of(cache));
+    spans[0] = {cache.stored_keys, elements, bytes};
+    spans[1] = {cache.stored_values, elements, bytes};
     spans[2] = {cache.lengths, cache.batch};
+    spans[3] = {cache.key_scales, cache.key_scales ? positions : 0};
+    spans[4] = {cache.value_scales, cache.value_scales ? positions : 0};
+}
+
+// Writes n floats of a token's head into the cache at element `at` (and, for
+// int8, its scale at position `position`): fp32 as they are, binary16
+// rounded to nearest even (beyond +-65504: +-inf, as IEEE converts), int8
+// with scale max |x| / 127 (1 for all zeros) and round to nearest even.
+void store_row(const edgeattn_kv_cache &cache, void *stored, float *scales, size_t at, size_t position,
+               const float *x, size_t n) {
+    switch (storage_of(cache)) {
+        case EDGEATTN_WEIGHTS_F16: {
+            uint16_t *h = static_cast<uint16_t *>(stored) + at;
+            for (size_t i = 0; i < n; ++i) h[i] = float_to_half_ieee(x[i]);
+            return;
+        }
+        case EDGEATTN_WEIGHTS_INT8: {
+            float largest = 0.0f;
+            for (size_t i = 0; i < n; ++i)
+                if (fabsf(x[i]) > largest) largest = fabsf(x[i]);
+            float scale = largest / 127.0f;
+            if (!(scale > 0.0f)) scale = 1.0f;
+            scales[position] = scale;
+            int8_t *q = static_cast<int8_t *>(stored) + at;
+            for (size_t i = 0; i < n; ++i) {
+                float r = nearbyintf(x[i] / scale);
+                r = r > 127.0f ? 127.0f : r < -127.0f ? -127.0f : r;
+                q[i] = static_cast<int8_t>(r);
+            }
+            return;
+        }
+        default: memcpy(static_cast<float *>(stored) + at, x, n * sizeof(float));
+    }
+}
+
+// Cache head (b, g)'s rows as an attention slice reads them.
+stored_rows cache_rows(const edgeattn_kv_cache &cache, bool values, size_t head) {
+    stored_rows r;
+    if (storage_of(cache) == EDGEATTN_WEIGHTS_F32) return r;
+    const size_t position = head * cache.capacity, element = position * cache.head_size;
+    r.type = storage_of(cache);
+    r.data = static_cast<const unsigned char *>(values ? cache.stored_values : cache.stored_keys) +
+             element * element_bytes(r.type);
+    const float *scales = values ? cache.value_scales : cache.key_scales;
+    r.scales = scales ? scales + position : nullptr;
+    return r;
 }
 
 // Weights as given (only the projections `used` names are read) or packed.
@@ -96,10 +155,10 @@ edgeattn_status append(edgeattn_kv_cache *cache, const edgeattn_attention_dims *
     tensor_span inputs[10] = {{keys, key_count}, {values, value_count}};
     size_t num_inputs = 2;
     for (size_t i = 0; i < w.num_spans; ++i) inputs[num_inputs++] = w.spans[i];
-    tensor_span outputs[4];
+    tensor_span outputs[cache_span_count + 1];
     cache_spans(*cache, outputs);
-    outputs[3] = {workspace, workspace_bytes / sizeof(float)};
-    if (edgeattn_status st = check_disjoint(outputs, 4, inputs, num_inputs)) return st;
+    outputs[cache_span_count] = {workspace, workspace_bytes / sizeof(float)};
+    if (edgeattn_status st = check_disjoint(outputs, cache_span_count + 1, inputs, num_inputs)) return st;
 
     const kernel_table &k = active_kernels();
     float *ws = static_cast<float *>(workspace);
@@ -113,15 +172,15 @@ edgeattn_status append(edgeattn_kv_cache *cache, const edgeattn_attention_dims *
     const size_t heads = cache->num_kv_heads, head_size = cache->head_size, cap = cache->capacity;
     for (size_t b = 0; b < d.batch; ++b) {
         const size_t start = static_cast<size_t>(cache->lengths[b]);
-        for (size_t g = 0; g < heads; ++g) {
-            float *key_rows = cache->keys + ((b * heads + g) * cap + start) * head_size;
-            float *value_rows = cache->values + ((b * heads + g) * cap + start) * head_size;
+        for (size_t g = 0; g < heads; ++g)
             for (size_t t = 0; t < tokens; ++t) {
                 const size_t from = (b * tokens + t) * kv_h + g * head_size;
-                memcpy(key_rows + t * head_size, K + from, head_size * sizeof(float));
-                memcpy(value_rows + t * head_size, V + from, head_size * sizeof(float));
+                const size_t position = (b * heads + g) * cap + start + t;
+                store_row(*cache, cache->stored_keys, cache->key_scales, position * head_size, position, K + from,
+                          head_size);
+                store_row(*cache, cache->stored_values, cache->value_scales, position * head_size, position,
+                          V + from, head_size);
             }
-        }
         cache->lengths[b] = static_cast<int32_t>(start + tokens);
     }
     return EDGEATTN_OK;
@@ -189,7 +248,7 @@ edgeattn_status attention(const edgeattn_kv_cache *cache, const edgeattn_attenti
     if (workspace_bytes < one.bytes) return EDGEATTN_ERR_WORKSPACE_TOO_SMALL;
     for (size_t i = 0; i < w.num_spans; ++i) inputs[num_inputs++] = w.spans[i];
     cache_spans(*cache, inputs + num_inputs);
-    num_inputs += 3;
+    num_inputs += cache_span_count;
     const tensor_span outputs[3] = {{output, output_count},
                                     {attention_weights, attention_weights ? weights_count : 0},
                                     {workspace, workspace_bytes / sizeof(float)}};
@@ -221,10 +280,12 @@ edgeattn_status attention(const edgeattn_kv_cache *cache, const edgeattn_attenti
                 return;
             }
             const size_t cached = slice * cap * head_size;
-            attention_slice s{gathered + slice * rows * head_size, head_size, cache->keys + cached,
-                              head_size, cache->values + cached, head_size, out, head_size, nullptr,
+            attention_slice s{gathered + slice * rows * head_size, head_size, (cache->keys ? cache->keys + cached : nullptr),
+                              head_size, (cache->values ? cache->values + cached : nullptr), head_size, out, head_size, nullptr,
                               0, rows, length, head_size, head_size, b, g * group};
             s.group = group;
+            s.stored_keys = cache_rows(*cache, false, slice);
+            s.stored_values = cache_rows(*cache, true, slice);
             dot_product_attention_block(k, s, row0, block_rows, mask, slot);
         });
         regroup_heads(heads_out, gathered_out, d.batch, d.queries, heads, group, head_size, false);
@@ -243,12 +304,14 @@ edgeattn_status attention(const edgeattn_kv_cache *cache, const edgeattn_attenti
                 for (size_t r = 0; r < rows; ++r)
                     for (size_t c = 0; c < head_size; ++c) out[r * h + c] = 0.0f;
             } else {
-                const attention_slice s{Q + b * d.queries * h + column, h, cache->keys + cached,
-                                        head_size, cache->values + cached, head_size,
-                                        heads_out + b * d.queries * h + column, h,
-                                        attention_weights ? attention_weights + slice * d.queries * cap
-                                                          : nullptr,
-                                        cap, d.queries, length, head_size, head_size, b, head};
+                attention_slice s{Q + b * d.queries * h + column, h, (cache->keys ? cache->keys + cached : nullptr),
+                                  head_size, (cache->values ? cache->values + cached : nullptr), head_size,
+                                  heads_out + b * d.queries * h + column, h,
+                                  attention_weights ? attention_weights + slice * d.queries * cap
+                                                    : nullptr,
+                                  cap, d.queries, length, head_size, head_size, b, head};
+                s.stored_keys = cache_rows(*cache, false, b * kv_heads + head / group);
+                s.stored_values = cache_rows(*cache, true, b * kv_heads + head / group);
                 dot_product_attention_block(k, s, row0, rows, mask, slot);
             }
             if (weights_rows)  // positions not (yet) cached weigh 0
@@ -262,22 +325,29 @@ edgeattn_status attention(const edgeattn_kv_cache *cache, const edgeattn_attenti
 
 }  // namespace
 
-extern "C" size_t edgeattn_kv_cache_size(size_t batch, size_t num_kv_heads, size_t head_size,
-                                         size_t capacity) {
+extern "C" size_t edgeattn_kv_cache_typed_size(size_t batch, size_t num_kv_heads, size_t head_size,
+                                               size_t capacity, edgeattn_weight_type storage) {
     if (batch == 0 || num_kv_heads == 0 || head_size == 0 || capacity == 0 ||
-        capacity > INT32_MAX)
+        capacity > INT32_MAX || !known_weight_type(storage))
         return 0;
-    return make_kv_cache_layout(batch, num_kv_heads, head_size, capacity).bytes;
+    return make_kv_cache_layout(batch, num_kv_heads, head_size, capacity, element_bytes(storage)).bytes;
 }
 
-extern "C" edgeattn_status edgeattn_kv_cache_init(edgeattn_kv_cache *cache, size_t batch,
-                                                  size_t num_kv_heads, size_t head_size,
-                                                  size_t capacity, void *memory,
-                                                  size_t memory_bytes) {
+extern "C" size_t edgeattn_kv_cache_size(size_t batch, size_t num_kv_heads, size_t head_size,
+                                         size_t capacity) {
+    return edgeattn_kv_cache_typed_size(batch, num_kv_heads, head_size, capacity, EDGEATTN_WEIGHTS_F32);
+}
+
+extern "C" edgeattn_status edgeattn_kv_cache_init_typed(edgeattn_kv_cache *cache, size_t batch,
+                                                        size_t num_kv_heads, size_t head_size,
+                                                        size_t capacity, edgeattn_weight_type storage,
+                                                        void *memory, size_t memory_bytes) {
     if (!cache || !memory) return EDGEATTN_ERR_NULL_POINTER;
     if (batch == 0 || num_kv_heads == 0 || head_size == 0 || capacity == 0)
         return EDGEATTN_ERR_ZERO_DIMENSION;
-    const kv_cache_layout l = make_kv_cache_layout(batch, num_kv_heads, head_size, capacity);
+    if (!known_weight_type(storage)) return EDGEATTN_ERR_BAD_WEIGHT_TYPE;
+    const kv_cache_layout l =
+        make_kv_cache_layout(batch, num_kv_heads, head_size, capacity, element_bytes(storage));
     if (capacity > INT32_MAX || l.bytes == 0) return EDGEATTN_ERR_SIZE_OVERFLOW;
     if (!is_float_aligned(memory)) return EDGEATTN_ERR_MISALIGNED;
     if (memory_bytes < l.bytes) return EDGEATTN_ERR_WORKSPACE_TOO_SMALL;
@@ -286,16 +356,33 @@ extern "C" edgeattn_status edgeattn_kv_cache_init(edgeattn_kv_cache *cache, size
     edgeattn_kv_cache c;
     memset(&c, 0, sizeof c);
     c.magic = kv_cache_magic;
+    c.storage = static_cast<uint32_t>(storage);
     c.batch = batch;
     c.num_kv_heads = num_kv_heads;
     c.head_size = head_size;
     c.capacity = capacity;
-    c.keys = floats + l.keys;
-    c.values = floats + l.values;
+    c.stored_keys = floats + l.keys;
+    c.stored_values = floats + l.values;
+    if (storage == EDGEATTN_WEIGHTS_F32) {
+        c.keys = floats + l.keys;
+        c.values = floats + l.values;
+    }
+    if (storage == EDGEATTN_WEIGHTS_INT8) {
+        c.key_scales = floats + l.key_scales;
+        c.value_scales = floats + l.value_scales;
+    }
     c.lengths = reinterpret_cast<int32_t *>(floats + l.lengths);
     for (size_t b = 0; b < batch; ++b) c.lengths[b] = 0;
     *cache = c;
     return EDGEATTN_OK;
+}
+
+extern "C" edgeattn_status edgeattn_kv_cache_init(edgeattn_kv_cache *cache, size_t batch,
+                                                  size_t num_kv_heads, size_t head_size,
+                                                  size_t capacity, void *memory,
+                                                  size_t memory_bytes) {
+    return edgeattn_kv_cache_init_typed(cache, batch, num_kv_heads, head_size, capacity, EDGEATTN_WEIGHTS_F32,
+                                        memory, memory_bytes);
 }
 
 extern "C" edgeattn_status edgeattn_kv_cache_reset(edgeattn_kv_cache *cache) {

@@ -435,3 +435,146 @@ TEST_CASE("typed weights: every refusal has its status and writes nothing") {
     CHECK(edgeattn_float_to_half(2, in_place, reinterpret_cast<std::uint16_t *>(in_place)) == EDGEATTN_ERR_OVERLAP);
     CHECK((in_place[0] == 1.0f && in_place[1] == 2.0f));
 }
+
+namespace {
+
+// float64 decode over a cache's stored contents: token t (position t) of
+// batch element b attends, per head, over cached positions 0..t with the
+// keys and values exactly as stored (dequantised), W_q / W_o in float64.
+std::vector<double> decode_over_stored(const edgeattn_kv_cache &c, const std::vector<double> &X, std::size_t B,
+                                       std::size_t T, std::size_t d, std::size_t h, std::size_t H,
+                                       const std::vector<double> &Wq, const std::vector<double> &bq,
+                                       const std::vector<double> &Wo, const std::vector<double> &bo) {
+    const std::size_t hs = h / H, Hkv = c.num_kv_heads, group = H / Hkv, cap = c.capacity;
+    auto stored = [&](bool values, std::size_t b, std::size_t g, std::size_t p, std::size_t i) {
+        const std::size_t pos = (b * Hkv + g) * cap + p, at = pos * hs + i;
+        const void *data = values ? c.stored_values : c.stored_keys;
+        if (c.storage == EDGEATTN_WEIGHTS_INT8)
+            return static_cast<double>((values ? c.value_scales : c.key_scales)[pos]) *
+                   static_cast<const std::int8_t *>(data)[at];
+        if (c.storage == EDGEATTN_WEIGHTS_F16) return half_value(static_cast<const std::uint16_t *>(data)[at]);
+        return static_cast<double>(static_cast<const float *>(data)[at]);
+    };
+    std::vector<double> out(B * T * h);
+    for (std::size_t b = 0; b < B; ++b)
+        for (std::size_t t = 0; t < T; ++t) {
+            std::vector<double> q(h), concat(h, 0.0);
+            for (std::size_t o = 0; o < h; ++o) {
+                q[o] = bq[o];
+                for (std::size_t i = 0; i < d; ++i) q[o] += Wq[o * d + i] * X[(b * T + t) * d + i];
+            }
+            for (std::size_t j = 0; j < H; ++j) {
+                std::vector<double> s(t + 1);
+                double mx = -INFINITY, sum = 0;
+                for (std::size_t p = 0; p <= t; ++p) {
+                    double dot = 0;
+                    for (std::size_t i = 0; i < hs; ++i) dot += q[j * hs + i] * stored(false, b, j / group, p, i);
+                    s[p] = dot / std::sqrt(static_cast<double>(hs));
+                    mx = std::fmax(mx, s[p]);
+                }
+                for (double &e : s) sum += (e = std::exp(e - mx));
+                for (std::size_t p = 0; p <= t; ++p)
+                    for (std::size_t i = 0; i < hs; ++i) concat[j * hs + i] += s[p] / sum * stored(true, b, j / group, p, i);
+            }
+            for (std::size_t o = 0; o < h; ++o) {
+                double y = bo[o];
+                for (std::size_t i = 0; i < h; ++i) y += Wo[o * h + i] * concat[i];
+                out[(b * T + t) * h + o] = y;
+            }
+        }
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("an int8 / fp16 KV cache stores each row as documented and attention reads exactly it, on every path") {
+    path_guard guard;
+    const std::size_t B = 2, T = 24, d = 32, h = 64, H = 4, Hkv = 2, hs = h / H, cap = 30;
+    const edgeattn_weight_type fp32[4] = {EDGEATTN_WEIGHTS_F32, EDGEATTN_WEIGHTS_F32, EDGEATTN_WEIGHTS_F32,
+                                          EDGEATTN_WEIGHTS_F32};
+    const typed_mha model(d, h, H, Hkv, fp32, 31);
+    const edgeattn_mha_typed_weights w = model.weights();
+    const std::vector<float> x = random_floats(B * T * d, 9);
+    const std::vector<double> xd = widen(x);
+    // float64 projections of the keys and values, (B, T, h_kv)
+    const std::size_t hkv = Hkv * hs;
+    std::vector<double> Kref(B * T * hkv), Vref(B * T * hkv);
+    edgeattn_ref::linear(B * T, d, hkv, xd.data(), model.W[1].exact.data(), model.bd[1].data(), Kref.data());
+    edgeattn_ref::linear(B * T, d, hkv, xd.data(), model.W[2].exact.data(), model.bd[2].data(), Vref.data());
+    const std::size_t chunks[] = {1, 1, 17, 3, 2};  // one row, then 17 rows (the packed path), ...
+    edgeattn_attention_mask causal{};
+    causal.causal = 1;
+    for (edgeattn_weight_type storage : stored_types) {
+        const std::size_t bytes = edgeattn_kv_cache_typed_size(B, Hkv, hs, cap, storage);
+        REQUIRE(bytes > 0);
+        CHECK(bytes < edgeattn_kv_cache_size(B, Hkv, hs, cap) * (storage == EDGEATTN_WEIGHTS_INT8 ? 0.35 : 0.55));  // int8: 16 + 4 scale bytes per row of 16
+        std::vector<float> memory(bytes / 4 + 1);
+        for (edgeattn_isa isa : paths()) {
+            REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);
+            INFO(type_name(storage) << " cache on " << edgeattn_isa_name(isa));
+            edgeattn_kv_cache cache;
+            REQUIRE(edgeattn_kv_cache_init_typed(&cache, B, Hkv, hs, cap, storage, memory.data(), bytes) ==
+                    EDGEATTN_OK);
+            CHECK((cache.keys == nullptr && cache.values == nullptr));
+            std::vector<float> dec(B * T * h, NAN);
+            std::size_t fed = 0;
+            for (std::size_t n : chunks) {
+                const edgeattn_attention_dims step = model.dims(B, n, cap);
+                std::vector<float> xs(B * n * d), os(B * n * h);
+                for (std::size_t b = 0; b < B; ++b) std::memcpy(&xs[b * n * d], &x[(b * T + fed) * d], n * d * 4);
+                std::vector<float> aws(edgeattn_kv_cache_append_workspace_size(&step, n, 4) / 4 + 1);
+                std::vector<float> tws(edgeattn_kv_cache_attention_workspace_size(&step, 4) / 4 + 1);
+                REQUIRE(edgeattn_kv_cache_append_typed(&cache, &step, n, xs.data(), xs.data(), &w, aws.data(),
+                                                       aws.size() * 4) == EDGEATTN_OK);
+                REQUIRE(edgeattn_kv_cache_attention_typed(&cache, &step, xs.data(), &causal, &w, tws.data(),
+                                                          tws.size() * 4, os.data(), nullptr) == EDGEATTN_OK);
+                for (std::size_t b = 0; b < B; ++b) std::memcpy(&dec[(b * T + fed) * h], &os[b * n * h], n * h * 4);
+                fed += n;
+            }
+            REQUIRE(fed == T);
+            // Each stored row against the float64 projection: the documented rounding.
+            std::size_t off_by_more = 0;
+            for (std::size_t b = 0; b < B; ++b)
+                for (std::size_t g = 0; g < Hkv; ++g)
+                    for (std::size_t t = 0; t < T; ++t)
+                        for (int v = 0; v < 2; ++v) {
+                            const double *ref = (v ? Vref : Kref).data() + (b * T + t) * hkv + g * hs;
+                            const std::size_t pos = (b * Hkv + g) * cap + t;
+                            double largest = 0;
+                            for (std::size_t i = 0; i < hs; ++i) largest = std::fabs(ref[i]) > largest ? std::fabs(ref[i]) : largest;
+                            for (std::size_t i = 0; i < hs; ++i) {
+                                if (storage == EDGEATTN_WEIGHTS_INT8) {
+                                    const float scale = (v ? cache.value_scales : cache.key_scales)[pos];
+                                    const int q = static_cast<const std::int8_t *>(v ? cache.stored_values
+                                                                                     : cache.stored_keys)[pos * hs + i];
+                                    if (i == 0) CHECK(std::fabs(scale - largest / 127) <= 1e-5 * largest / 127);
+                                    off_by_more += std::fabs(ref[i] / scale - q) > 0.5 + 1e-3;
+                                } else {
+                                    const double got = half_value(static_cast<const std::uint16_t *>(
+                                        v ? cache.stored_values : cache.stored_keys)[pos * hs + i]);
+                                    off_by_more += std::fabs(got - ref[i]) > std::ldexp(std::fabs(ref[i]), -11) + 1e-7;
+                                }
+                            }
+                        }
+            CHECK(off_by_more == 0);
+            // The outputs: float64 attention over exactly what the cache holds.
+            const std::vector<double> want = decode_over_stored(cache, xd, B, T, d, h, H, model.W[0].exact, model.bd[0],
+                                                                model.W[3].exact, model.bd[3]);
+            CHECK(rel_l2(dec.data(), want) <= 1e-5);
+        }
+    }
+    // Refusals: an unknown storage type; a cache struct whose storage was changed.
+    std::vector<float> memory(edgeattn_kv_cache_typed_size(B, Hkv, hs, cap, EDGEATTN_WEIGHTS_INT8) / 4 + 1);
+    edgeattn_kv_cache cache;
+    CHECK(edgeattn_kv_cache_init_typed(&cache, B, Hkv, hs, cap, static_cast<edgeattn_weight_type>(3), memory.data(),
+                                       memory.size() * 4) == EDGEATTN_ERR_BAD_WEIGHT_TYPE);
+    CHECK(edgeattn_kv_cache_typed_size(B, Hkv, hs, cap, static_cast<edgeattn_weight_type>(3)) == 0);
+    REQUIRE(edgeattn_kv_cache_init_typed(&cache, B, Hkv, hs, cap, EDGEATTN_WEIGHTS_INT8, memory.data(),
+                                         memory.size() * 4) == EDGEATTN_OK);
+    edgeattn_kv_cache broken = cache;
+    broken.storage = EDGEATTN_WEIGHTS_F32;  // fp32 needs keys == stored_keys
+    CHECK(edgeattn_kv_cache_reset(&broken) == EDGEATTN_ERR_BAD_CACHE);
+    broken = cache;
+    broken.key_scales = nullptr;
+    CHECK(edgeattn_kv_cache_reset(&broken) == EDGEATTN_ERR_BAD_CACHE);
+}

@@ -156,14 +156,19 @@ edgeattn_status edgeattn_multi_head_attention_masked_packed(
  */
 typedef struct edgeattn_kv_cache {
     uint32_t magic;        /**< set by edgeattn_kv_cache_init(); calls refuse a cache without it */
-    uint32_t reserved;     /**< 0 */
+    uint32_t storage;      /**< how keys and values are stored: 0 fp32 (edgeattn_kv_cache_init()),
+                                or the edgeattn_weight_type given to edgeattn_kv_cache_init_typed() */
     size_t batch;          /**< B */
     size_t num_kv_heads;   /**< H_kv */
     size_t head_size;      /**< h / H */
     size_t capacity;       /**< positions each batch element can hold */
-    float *keys;           /**< (B, H_kv, capacity, head_size) */
-    float *values;         /**< (B, H_kv, capacity, head_size) */
+    float *keys;           /**< (B, H_kv, capacity, head_size); NULL in an int8 / fp16 cache */
+    float *values;         /**< (B, H_kv, capacity, head_size); NULL in an int8 / fp16 cache */
     int32_t *lengths;      /**< (B): positions filled, 0..capacity */
+    void *stored_keys;     /**< the keys in their storage type (int8_t, uint16_t binary16 or float) */
+    void *stored_values;   /**< the values in their storage type */
+    float *key_scales;     /**< int8: (B, H_kv, capacity), one scale per cached key row; else NULL */
+    float *value_scales;   /**< int8: (B, H_kv, capacity), one scale per cached value row; else NULL */
 } edgeattn_kv_cache;
 
 /**

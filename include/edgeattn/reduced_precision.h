@@ -199,6 +199,43 @@ edgeattn_status edgeattn_mha_pack_typed_weights(const edgeattn_attention_dims *d
 /* ---------------------------------------------------------------- KV cache */
 
 /**
+ * Bytes of a KV cache whose keys and values are stored as `storage`
+ * (edgeattn_kv_cache_size() for fp32): binary16 halves the keys' and values'
+ * bytes; int8 quarters them and adds one float scale per cached key row and
+ * per value row (head_size elements), so it saves most for large heads.
+ * @param batch        B
+ * @param num_kv_heads H_kv
+ * @param head_size    h / H
+ * @param capacity     positions per batch element
+ * @param storage      ::EDGEATTN_WEIGHTS_F32, ::EDGEATTN_WEIGHTS_F16 or ::EDGEATTN_WEIGHTS_INT8
+ * @return bytes, or 0 for a zero size, an unknown type, capacity > INT32_MAX or overflow
+ */
+size_t edgeattn_kv_cache_typed_size(size_t batch, size_t num_kv_heads, size_t head_size,
+                                    size_t capacity, edgeattn_weight_type storage);
+
+/**
+ * edgeattn_kv_cache_init() for a cache stored in a reduced type. Appends
+ * convert each projected key and value row as they write it: binary16
+ * rounded to nearest even (beyond +-65504: +-inf); int8 with its own scale
+ * max |x| / 127 per (position, head) row, rounded to nearest even. Every
+ * cache call (append, attention, reset, truncate; packed or typed weights)
+ * takes such a cache; attention widens the stored rows in registers.
+ * @param cache        the struct to fill (not in `memory`)
+ * @param batch        B
+ * @param num_kv_heads H_kv
+ * @param head_size    h / H
+ * @param capacity     positions per batch element
+ * @param storage      the type of keys and values
+ * @param memory       edgeattn_kv_cache_typed_size() bytes, 4-byte aligned
+ * @param memory_bytes its size
+ * @return the statuses of edgeattn_kv_cache_init(), and ::EDGEATTN_ERR_BAD_WEIGHT_TYPE
+ */
+edgeattn_status edgeattn_kv_cache_init_typed(edgeattn_kv_cache *cache, size_t batch,
+                                             size_t num_kv_heads, size_t head_size,
+                                             size_t capacity, edgeattn_weight_type storage,
+                                             void *memory, size_t memory_bytes);
+
+/**
  * edgeattn_kv_cache_append() with W_k, W_v in stored types (W_q, W_o not read).
  * @param cache     from edgeattn_kv_cache_init()
  * @param dims      as edgeattn_kv_cache_append()

@@ -314,20 +314,22 @@ void gemm_nt_direct_weights(size_t M, size_t N, size_t K, const float *A, size_t
 
 // One row of C (+)= a (K) . Bm (K, columns): V whole vectors and a partial
 // one of `tail` columns, kept in registers for the whole pass over K.
-template <class B, size_t V>
-void gemm_nn_direct_columns(size_t K, const float *a, const float *Bm, size_t ldb, float *c,
-                            size_t tail, bool accumulate) {
+// With stored rows of Bm (T int8_t / uint16_t), k_scales (K, or nullptr)
+// scales row k: a KV cache's per-position value scales.
+template <class B, size_t V, class T>
+void gemm_nn_direct_columns(size_t K, const float *a, const T *Bm, size_t ldb, float *c,
+                            size_t tail, bool accumulate, const float *k_scales) {
     constexpr size_t W = B::size;
     B acc[V + 1];
 #pragma GCC unroll 9
     for (size_t v = 0; v < V; ++v) acc[v] = accumulate ? B::load_unaligned(c + v * W) : B(0.0f);
     acc[V] = accumulate && tail ? load_partial<B>(c + V * W, tail, 0.0f) : B(0.0f);
     for (size_t k = 0; k < K; ++k) {
-        const B av(a[k]);
-        const float *b = Bm + k * ldb;
+        const B av(k_scales ? a[k] * k_scales[k] : a[k]);
+        const T *b = Bm + k * ldb;
 #pragma GCC unroll 9
-        for (size_t v = 0; v < V; ++v) acc[v] = fma(av, B::load_unaligned(b + v * W), acc[v]);
-        if (tail) acc[V] = fma(av, load_partial<B>(b + V * W, tail, 0.0f), acc[V]);
+        for (size_t v = 0; v < V; ++v) acc[v] = fma(av, load_weights<B>(b + v * W), acc[v]);
+        if (tail) acc[V] = fma(av, load_weights_partial<B>(b + V * W, tail), acc[V]);
     }
 #pragma GCC unroll 9
     for (size_t v = 0; v < V; ++v) acc[v].store_unaligned(c + v * W);
@@ -339,29 +341,50 @@ void gemm_nn_direct_columns(size_t K, const float *a, const float *Bm, size_t ld
 // values would read and write every value once more than the product reads
 // it. Columns go in chunks of up to 8 vectors, so a head of 64 values is
 // one pass over K on AVX2 and AVX-512.
-template <class B>
-void gemm_nn_direct(size_t M, size_t N, size_t K, const float *A, size_t lda, const float *Bm,
-                    size_t ldb, float *C, size_t ldc, bool accumulate) {
-    constexpr size_t W = B::size, most = 8;
+template <class B, class T>
+void gemm_nn_direct_typed(size_t M, size_t N, size_t K, const float *A, size_t lda, const T *Bm,
+                          size_t ldb, const float *k_scales, float *C, size_t ldc, bool accumulate) {
+    // The plain C++ path (one lane) keeps a single instantiation for stored
+    // rows: flash, as for its tiles.
+    constexpr size_t W = B::size, most = B::size == 1 && !std::is_same<T, float>::value ? 1 : 8;
     for (size_t i = 0; i < M; ++i) {
         for (size_t n0 = 0; n0 < N; n0 += most * W) {
             const size_t width = N - n0 < most * W ? N - n0 : most * W;
             const size_t vectors = width / W, tail = width % W;
-            const float *a = A + i * lda, *b = Bm + n0;
+            const float *a = A + i * lda;
+            const T *b = Bm + n0;
             float *c = C + i * ldc + n0;
+            if constexpr (most == 1) {
+                (void)vectors;
+                (void)tail;
+                gemm_nn_direct_columns<B, 1, T>(K, a, b, ldb, c, 0, accumulate, k_scales);
+            } else {
             switch (vectors) {
-                case 0: gemm_nn_direct_columns<B, 0>(K, a, b, ldb, c, tail, accumulate); break;
-                case 1: gemm_nn_direct_columns<B, 1>(K, a, b, ldb, c, tail, accumulate); break;
-                case 2: gemm_nn_direct_columns<B, 2>(K, a, b, ldb, c, tail, accumulate); break;
-                case 3: gemm_nn_direct_columns<B, 3>(K, a, b, ldb, c, tail, accumulate); break;
-                case 4: gemm_nn_direct_columns<B, 4>(K, a, b, ldb, c, tail, accumulate); break;
-                case 5: gemm_nn_direct_columns<B, 5>(K, a, b, ldb, c, tail, accumulate); break;
-                case 6: gemm_nn_direct_columns<B, 6>(K, a, b, ldb, c, tail, accumulate); break;
-                case 7: gemm_nn_direct_columns<B, 7>(K, a, b, ldb, c, tail, accumulate); break;
-                default: gemm_nn_direct_columns<B, 8>(K, a, b, ldb, c, 0, accumulate); break;
+                case 0: gemm_nn_direct_columns<B, 0, T>(K, a, b, ldb, c, tail, accumulate, k_scales); break;
+                case 1: gemm_nn_direct_columns<B, 1, T>(K, a, b, ldb, c, tail, accumulate, k_scales); break;
+                case 2: gemm_nn_direct_columns<B, 2, T>(K, a, b, ldb, c, tail, accumulate, k_scales); break;
+                case 3: gemm_nn_direct_columns<B, 3, T>(K, a, b, ldb, c, tail, accumulate, k_scales); break;
+                case 4: gemm_nn_direct_columns<B, 4, T>(K, a, b, ldb, c, tail, accumulate, k_scales); break;
+                case 5: gemm_nn_direct_columns<B, 5, T>(K, a, b, ldb, c, tail, accumulate, k_scales); break;
+                case 6: gemm_nn_direct_columns<B, 6, T>(K, a, b, ldb, c, tail, accumulate, k_scales); break;
+                case 7: gemm_nn_direct_columns<B, 7, T>(K, a, b, ldb, c, tail, accumulate, k_scales); break;
+                default: gemm_nn_direct_columns<B, 8, T>(K, a, b, ldb, c, 0, accumulate, k_scales); break;
+            }
             }
         }
     }
+}
+
+template <class B>
+void gemm_nn_direct(size_t M, size_t N, size_t K, const float *A, size_t lda, const float *Bm,
+                    size_t ldb, float *C, size_t ldc, bool accumulate) {
+    gemm_nn_direct_typed<B, float>(M, N, K, A, lda, Bm, ldb, nullptr, C, ldc, accumulate);
+}
+
+template <class B, class T>
+void gemm_nn_direct_stored(size_t M, size_t N, size_t K, const float *A, size_t lda, const void *Bm,
+                           size_t ldb, const float *k_scales, float *C, size_t ldc, bool accumulate) {
+    gemm_nn_direct_typed<B, T>(M, N, K, A, lda, static_cast<const T *>(Bm), ldb, k_scales, C, ldc, accumulate);
 }
 
 }  // namespace

@@ -57,6 +57,15 @@ inline bool half_in_range(float x) {
     return x == x && x < 65520.0f && x > -65520.0f;
 }
 
+// IEEE conversion for values the library produces (a KV cache's keys):
+// beyond the largest half, +-inf; NaN stays a (quiet) NaN.
+inline uint16_t float_to_half_ieee(float x) {
+    if (half_in_range(x)) return float_to_half(x);
+    const uint16_t sign = static_cast<uint16_t>((bits_of(x) >> 16) & 0x8000u);
+    return x == x ? static_cast<uint16_t>(sign | 0x7C00u) : static_cast<uint16_t>(sign | 0x7E00u);
+}
+
+
 }  // namespace detail
 }  // namespace edgeattn
 

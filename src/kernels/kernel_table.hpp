@@ -27,6 +27,11 @@ struct stored_weight_kernels {
     // W (N, K), row stride ldw, read in place: for few rows.
     void (*gemm_nt_direct)(size_t M, size_t N, size_t K, const float *A, size_t lda, const void *W,
                            size_t ldw, const float *scales, const float *bias, float *C, size_t ldc);
+    // C (M,N) (+)= A (M,K) . (k_scales[k] * Bm[k][:]) with Bm (K, N) stored
+    // rows read in place: attention weights times a KV cache's stored
+    // values (k_scales: int8's per-position scales, or nullptr).
+    void (*gemm_nn_direct)(size_t M, size_t N, size_t K, const float *A, size_t lda, const void *Bm,
+                           size_t ldb, const float *k_scales, float *C, size_t ldc, bool accumulate);
 };
 
 struct kernel_table {

@@ -287,24 +287,38 @@ constexpr kv_attention_layout make_kv_attention_layout(size_t batch, size_t quer
 
 // A KV cache's memory: keys and values (B, H_kv, capacity, head_size),
 // then the lengths (B int32).
+// A KV cache's memory, in floats from its start: keys and values (B, H_kv,
+// capacity, head_size) of `element_bytes`-byte elements (4 fp32, 2 binary16,
+// 1 int8; each region rounded up to whole floats), the lengths (B), and for
+// int8 the key and value scales (B, H_kv, capacity).
 struct kv_cache_layout {
     size_t keys = 0;
     size_t values = 0;
     size_t lengths = 0;
+    size_t key_scales = 0;    // int8 only (else 0)
+    size_t value_scales = 0;  // int8 only (else 0)
     size_t bytes = 0;
 };
 
 constexpr kv_cache_layout make_kv_cache_layout(size_t batch, size_t num_kv_heads,
-                                               size_t head_size, size_t capacity) {
+                                               size_t head_size, size_t capacity,
+                                               size_t element_bytes = 4) {
     layout_builder b;
     kv_cache_layout l;
-    size_t per_batch = 0;
-    if (mul_overflows(num_kv_heads, capacity, per_batch) ||
-        mul_overflows(per_batch, head_size, per_batch))
+    size_t positions = 0, elements = 0, bytes = 0;
+    if (mul_overflows(batch, num_kv_heads, positions) ||
+        mul_overflows(positions, capacity, positions) ||
+        mul_overflows(positions, head_size, elements) ||
+        mul_overflows(elements, element_bytes, bytes))
         b.overflow = true;
-    l.keys = b.add(batch, per_batch);
-    l.values = b.add(batch, per_batch);
+    const size_t floats = bytes / sizeof(float) + (bytes % sizeof(float) != 0);
+    l.keys = b.add(floats);
+    l.values = b.add(floats);
     l.lengths = b.add(batch);  // int32, as many bytes as floats
+    if (element_bytes == 1) {
+        l.key_scales = b.add(positions);
+        l.value_scales = b.add(positions);
+    }
     l.bytes = b.bytes();
     return l;
 }
