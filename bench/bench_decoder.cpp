@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "common.hpp"
 #include "edgeattn_bench.hpp"
@@ -21,24 +22,46 @@ namespace {
 // Self-attention weights of a shape, random, no biases: W_q, W_o (d, d) and
 // W_k, W_v (h_kv, d), packed once (edgeattn_mha_pack_weights) as a model
 // does when it loads.
+// With `type` int8 or fp16 the weights are quantised / converted first and
+// packed in that type (edgeattn_mha_pack_typed_weights).
 struct PackedWeights {
-    Floats Wq, Wk, Wv, Wo;
+    Floats Wq, Wk, Wv, Wo, scales;
+    std::vector<int8_t> q8;
+    std::vector<uint16_t> f16;
     std::unique_ptr<unsigned char[], FreeDeleter> packed;
     size_t bytes = 0;
     edgeattn_status status = EDGEATTN_OK;
 
-    PackedWeights(const DecoderShape &s, const edgeattn_attention_dims &dims) {
+    PackedWeights(const DecoderShape &s, const edgeattn_attention_dims &dims,
+                  edgeattn_weight_type type = EDGEATTN_WEIGHTS_F32) {
         const size_t d = s.d_model, h_kv = s.kv_heads * s.head_dim();
         const float wscale = 1.0f / std::sqrt(static_cast<float>(d));
         Wq = random_floats(d * d, 6, wscale);
         Wk = random_floats(h_kv * d, 7, wscale);
         Wv = random_floats(h_kv * d, 8, wscale);
         Wo = random_floats(d * d, 9, wscale);
-        const edgeattn_mha_weights w = {Wq.get(), Wk.get(), Wv.get(), Wo.get(),
-                                        nullptr, nullptr, nullptr, nullptr};
-        bytes = edgeattn_mha_packed_weights_size(&dims);
+        const float *fm[4] = {Wq.get(), Wk.get(), Wv.get(), Wo.get()};
+        const size_t rows[4] = {d, h_kv, h_kv, d};
+        q8.resize(type == EDGEATTN_WEIGHTS_INT8 ? 4 * d * d : 0);
+        f16.resize(type == EDGEATTN_WEIGHTS_F16 ? 4 * d * d : 0);
+        scales = alloc_floats(4 * d);
+        edgeattn_mha_typed_weights w = {};
+        edgeattn_weight_matrix *tm[4] = {&w.W_q, &w.W_k, &w.W_v, &w.W_o};
+        for (size_t i = 0; i < 4 && status == EDGEATTN_OK; ++i) {
+            if (type == EDGEATTN_WEIGHTS_INT8) {
+                status = edgeattn_quantize_int8(rows[i], d, fm[i], &q8[i * d * d], scales.get() + i * d);
+                *tm[i] = {type, &q8[i * d * d], scales.get() + i * d};
+            } else if (type == EDGEATTN_WEIGHTS_F16) {
+                status = edgeattn_float_to_half(rows[i] * d, fm[i], &f16[i * d * d]);
+                *tm[i] = {type, &f16[i * d * d], nullptr};
+            } else {
+                *tm[i] = {type, fm[i], nullptr};
+            }
+        }
+        if (status) return;
+        bytes = edgeattn_mha_typed_packed_weights_size(&dims, &w);
         packed = alloc_bytes(bytes);
-        status = edgeattn_mha_pack_weights(&dims, &w, packed.get(), bytes);
+        status = edgeattn_mha_pack_typed_weights(&dims, &w, packed.get(), bytes);
     }
 };
 
@@ -53,11 +76,11 @@ struct FilledCache {
     const char *failed = nullptr;
 
     FilledCache(const DecoderShape &s, size_t capacity, const edgeattn_attention_dims &dims,
-                const PackedWeights &w) {
-        const size_t bytes = edgeattn_kv_cache_size(s.batch, s.kv_heads, s.head_dim(), capacity);
+                const PackedWeights &w, edgeattn_weight_type storage = EDGEATTN_WEIGHTS_F32) {
+        const size_t bytes = edgeattn_kv_cache_typed_size(s.batch, s.kv_heads, s.head_dim(), capacity, storage);
         memory = alloc_bytes(bytes);
-        if ((status = edgeattn_kv_cache_init(&cache, s.batch, s.kv_heads, s.head_dim(), capacity,
-                                             memory.get(), bytes))) {
+        if ((status = edgeattn_kv_cache_init_typed(&cache, s.batch, s.kv_heads, s.head_dim(), capacity, storage,
+                                                   memory.get(), bytes))) {
             failed = "edgeattn_kv_cache_init";
             return;
         }
@@ -114,11 +137,13 @@ void decode_attend(benchmark::State &state, DecoderShape s) {
 // causal = 1 over the L + 1 positions. Every iteration first truncates the
 // cache back to L (edgeattn_kv_cache_truncate: one store), so each step is
 // the same step.
-void decode_step(benchmark::State &state, DecoderShape s) {
+// decode_step_int8 / decode_step_fp16: the same step with weights and
+// cache both stored in that type.
+void decode_step(benchmark::State &state, DecoderShape s, edgeattn_weight_type type) {
     const edgeattn_attention_dims dims = decode_dims(s, s.len + 1);
-    PackedWeights w(s, dims);
+    PackedWeights w(s, dims, type);
     if (w.status) return fail(state, "edgeattn_mha_pack_weights", w.status);
-    FilledCache c(s, s.len + 1, dims, w);
+    FilledCache c(s, s.len + 1, dims, w, type);
     if (c.status) return fail(state, c.failed, c.status);
     Floats x = random_floats(s.batch * s.d_model, 12), out = alloc_floats(s.batch * s.d_model);
     const size_t att_bytes = edgeattn_kv_cache_attention_workspace_size(&dims, max_threads());
@@ -274,7 +299,12 @@ void register_benchmarks() {
     benchmark::AddCustomContext("edgeattn_isa", edgeattn_isa_name(edgeattn_current_isa()));
     for (const auto &s : decode_shapes) {
         configure(benchmark::RegisterBenchmark(name("decode_attend", "edgeattn", s).c_str(), decode_attend, s));
-        configure(benchmark::RegisterBenchmark(name("decode_step", "edgeattn", s).c_str(), decode_step, s));
+        configure(benchmark::RegisterBenchmark(name("decode_step", "edgeattn", s).c_str(), decode_step, s,
+                                               EDGEATTN_WEIGHTS_F32));
+        configure(benchmark::RegisterBenchmark(name("decode_step_int8", "edgeattn", s).c_str(), decode_step, s,
+                                               EDGEATTN_WEIGHTS_INT8));
+        configure(benchmark::RegisterBenchmark(name("decode_step_fp16", "edgeattn", s).c_str(), decode_step, s,
+                                               EDGEATTN_WEIGHTS_F16));
         configure(benchmark::RegisterBenchmark(name("decode_sdpa", "edgeattn", s).c_str(), decode_sdpa, s));
         // The bounds, under each decode op so that compare prints them beside it.
         for (const char *op : {"decode_attend", "decode_step", "decode_sdpa"}) {

@@ -95,21 +95,50 @@ float stored_value(const stored_rows &r, size_t row, size_t col, size_t stride) 
 }
 
 // The packed forms of pack_transposed / pack for stored rows: widened and
-// scaled into the block's fp32 panels of nr columns (the block, not the cache).
-void pack_stored_transposed(const stored_rows &r, size_t row0, size_t stride, size_t n, size_t d,
-                            size_t nr, float *packed) {
-    for (size_t p0 = 0; p0 < n; p0 += nr)
-        for (size_t kk = 0; kk < d; ++kk)
-            for (size_t j = 0; j < nr; ++j)
-                packed[p0 * d + kk * nr + j] = p0 + j < n ? stored_value(r, row0 + p0 + j, kk, stride) : 0.0f;
+// scaled into the block's fp32 panels of nr columns (the block, not the
+// cache), each source row read once, in order.
+template <class T>
+void pack_stored_transposed(const stored_rows &r, size_t row0, size_t stride, size_t n, size_t d, size_t nr,
+                            float *packed) {
+    const T *data = static_cast<const T *>(r.data);
+    for (size_t j = 0; j < (n + nr - 1) / nr * nr; ++j) {
+        float *column = packed + j / nr * nr * d + j % nr;  // column j % nr of panel j / nr
+        if (j >= n) {
+            for (size_t kk = 0; kk < d; ++kk) column[kk * nr] = 0.0f;
+            continue;
+        }
+        const T *row = data + (row0 + j) * stride;
+        const float scale = r.scales ? r.scales[row0 + j] : 1.0f;
+        for (size_t kk = 0; kk < d; ++kk) column[kk * nr] = widen(row[kk]) * scale;
+    }
 }
 
-void pack_stored(const stored_rows &r, size_t row0, size_t stride, size_t n, size_t dv, size_t nr,
-                 float *packed) {
-    for (size_t p0 = 0; p0 < dv; p0 += nr)
-        for (size_t kk = 0; kk < n; ++kk)
-            for (size_t j = 0; j < nr; ++j)
-                packed[p0 * n + kk * nr + j] = p0 + j < dv ? stored_value(r, row0 + kk, p0 + j, stride) : 0.0f;
+template <class T>
+void pack_stored(const stored_rows &r, size_t row0, size_t stride, size_t n, size_t dv, size_t nr, float *packed) {
+    const T *data = static_cast<const T *>(r.data);
+    for (size_t kk = 0; kk < n; ++kk) {
+        const T *row = data + (row0 + kk) * stride;
+        const float scale = r.scales ? r.scales[row0 + kk] : 1.0f;
+        for (size_t p0 = 0; p0 < dv; p0 += nr) {
+            float *dst = packed + p0 * n + kk * nr;
+            for (size_t j = 0; j < nr; ++j) dst[j] = p0 + j < dv ? widen(row[p0 + j]) * scale : 0.0f;
+        }
+    }
+}
+
+void pack_stored_transposed(const stored_rows &r, size_t row0, size_t stride, size_t n, size_t d, size_t nr,
+                            float *packed) {
+    if (r.type == EDGEATTN_WEIGHTS_INT8)
+        pack_stored_transposed<int8_t>(r, row0, stride, n, d, nr, packed);
+    else
+        pack_stored_transposed<uint16_t>(r, row0, stride, n, d, nr, packed);
+}
+
+void pack_stored(const stored_rows &r, size_t row0, size_t stride, size_t n, size_t dv, size_t nr, float *packed) {
+    if (r.type == EDGEATTN_WEIGHTS_INT8)
+        pack_stored<int8_t>(r, row0, stride, n, dv, nr, packed);
+    else
+        pack_stored<uint16_t>(r, row0, stride, n, dv, nr, packed);
 }
 
 // out += w * value row j (a masked key's share of a row's weighted sum).

@@ -637,6 +637,10 @@ TEST_CASE("the float64 reference reproduces every golden case") {
         edgeattn_conform::Case c;
         std::string err;
         REQUIRE_MESSAGE(edgeattn_conform::read_case_file(f, c, err), err);
+        // A KV cache stored in int8 / fp16 (param cache_type) rounds the
+        // projected keys and values: this reference does not; the stored rows
+        // are checked against the documented rounding by test_reduced_precision.
+        if (c.find_param("cache_type")) continue;
         for (const edgeattn_conform::Tensor &t : c.tensors) {
             if (t.role != edgeattn_conform::Role::expect) continue;
             std::vector<double> got = reference_output(c, t.name);

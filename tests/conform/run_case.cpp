@@ -731,7 +731,7 @@ bool run_kv_cache_decode(Runner &r) {
     std::size_t capacity = 0;
     if (!r.allow({"X", "chunks", "truncate", "W_q", "W_k", "W_v", "W_o", "b_q", "b_k", "b_v", "b_o", "key_ranges",
                   "bias", "W_q_scales", "W_k_scales", "W_v_scales", "W_o_scales"},
-                 {"num_hiddens", "num_heads", "num_kv_heads", "bias", "capacity", "weight_type"}) ||
+                 {"num_hiddens", "num_heads", "num_kv_heads", "bias", "capacity", "weight_type", "cache_type"}) ||
         !r.f32("X", 3, X, sx) || !r.param("num_hiddens", -1, d.num_hiddens) ||
         !r.param("num_heads", -1, d.num_heads) || !r.param("num_kv_heads", 0, d.num_kv_heads) ||
         !r.param("capacity", -1, capacity))
@@ -794,15 +794,21 @@ bool run_kv_cache_decode(Runner &r) {
     std::vector<float> out_all(n_out), xs(n_xs), ys(n_ys), step_bias(n_bias);
     std::vector<std::int32_t> step_ranges(per_query ? B * n_max * 2 : 0);
 
-    // The cache.
-    const std::size_t cache_bytes = edgeattn_kv_cache_size(B, H_kv, head_size, capacity);
+    // The cache, fp32 or (param cache_type, FORMAT.md "Reduced precision") int8 / fp16.
+    std::size_t cache_type = 0;
+    if (!r.param("cache_type", 0, cache_type)) return false;
+    if (cache_type > EDGEATTN_WEIGHTS_INT8) return r.fail("param 'cache_type' must be 0 (f32), 1 (fp16) or 2 (int8)");
+    const edgeattn_weight_type storage = static_cast<edgeattn_weight_type>(cache_type);
+    const std::size_t cache_bytes = edgeattn_kv_cache_typed_size(B, H_kv, head_size, capacity, storage);
     if (cache_bytes == 0)
-        return r.fail("edgeattn_kv_cache_size(" + std::to_string(B) + ", " + std::to_string(H_kv) + ", " +
+        return r.fail("edgeattn_kv_cache_typed_size(" + std::to_string(B) + ", " + std::to_string(H_kv) + ", " +
                       std::to_string(head_size) + ", " + std::to_string(capacity) + ") gave 0");
     Aligned cache_mem, append_ws, attn_ws;
     edgeattn_kv_cache cache{};
     if (!r.alloc(cache_bytes, cache_mem, "a KV cache") ||
-        !r.status(edgeattn_kv_cache_init(&cache, B, H_kv, head_size, capacity, cache_mem.p, cache_bytes),
+        !r.status(cache_type ? edgeattn_kv_cache_init_typed(&cache, B, H_kv, head_size, capacity, storage,
+                                                           cache_mem.p, cache_bytes)
+                             : edgeattn_kv_cache_init(&cache, B, H_kv, head_size, capacity, cache_mem.p, cache_bytes),
                   "edgeattn_kv_cache_init"))
         return false;
     if (!pack_mha_weights(r, d, m)) return false;

@@ -775,8 +775,10 @@ void c_decode(Check &k, const golden_case &c, bool packed) {
     Decode z;
     if (!read_decode(k, c, z)) return;
     Scratch mem(k);
-    const std::size_t cache_bytes = edgeattn_kv_cache_size(z.B, z.H_kv, z.head_size, z.capacity);
-    void *cache_memory = mem.bytes(cache_bytes, "edgeattn_kv_cache_size");
+    // fp32, or (param cache_type) an int8 / fp16 cache.
+    const edgeattn_weight_type storage = static_cast<edgeattn_weight_type>(param(c, "cache_type", 0));
+    const std::size_t cache_bytes = edgeattn_kv_cache_typed_size(z.B, z.H_kv, z.head_size, z.capacity, storage);
+    void *cache_memory = mem.bytes(cache_bytes, "edgeattn_kv_cache_typed_size");
     std::size_t packed_bytes = 0;
     void *p = nullptr;
     if (packed) {
@@ -791,9 +793,9 @@ void c_decode(Check &k, const golden_case &c, bool packed) {
     }
     if (!cache_memory || !k.ok()) return;
     CCache cache;
-    const edgeattn_status st =
-        edgeattn_kv_cache_init(&cache.c, z.B, z.H_kv, z.head_size, z.capacity, cache_memory, cache_bytes);
-    if (st != EDGEATTN_OK) return k.fail("edgeattn_kv_cache_init: ", edgeattn_status_str(st));
+    const edgeattn_status st = edgeattn_kv_cache_init_typed(&cache.c, z.B, z.H_kv, z.head_size, z.capacity, storage,
+                                                            cache_memory, cache_bytes);
+    if (st != EDGEATTN_OK) return k.fail("edgeattn_kv_cache_init_typed: ", edgeattn_status_str(st));
     decode(k, z, cache, mem, p, packed_bytes);
 }
 
@@ -1043,7 +1045,7 @@ void run_cpp_api() {
 // has no masked or grouped-query attention and no projection module, so
 // those cases run through the C API only.
 bool has_cpp_twin(const golden_case &c) {
-    if (same(c.op, "linear") || param(c, "weight_type", 0) != 0) return false;
+    if (same(c.op, "linear") || param(c, "weight_type", 0) != 0 || param(c, "cache_type", 0) != 0) return false;
     if (same(c.op, "dot_product_attention") || same(c.op, "multi_head_attention"))
         return param(c, "num_kv_heads", -1) < 0 && param(c, "causal", -1) < 0 &&
                !find(c, role::input, "key_ranges") && !find(c, role::input, "bias");

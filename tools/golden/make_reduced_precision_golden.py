@@ -1,6 +1,8 @@
 #!/usr/bin/python3
 """Golden cases for weights stored in int8 and fp16 (binary16), from float64.
 
+Also decoding over a KV cache stored in int8 / fp16 (param cache_type).
+
 A stored weight means, exactly:
   int8: scale[o] * q[o, i], q an integer in [-127, 127], scale[o] a float32 > 0
   fp16: the binary16 value of the element
@@ -138,6 +140,70 @@ def decode_case(name, kind, B, chunks, truncate, d, h, H, Hkv, bias, capacity):
     return c
 
 
+def cache_rows_stored(Kp, kind, head_size):
+    """Kp (B,T,h_kv) as an int8 / fp16 KV cache stores it, dequantised.
+
+    int8, by the library's rule for a cached row (one token, one kv head):
+    scale = float32(max |x| / 127) (1 for all zeros), q = round-half-even of
+    the float32 quotient x / scale. The inputs of these cases make every
+    projected key and value exact in float32 (see cache_case), so these float32
+    operations see the same numbers the library does on every path."""
+    if kind == 'fp16':
+        h = Kp.astype(np.float16).astype(np.float64)
+        assert np.array_equal(h, Kp), 'the cache case must project to binary16 values'
+        return h
+    B, T, hkv = Kp.shape
+    out = np.zeros_like(Kp)
+    for b in range(B):
+        for t in range(T):
+            for g in range(hkv // head_size):
+                x = Kp[b, t, g * head_size:(g + 1) * head_size].astype(np.float32)
+                assert np.array_equal(x.astype(np.float64), Kp[b, t, g * head_size:(g + 1) * head_size])
+                scale = np.float32(np.abs(x).max()) / np.float32(127.0)
+                if not scale > 0:
+                    scale = np.float32(1.0)
+                q = np.clip(np.rint(x / scale), -127, 127)
+                out[b, t, g * head_size:(g + 1) * head_size] = np.float64(scale) * q
+    return out
+
+
+def cache_case(name, kind, B, chunks, d, h, H, Hkv, capacity):
+    """Decoding over a KV cache stored as int8 / fp16, fp32 weights.
+
+    X holds -1, 0, 1 and W_k, W_v, b_k, b_v multiples of 1/16 in [-1, 1], so
+    every projected key and value is a multiple of 1/16 below 2^11 / 16 in
+    magnitude: exact in float32 and in binary16 whatever the summation order.
+    The quantisation of a cached row is then the same on every path, and the
+    answer is float64 attention over the stored (dequantised) rows."""
+    g = ref.rng_for(name)
+    T = sum(chunks)
+    X = g.integers(-1, 2, (B, T, d)).astype(np.float64)
+    P = ref.mha_params(g, h, H, Hkv, d, d, d, 1)
+    hkv = Hkv * (h // H)
+    for n in ('W_k', 'W_v'):
+        P[n] = g.integers(-16, 17, (hkv, d)) / 16.0
+    for n in ('b_k', 'b_v'):
+        P[n] = g.integers(-16, 17, hkv) / 16.0
+    Kp, Vp = ref.linear(X, P['W_k'], P['b_k']), ref.linear(X, P['W_v'], P['b_v'])
+    Ks, Vs = cache_rows_stored(Kp, kind, h // H), cache_rows_stored(Vp, kind, h // H)
+    Qp = ref.linear(X, P['W_q'], P['b_q'])
+    heads, _ = ref.attend_heads(Qp, Ks, Vs, H, Hkv, ref.Mask(causal=True))
+    out = ref.linear(heads, P['W_o'], P['b_o'])
+    # no truncation: decoding is causal attention over all tokens at once
+    # (checked for the fp32 cache by make_decoder_golden's self-check)
+    status, dec32 = ref.kv_cache_decode(X, chunks, [-1] * len(chunks), P, H, Hkv, capacity)
+    assert list(status) == [0] * len(chunks)
+    c = ref.Case(name, 'kv_cache_decode').param('num_hiddens', h).param('num_heads', H)
+    c.param('num_kv_heads', Hkv).param('bias', 1).param('capacity', capacity)
+    c.param('cache_type', WEIGHT_TYPE[kind])
+    c.input('X', X).input('chunks', ref.i32(chunks)).input('truncate', ref.i32([-1] * len(chunks)))
+    for n in ('W_q', 'W_k', 'W_v', 'W_o', 'b_q', 'b_k', 'b_v', 'b_o'):
+        c.input(n, P[n])
+    c.expect('chunk_status', status).expect('output', out)
+    c.error_vs_fp32 = rel_l2(out, dec32)
+    return c
+
+
 def all_cases():
     cs = []
     for kind in ('int8', 'fp16'):
@@ -152,6 +218,8 @@ def all_cases():
         cs.append(linear_case('linear_' + kind, kind, 5, 37, 70, True))
         cs.append(linear_case('linear_' + kind + '_rows', kind, 33, 40, 36, False))
         cs.append(decode_case('decode_' + kind, kind, 2, [4, 1, 1, 2, 1], [-1] * 5, 12, 16, 4, 2, 1, 10))
+        # the cache itself in int8 / fp16: a prefill of 6 (rows packed), then single tokens
+        cs.append(cache_case('decode_cache_' + kind, kind, 2, [6, 1, 1, 2, 1], 10, 32, 4, 2, 12))
     return cs
 
 
