@@ -1370,7 +1370,8 @@ struct KvFuzz {
         mem.claimed = 0;
         if (!cache_ok) return false;
         const edgeattn_kv_cache &c = *cache();
-        FUZZ_CHECK(c.reserved == 0 && c.batch == cB && c.num_kv_heads == cH && c.head_size == cS && c.capacity == cap,
+        FUZZ_CHECK(c.storage == 0 && c.stored_keys == c.keys && c.stored_values == c.values && !c.key_scales &&
+                       !c.value_scales && c.batch == cB && c.num_kv_heads == cH && c.head_size == cS && c.capacity == cap,
                    "kv_cache_init fields", 0);
         const std::size_t floats = cB * cH * cap * cS * sizeof(float);
         const unsigned char *base = mem.mem.get();
