@@ -19,8 +19,16 @@ size_t max_size(size_t a, size_t b) { return a > b ? a : b; }
 // the products read them, and a decode step is bound by reading the cache.
 // Chosen per slice, not per block, so the bits never depend on the split.
 constexpr size_t direct_queries_limit = 4;
+// An int8 / fp16 cache: widening a block into fp32 panels costs more than
+// widening it in registers once per row tile, so up to a grouped-query
+// step's 16 rows read it in place (measured: 8 rows of a multi-query
+// step over 4096 fp16 positions, 753 us packed).
+constexpr size_t direct_queries_limit_stored = 16;
 
-bool reads_in_place(const attention_slice &s) { return s.num_queries <= direct_queries_limit; }
+bool reads_in_place(const attention_slice &s) {
+    return s.num_queries <= (s.stored_keys.type == EDGEATTN_WEIGHTS_F32 ? direct_queries_limit
+                                                                        : direct_queries_limit_stored);
+}
 
 key_interval row_keys(const attention_slice &s, const attention_mask_view &mask, size_t row) {
     return mask.of_row(s.batch_index, row / s.group, s.num_queries / s.group, s.num_keys);
