@@ -4,6 +4,7 @@
 #include "edgeattn/detail/workspace_layout.hpp"
 #include "edgeattn/edgeattn.h"
 #include "linear.hpp"
+#include "mha_weights.hpp"
 #include "parallel.hpp"
 
 using namespace edgeattn::detail;
@@ -25,25 +26,34 @@ extern "C" size_t edgeattn_additive_attention_workspace_size(const edgeattn_atte
         .bytes;
 }
 
-extern "C" edgeattn_status edgeattn_additive_attention(
-    const edgeattn_attention_dims *dims, const float *queries, const float *keys,
-    const float *values, const edgeattn_valid_lens *valid_lens,
-    const edgeattn_additive_weights *weights, void *workspace, size_t workspace_bytes,
-    float *output, float *attention_weights) {
-    if (!dims || !queries || !keys || !values || !weights || !weights->W_q || !weights->W_k ||
-        !weights->w_v || !workspace || !output)
+namespace {
+
+// The one body of both entry points: W_q, W_k in their stored types.
+edgeattn_status additive_attention(const edgeattn_attention_dims *dims, const float *queries,
+                                   const float *keys, const float *values,
+                                   const edgeattn_valid_lens *valid_lens,
+                                   const edgeattn_weight_matrix &W_q_given,
+                                   const edgeattn_weight_matrix &W_k_given, const float *w_v,
+                                   void *workspace, size_t workspace_bytes, float *output,
+                                   float *attention_weights) {
+    if (!dims || !queries || !keys || !values || !w_v || !workspace || !output)
         return EDGEATTN_ERR_NULL_POINTER;
     const edgeattn_attention_dims d = *dims;
     if (has_zero_dimension(d)) return EDGEATTN_ERR_ZERO_DIMENSION;
     attention_counts counts;
     if (edgeattn_status st = count_attention_tensors(d, d.value_size, 1, counts)) return st;
-    tensor_span params[3] = {{weights->W_q, 0}, {weights->W_k, 0}, {weights->w_v, d.num_hiddens}};
-    if (edgeattn_status st = tensor_count(params[0].count, d.num_hiddens, d.query_size)) return st;
-    if (edgeattn_status st = tensor_count(params[1].count, d.num_hiddens, d.key_size)) return st;
+    tensor_span params[5];
+    size_t num_params = 0;
+    if (edgeattn_status st =
+            check_stored_matrix(W_q_given, d.num_hiddens, d.query_size, params, num_params))
+        return st;
+    if (edgeattn_status st = check_stored_matrix(W_k_given, d.num_hiddens, d.key_size, params, num_params))
+        return st;
+    params[num_params++] = {w_v, d.num_hiddens};
     const additive_layout one = make_additive_layout(d.batch, d.queries, d.keys, d.query_size,
                                                      d.key_size, d.value_size, d.num_hiddens, 1);
     valid_lens_view lens;
-    if (edgeattn_status st = check_attention_call(d, counts, params, 3, queries, keys, values,
+    if (edgeattn_status st = check_attention_call(d, counts, params, num_params, queries, keys, values,
                                                   valid_lens, workspace, workspace_bytes,
                                                   one.bytes, output, attention_weights, lens))
         return st;
@@ -55,8 +65,10 @@ extern "C" edgeattn_status edgeattn_additive_attention(
     float *projected_keys = ws + one.projected_keys;        // (B, K, h)
     const size_t h = d.num_hiddens;
     float *packed = ws + one.packed_weights;
-    const stored_matrix W_q = {EDGEATTN_WEIGHTS_F32, weights->W_q, nullptr};
-    const stored_matrix W_k = {EDGEATTN_WEIGHTS_F32, weights->W_k, nullptr};
+    const stored_matrix W_q = {W_q_given.type, W_q_given.data,
+                               W_q_given.type == EDGEATTN_WEIGHTS_INT8 ? W_q_given.scales : nullptr};
+    const stored_matrix W_k = {W_k_given.type, W_k_given.data,
+                               W_k_given.type == EDGEATTN_WEIGHTS_INT8 ? W_k_given.scales : nullptr};
     linear(k, d.batch * d.queries, d.query_size, h, queries, W_q, nullptr, projected_queries, packed);
     linear(k, d.batch * d.keys, d.key_size, h, keys, W_k, nullptr, projected_keys, packed);
 
@@ -68,7 +80,7 @@ extern "C" edgeattn_status edgeattn_additive_attention(
         float *scores = weights_b ? weights_b + row0 * d.keys : slot.scores;  // (rows, K)
         for (size_t r = 0; r < rows; ++r)
             k.additive_scores_row(projected_queries + (b * d.queries + row0 + r) * h,
-                                  projected_keys + b * d.keys * h, d.keys, h, weights->w_v, h,
+                                  projected_keys + b * d.keys * h, d.keys, h, w_v, h,
                                   scores + r * d.keys);
         const attention_slice s{nullptr, 0, nullptr, 0,
                                 values + b * d.keys * d.value_size, d.value_size,
@@ -77,4 +89,28 @@ extern "C" edgeattn_status edgeattn_additive_attention(
         softmax_and_weighted_sum(k, s, row0, rows, mask, scores, d.keys, slot);
     });
     return EDGEATTN_OK;
+}
+
+}  // namespace
+
+extern "C" edgeattn_status edgeattn_additive_attention(
+    const edgeattn_attention_dims *dims, const float *queries, const float *keys,
+    const float *values, const edgeattn_valid_lens *valid_lens,
+    const edgeattn_additive_weights *weights, void *workspace, size_t workspace_bytes,
+    float *output, float *attention_weights) {
+    if (!weights || !weights->W_q || !weights->W_k) return EDGEATTN_ERR_NULL_POINTER;
+    const edgeattn_weight_matrix W_q = {EDGEATTN_WEIGHTS_F32, weights->W_q, nullptr};
+    const edgeattn_weight_matrix W_k = {EDGEATTN_WEIGHTS_F32, weights->W_k, nullptr};
+    return additive_attention(dims, queries, keys, values, valid_lens, W_q, W_k, weights->w_v, workspace,
+                              workspace_bytes, output, attention_weights);
+}
+
+extern "C" edgeattn_status edgeattn_additive_attention_typed(
+    const edgeattn_attention_dims *dims, const float *queries, const float *keys,
+    const float *values, const edgeattn_valid_lens *valid_lens,
+    const edgeattn_additive_typed_weights *weights, void *workspace, size_t workspace_bytes,
+    float *output, float *attention_weights) {
+    if (!weights) return EDGEATTN_ERR_NULL_POINTER;
+    return additive_attention(dims, queries, keys, values, valid_lens, weights->W_q, weights->W_k, weights->w_v,
+                              workspace, workspace_bytes, output, attention_weights);
 }

@@ -578,3 +578,49 @@ TEST_CASE("an int8 / fp16 KV cache stores each row as documented and attention r
     broken.key_scales = nullptr;
     CHECK(edgeattn_kv_cache_reset(&broken) == EDGEATTN_ERR_BAD_CACHE);
 }
+
+TEST_CASE("additive attention with int8 / fp16 W_q, W_k matches float64 with the dequantised weights on every path") {
+    path_guard guard;
+    struct shape {
+        std::size_t B, Q, K, q, k, v, h;
+    };
+    // d2l's (2, 1, 10, 20, 2, 4, 8) and one with 40 query rows (W packed per call)
+    const shape shapes[] = {{2, 1, 10, 20, 2, 4, 8}, {2, 20, 33, 12, 9, 5, 24}};
+    for (edgeattn_weight_type t : stored_types)
+        for (const shape &s : shapes) {
+            const stored Wq(t, s.h, s.q, 41), Wk(t, s.h, s.k, 42);
+            const std::vector<float> wv = random_floats(s.h, 43), q = random_floats(s.B * s.Q * s.q, 44),
+                                     k = random_floats(s.B * s.K * s.k, 45), v = random_floats(s.B * s.K * s.v, 46);
+            ValidLens vl;
+            vl.kind = ValidLens::per_batch;
+            vl.lens = {static_cast<std::int32_t>(s.K / 2), static_cast<std::int32_t>(s.K)};
+            std::vector<double> want(s.B * s.Q * s.v), want_w(s.B * s.Q * s.K);
+            const std::vector<double> qd = widen(q), kd = widen(k), vd = widen(v), wvd = widen(wv);
+            edgeattn_ref::additive_attention(s.B, s.Q, s.K, s.q, s.k, s.v, s.h, qd.data(), kd.data(), vd.data(), vl,
+                                             Wq.exact.data(), Wk.exact.data(), wvd.data(), want.data(), want_w.data());
+            const edgeattn_attention_dims dims = {s.B, s.Q, s.K, s.q, s.k, s.v, s.h, 0, 0};
+            const edgeattn_additive_typed_weights w = {Wq.matrix(), Wk.matrix(), wv.data()};
+            const edgeattn_valid_lens lens = {EDGEATTN_VALID_LENS_PER_BATCH, vl.lens.data()};
+            std::vector<float> ws(edgeattn_additive_attention_workspace_size(&dims, 4) / 4 + 1);
+            for (edgeattn_isa isa : paths()) {
+                REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);
+                INFO(type_name(t) << " " << s.B << "x" << s.Q << "x" << s.K << " on " << edgeattn_isa_name(isa));
+                std::vector<float> out(want.size(), NAN), attn(want_w.size(), NAN);
+                REQUIRE(edgeattn_additive_attention_typed(&dims, q.data(), k.data(), v.data(), &lens, &w, ws.data(),
+                                                          ws.size() * 4, out.data(), attn.data()) == EDGEATTN_OK);
+                CHECK(rel_l2(out.data(), want) <= 1e-5);
+                CHECK(rel_l2(attn.data(), want_w) <= 1e-5);
+            }
+            // A bad scale refuses the call, nothing written.
+            if (t == EDGEATTN_WEIGHTS_INT8) {
+                std::vector<float> scales = Wk.scales;
+                scales.back() = NAN;
+                edgeattn_additive_typed_weights bad = w;
+                bad.W_k.scales = scales.data();
+                std::vector<float> out(want.size(), 7.0f);
+                CHECK(edgeattn_additive_attention_typed(&dims, q.data(), k.data(), v.data(), &lens, &bad, ws.data(),
+                                                        ws.size() * 4, out.data(), nullptr) == EDGEATTN_ERR_BAD_SCALE);
+                for (float x : out) CHECK(x == 7.0f);
+            }
+        }
+}

@@ -196,6 +196,37 @@ edgeattn_status edgeattn_mha_pack_typed_weights(const edgeattn_attention_dims *d
                                                 const edgeattn_mha_typed_weights *weights,
                                                 void *packed, size_t packed_bytes);
 
+/* ---------------------------------------------------- additive attention */
+
+/** Additive attention's parameters with W_q, W_k in stored types; w_v stays fp32 (h floats). */
+typedef struct edgeattn_additive_typed_weights {
+    edgeattn_weight_matrix W_q; /**< (h, query_size) */
+    edgeattn_weight_matrix W_k; /**< (h, key_size) */
+    const float *w_v;           /**< (1, h) */
+} edgeattn_additive_typed_weights;
+
+/**
+ * edgeattn_additive_attention() with W_q, W_k in stored types. Same workspace
+ * (edgeattn_additive_attention_workspace_size()).
+ * @param dims       as edgeattn_additive_attention()
+ * @param queries    (B, Q, q)
+ * @param keys       (B, K, k)
+ * @param values     (B, K, v)
+ * @param valid_lens NULL, or (B) or (B, Q) valid lengths
+ * @param weights    W_q, W_k in their types, w_v
+ * @param workspace  edgeattn_additive_attention_workspace_size() bytes
+ * @param workspace_bytes its size
+ * @param output     (B, Q, v)
+ * @param attention_weights NULL, or (B, Q, K)
+ * @return the statuses of edgeattn_additive_attention(), and
+ *         ::EDGEATTN_ERR_BAD_WEIGHT_TYPE, ::EDGEATTN_ERR_BAD_SCALE
+ */
+edgeattn_status edgeattn_additive_attention_typed(
+    const edgeattn_attention_dims *dims, const float *queries, const float *keys,
+    const float *values, const edgeattn_valid_lens *valid_lens,
+    const edgeattn_additive_typed_weights *weights, void *workspace, size_t workspace_bytes,
+    float *output, float *attention_weights);
+
 /* ---------------------------------------------------------------- KV cache */
 
 /**

@@ -551,18 +551,28 @@ bool run_dot_product(Runner &r) {
 bool run_additive(Runner &r) {
     Qkv x;
     AttentionCall c;
-    std::vector<float> W_q, W_k, w_v;
-    if (!r.allow({"queries", "keys", "values", "valid_lens", "W_q", "W_k", "w_v"}, {"num_hiddens"}) ||
-        !read_qkv(r, x) || !r.param("num_hiddens", -1, x.dims.num_hiddens))
+    std::vector<float> w_v;
+    StoredMatrix W_q, W_k;
+    std::size_t type = 0;
+    if (!r.allow({"queries", "keys", "values", "valid_lens", "W_q", "W_k", "w_v", "W_q_scales", "W_k_scales"},
+                 {"num_hiddens", "weight_type"}) ||
+        !read_qkv(r, x) || !r.param("num_hiddens", -1, x.dims.num_hiddens) || !r.param("weight_type", 0, type))
         return false;
     const edgeattn_attention_dims &d = x.dims;
     const std::size_t h = d.num_hiddens;
-    if (!r.f32_shaped("W_q", {h, d.query_size}, "(h,q)", W_q) || !r.f32_shaped("W_k", {h, d.key_size}, "(h,k)", W_k) ||
+    if (!read_stored_matrix(r, "W_q", type, {h, d.query_size}, "(h,q)", W_q) ||
+        !read_stored_matrix(r, "W_k", type, {h, d.key_size}, "(h,k)", W_k) ||
         !r.f32_shaped("w_v", {1, h}, "(1,h)", w_v) ||
         !prepare_attention(r, d, d.value_size, {d.batch, d.queries, d.keys},
                            edgeattn_additive_attention_workspace_size(&d, r.threads()), c))
         return false;
-    edgeattn_additive_weights w{W_q.data(), W_k.data(), w_v.data()};
+    if (type) {
+        const edgeattn_additive_typed_weights tw{W_q.m, W_k.m, w_v.data()};
+        return r.status(edgeattn_additive_attention_typed(&d, x.q.data(), x.k.data(), x.v.data(), &c.vl, &tw, c.ws,
+                                                          c.bytes, r.buffer("output"), r.buffer("attention_weights")),
+                        "edgeattn_additive_attention_typed");
+    }
+    edgeattn_additive_weights w{W_q.f32.data(), W_k.f32.data(), w_v.data()};
     return r.status(edgeattn_additive_attention(&d, x.q.data(), x.k.data(), x.v.data(), &c.vl, &w, c.ws, c.bytes,
                                                 r.buffer("output"), r.buffer("attention_weights")),
                     "edgeattn_additive_attention");

@@ -423,14 +423,22 @@ void c_attention(Check &k, const golden_case &c, bool with_weights, bool packed 
     } else if (same(c.op, "additive_attention")) {
         d.num_hiddens = static_cast<std::size_t>(param(c, "num_hiddens", 0));
         const std::size_t h = d.num_hiddens;
-        const edgeattn_additive_weights w{k.f32("W_q", {h, d.query_size}), k.f32("W_k", {h, d.key_size}),
-                                          k.f32("w_v", {1, h})};
+        const edgeattn_additive_typed_weights w{stored_matrix(k, c, "W_q", h, d.query_size),
+                                                stored_matrix(k, c, "W_k", h, d.key_size), k.f32("w_v", {1, h})};
+        const bool typed = w.W_q.type != EDGEATTN_WEIGHTS_F32;
         void *ws = workspace(k, edgeattn_additive_attention_workspace_size(&d, 1));
-        if (!w.W_q || !w.W_k || !w.w_v || !ws || !fits(k, d.batch * d.queries * d.keys) ||
+        if (!w.W_q.data || !w.W_k.data || !w.w_v || !ws || !fits(k, d.batch * d.queries * d.keys) ||
             !fits(k, d.batch * d.queries * d.value_size))
             return;
-        k.status(edgeattn_additive_attention(&d, Q, K, V, &vl, &w, ws, sizeof arena, out_output, weights),
-                 "edgeattn_additive_attention: ");
+        if (typed) {
+            k.status(edgeattn_additive_attention_typed(&d, Q, K, V, &vl, &w, ws, sizeof arena, out_output, weights),
+                     "edgeattn_additive_attention_typed: ");
+        } else {
+            const edgeattn_additive_weights wf{static_cast<const float *>(w.W_q.data),
+                                               static_cast<const float *>(w.W_k.data), w.w_v};
+            k.status(edgeattn_additive_attention(&d, Q, K, V, &vl, &wf, ws, sizeof arena, out_output, weights),
+                     "edgeattn_additive_attention: ");
+        }
     } else {
         d.num_hiddens = static_cast<std::size_t>(param(c, "num_hiddens", 0));
         d.num_heads = static_cast<std::size_t>(param(c, "num_heads", 0));
