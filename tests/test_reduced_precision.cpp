@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 
 #include <edgeattn/edgeattn.h>
+#include <edgeattn/edgeattn.hpp>
 
 #include "path_helpers.hpp"
 #include "reference.hpp"
@@ -623,4 +624,41 @@ TEST_CASE("additive attention with int8 / fp16 W_q, W_k matches float64 with the
                 for (float x : out) CHECK(x == 7.0f);
             }
         }
+}
+
+TEST_CASE("the fixed-size SelfAttention module with int8 / fp16 weights matches float64 on every path") {
+    path_guard guard;
+    constexpr std::size_t B = 2, N = 4, D = 20, H = 5;
+    const edgeattn_weight_type fp32[4] = {EDGEATTN_WEIGHTS_F32, EDGEATTN_WEIGHTS_F32, EDGEATTN_WEIGHTS_F32,
+                                          EDGEATTN_WEIGHTS_F32};
+    for (edgeattn_weight_type t : stored_types) {
+        const edgeattn_weight_type types[4] = {t, t, t, t};
+        typed_mha model(D, D, H, H, t == EDGEATTN_WEIGHTS_F32 ? fp32 : types, 51);
+        edgeattn_mha_typed_weights w = model.weights();
+        w.b_q = w.b_k = w.b_v = w.b_o = nullptr;  // the module's bias-free d2l block
+        edgeattn_ref::MhaWeights r = model.reference();
+        r.b_q = r.b_k = r.b_v = r.b_o = nullptr;
+        const std::vector<float> x = random_floats(B * N * D, 52);
+        std::vector<double> P(N * D), xp(B * N * D), want(B * N * D), want_w(B * H * N * N);
+        edgeattn_ref::positional_encoding_table(N, D, P.data());
+        for (std::size_t i = 0; i < xp.size(); ++i)
+            xp[i] = static_cast<double>(x[i] + static_cast<float>(P[i % (N * D)]));  // X + P in float, as the module
+        const std::int32_t lens[B] = {3, 4};
+        ValidLens vl;
+        vl.kind = ValidLens::per_batch;
+        vl.lens = {3, 4};
+        edgeattn_ref::multi_head_attention(B, N, N, D, D, D, D, H, xp.data(), xp.data(), xp.data(), vl, r, want.data(),
+                                           want_w.data());
+        auto *module = new edgeattn::SelfAttention<B, N, D, H>(w);
+        const edgeattn::ValidLens valid{EDGEATTN_VALID_LENS_PER_BATCH, lens};
+        for (edgeattn_isa isa : paths()) {
+            REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);
+            INFO(type_name(t) << " on " << edgeattn_isa_name(isa));
+            std::vector<float> out(B * N * D, NAN), attn(B * H * N * N, NAN);
+            REQUIRE(module->forward(x.data(), &valid, out.data(), attn.data()) == EDGEATTN_OK);
+            CHECK(rel_l2(out.data(), want) <= 1e-5);
+            CHECK(rel_l2(attn.data(), want_w) <= 1e-5);
+        }
+        delete module;
+    }
 }

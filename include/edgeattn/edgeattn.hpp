@@ -27,6 +27,13 @@ using Status = edgeattn_status;
 using ValidLens = edgeattn_valid_lens;
 
 namespace detail {
+// fp32 multi-head weights as typed ones (every matrix EDGEATTN_WEIGHTS_F32).
+constexpr edgeattn_mha_typed_weights as_typed(const edgeattn_mha_weights &w) {
+    return {{EDGEATTN_WEIGHTS_F32, w.W_q, nullptr}, {EDGEATTN_WEIGHTS_F32, w.W_k, nullptr},
+            {EDGEATTN_WEIGHTS_F32, w.W_v, nullptr}, {EDGEATTN_WEIGHTS_F32, w.W_o, nullptr},
+            w.b_q, w.b_k, w.b_v, w.b_o};
+}
+
 template <std::size_t Bytes>
 struct workspace_storage {
     static_assert(Bytes != 0, "the workspace of these dimensions overflows size_t");
@@ -190,7 +197,12 @@ class MultiHeadAttention {
     /// @param weights W_q (NumHiddens, QuerySize), W_k (NumHiddens, KeySize),
     ///                W_v (NumHiddens, ValueSize), W_o (NumHiddens, NumHiddens);
     ///                biases (NumHiddens) or nullptr
-    explicit MultiHeadAttention(const edgeattn_mha_weights &weights) : weights_(weights) {}
+    explicit MultiHeadAttention(const edgeattn_mha_weights &weights) : weights_(detail::as_typed(weights)) {}
+
+    /// Borrows weights stored in int8 / fp16 (or fp32), each matrix in its own
+    /// type (include/edgeattn/reduced_precision.h); e.g. int8 arrays in flash.
+    /// @param weights the four matrices and their scales, fp32 biases or nullptr
+    explicit MultiHeadAttention(const edgeattn_mha_typed_weights &weights) : weights_(weights) {}
 
     /// edgeattn_multi_head_attention() on the member workspace.
     /// @param queries (Batch, Queries, QuerySize)
@@ -204,13 +216,13 @@ class MultiHeadAttention {
     Status forward(const float *queries, const float *keys, const float *values,
                    const ValidLens *valid_lens, float *output,
                    float *attention_weights = nullptr) {
-        return edgeattn_multi_head_attention(&dims, queries, keys, values, valid_lens, &weights_,
-                                             workspace_.data(), workspace_.bytes, output,
-                                             attention_weights);
+        return edgeattn_multi_head_attention_typed(&dims, queries, keys, values, valid_lens, nullptr,
+                                                   &weights_, workspace_.data(), workspace_.bytes, output,
+                                                   attention_weights);
     }
 
   private:
-    edgeattn_mha_weights weights_;
+    edgeattn_mha_typed_weights weights_;
     detail::workspace_storage<
         detail::make_multi_head_layout(Batch, Queries, Keys, QuerySize, KeySize, ValueSize,
                                        NumHiddens, NumHeads, MaxThreads)
@@ -248,7 +260,13 @@ class SelfAttention {
 
     /// Borrows the weights (the pointers are copied, not the arrays).
     /// @param weights W_q, W_k, W_v, W_o, each (Dim, Dim); biases (Dim) or nullptr
-    explicit SelfAttention(const edgeattn_mha_weights &weights) : weights_(weights) {}
+    explicit SelfAttention(const edgeattn_mha_weights &weights) : weights_(detail::as_typed(weights)) {}
+
+    /// Borrows weights stored in int8 / fp16 (or fp32), each matrix in its own
+    /// type (include/edgeattn/reduced_precision.h): an int8 d2l block keeps a
+    /// quarter of the fp32 weight bytes in flash.
+    /// @param weights W_q, W_k, W_v, W_o, each (Dim, Dim) as stored; biases (Dim) or nullptr
+    explicit SelfAttention(const edgeattn_mha_typed_weights &weights) : weights_(weights) {}
 
     /// X + P[:SeqLen] into the member buffer (edgeattn_positional_encoding_add()),
     /// then edgeattn_self_attention() on it with the member workspace.
@@ -264,13 +282,14 @@ class SelfAttention {
         const Status st = edgeattn_positional_encoding_add(Batch, SeqLen, Dim, X, positions.data(),
                                                            MaxLen, inputs_with_positions_);
         if (st != EDGEATTN_OK) return st;
-        return edgeattn_self_attention(&dims, inputs_with_positions_, valid_lens, &weights_,
-                                       workspace_.data(), workspace_.bytes, output,
-                                       attention_weights);
+        return edgeattn_multi_head_attention_typed(&dims, inputs_with_positions_, inputs_with_positions_,
+                                                   inputs_with_positions_, valid_lens, nullptr, &weights_,
+                                                   workspace_.data(), workspace_.bytes, output,
+                                                   attention_weights);
     }
 
   private:
-    edgeattn_mha_weights weights_;
+    edgeattn_mha_typed_weights weights_;
     alignas(64) float inputs_with_positions_[Batch * SeqLen * Dim];  // X + P
     detail::workspace_storage<
         detail::make_multi_head_layout(Batch, SeqLen, SeqLen, Dim, Dim, Dim, Dim, NumHeads,

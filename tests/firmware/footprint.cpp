@@ -22,14 +22,36 @@ constexpr std::size_t B = FOOTPRINT_BATCH, N = FOOTPRINT_TOKENS, D = FOOTPRINT_D
 using Module = edgeattn::SelfAttention<B, N, D, H, MaxLen>;
 
 // W_q, W_k, W_v, W_o (d, d): in flash. A small non-zero pattern keeps them
-// out of .bss whatever the compiler thinks of all-zero constants.
+// out of .bss whatever the compiler thinks of all-zero constants. With
+// FOOTPRINT_INT8 they are int8 with a float scale per row (reduced_precision.h).
+#if defined(FOOTPRINT_INT8)
+struct Weights {
+    std::int8_t w[4][D * D];
+    float scales[4][D];
+    constexpr Weights() : w{}, scales{} {
+        for (std::size_t m = 0; m < 4; ++m) {
+            for (std::size_t i = 0; i < D * D; ++i) w[m][i] = static_cast<std::int8_t>(i % 7 == 0 ? m + 1 : 0);
+            for (std::size_t o = 0; o < D; ++o) scales[m][o] = 0.01f;
+        }
+    }
+    edgeattn_mha_typed_weights typed() const {
+        return {{EDGEATTN_WEIGHTS_INT8, w[0], scales[0]}, {EDGEATTN_WEIGHTS_INT8, w[1], scales[1]},
+                {EDGEATTN_WEIGHTS_INT8, w[2], scales[2]}, {EDGEATTN_WEIGHTS_INT8, w[3], scales[3]},
+                nullptr, nullptr, nullptr, nullptr};
+    }
+};
+#else
 struct Weights {
     float w[4][D * D];
     constexpr Weights() : w{} {
         for (std::size_t m = 0; m < 4; ++m)
             for (std::size_t i = 0; i < D * D; ++i) w[m][i] = (i % 7 == 0 ? 0.01f : 0.0f) * static_cast<float>(m + 1);
     }
+    edgeattn_mha_weights typed() const {
+        return {w[0], w[1], w[2], w[3], nullptr, nullptr, nullptr, nullptr};
+    }
 };
+#endif
 constexpr Weights weights{};
 
 alignas(64) unsigned char module_storage[sizeof(Module)];
@@ -49,8 +71,7 @@ std::uint32_t *stack_pointer() {
 }  // namespace
 
 int main() {
-    Module *module = ::new (static_cast<void *>(module_storage))
-        Module({weights.w[0], weights.w[1], weights.w[2], weights.w[3], nullptr, nullptr, nullptr, nullptr});
+    Module *module = ::new (static_cast<void *>(module_storage)) Module(weights.typed());
     for (std::size_t i = 0; i < B * N * D; ++i) X[i] = static_cast<float>(i % 13) * 0.1f;
     std::int32_t lens[B];
     for (std::size_t b = 0; b < B; ++b) lens[b] = static_cast<std::int32_t>(N - b);
@@ -64,7 +85,11 @@ int main() {
     while (deepest < top && *deepest == stack_paint) ++deepest;
     const std::size_t stack_bytes = static_cast<std::size_t>(top - deepest) * 4;
     firmware::Line() << "SelfAttention<batch " << B << ", tokens " << N << ", d " << D << ", heads " << H
-                     << ", max_len " << MaxLen << ">: sizeof " << sizeof(Module) << " bytes (RAM), "
+                     << ", max_len " << MaxLen << ">"
+#if defined(FOOTPRINT_INT8)
+                     << " with int8 weights"
+#endif
+                     << ": sizeof " << sizeof(Module) << " bytes (RAM), "
                      << "positional table " << sizeof(Module::positions) << " bytes (flash), weights "
                      << sizeof weights << " bytes (flash), stack " << stack_bytes
                      << " bytes; forward: " << edgeattn_status_str(st);
