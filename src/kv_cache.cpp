@@ -15,6 +15,7 @@
 #include "edgeattn/detail/workspace_layout.hpp"
 #include "edgeattn/edgeattn.h"
 #include "kernels/half.hpp"
+#include "kernels/int8_scale.hpp"
 #include "mha_weights.hpp"
 #include "parallel.hpp"
 
@@ -85,11 +86,7 @@ void store_row(const edgeattn_kv_cache &cache, void *stored, float *scales, size
             return;
         }
         case EDGEATTN_WEIGHTS_INT8: {
-            float largest = 0.0f;
-            for (size_t i = 0; i < n; ++i)
-                if (fabsf(x[i]) > largest) largest = fabsf(x[i]);
-            float scale = largest / 127.0f;
-            if (!(scale > 0.0f)) scale = 1.0f;
+            const float scale = int8_row_scale(x, n);
             scales[position] = scale;
             int8_t *q = static_cast<int8_t *>(stored) + at;
             for (size_t i = 0; i < n; ++i) {

@@ -4,6 +4,7 @@
 
 #include "edgeattn/edgeattn.h"
 #include "kernels/half.hpp"
+#include "kernels/int8_scale.hpp"
 #include "validate.hpp"
 
 using namespace edgeattn::detail;
@@ -39,13 +40,7 @@ extern "C" edgeattn_status edgeattn_quantize_int8(size_t out_features, size_t in
 
     for (size_t o = 0; o < out_features; ++o) {
         const float *row = W + o * in_features;
-        float largest = 0.0f;
-        for (size_t i = 0; i < in_features; ++i)
-            if (fabsf(row[i]) > largest) largest = fabsf(row[i]);
-        // An all-zero row gets scale 1 (its q are 0): a scale of 0 is refused
-        // by the attention calls. A subnormal largest / 127 could round to 0.
-        float scale = largest / 127.0f;
-        if (!(scale > 0.0f)) scale = 1.0f;
+        const float scale = int8_row_scale(row, in_features);
         scales[o] = scale;
         for (size_t i = 0; i < in_features; ++i) q[o * in_features + i] = quantize(row[i], scale);
     }
