@@ -207,7 +207,7 @@ TEST_CASE("every op allocates nothing in the steady state") {
         bool ok;
     };
     std::vector<named> results;
-    results.reserve(24);
+    results.reserve(40);
     auto measure = [&](const char *name, auto op) {
         bool ok = false;
         const long calls = allocations_of(op, ok);
@@ -290,6 +290,52 @@ TEST_CASE("every op allocates nothing in the steady state") {
     const edgeattn_linear_dims ld{p.B * p.Q, p.d, p.h};
     measure("linear", [&] {
         return edgeattn_linear(&ld, p.q.data(), p.W_q.data(), p.bias.data(), p.ws.data(), p.ws_bytes(), Y.data());
+    });
+
+    // Reduced precision: int8 W_q / W_v and fp16 W_k / W_o (the first rows of
+    // the fp32 matrices, converted before measuring), in place and packed
+    // once; an int8 KV cache.
+    std::vector<std::int8_t> q8(p.W_q.size());
+    std::vector<std::uint16_t> h16(p.W_q.size());
+    std::vector<float> q_scales(p.h);
+    REQUIRE(edgeattn_quantize_int8(p.h, p.d, p.W_q.data(), q8.data(), q_scales.data()) == EDGEATTN_OK);
+    REQUIRE(edgeattn_float_to_half(p.h * p.d, p.W_k.data(), h16.data()) == EDGEATTN_OK);
+    const edgeattn_weight_matrix as_int8{EDGEATTN_WEIGHTS_INT8, q8.data(), q_scales.data()},
+        as_half{EDGEATTN_WEIGHTS_F16, h16.data(), nullptr};
+    const edgeattn_attention_dims self_typed{p.B, p.Q, p.Q, p.d, p.d, p.d, p.h, p.heads, 0};
+    const edgeattn_mha_typed_weights tw{as_int8, as_half, as_int8, {EDGEATTN_WEIGHTS_F32, p.W_o.data(), nullptr},
+                                        nullptr, nullptr, nullptr, nullptr};
+    measure("multi_head_attention_typed", [&] {
+        return edgeattn_multi_head_attention_typed(&self_typed, p.q.data(), p.q.data(), p.q.data(), nullptr, &causal, &tw,
+                                                   p.ws.data(), p.ws_bytes(), p.out.data(), nullptr);
+    });
+    std::vector<float> typed_packed(edgeattn_mha_typed_packed_weights_size(&self_typed, &tw) / 4);
+    REQUIRE(edgeattn_mha_pack_typed_weights(&self_typed, &tw, typed_packed.data(), typed_packed.size() * 4) ==
+            EDGEATTN_OK);
+    measure("multi_head_attention_masked_packed, int8/fp16 weights", [&] {
+        return edgeattn_multi_head_attention_masked_packed(&self_typed, p.q.data(), p.q.data(), p.q.data(), nullptr,
+                                                           &causal, typed_packed.data(), typed_packed.size() * 4,
+                                                           p.ws.data(), p.ws_bytes(), p.out.data(), nullptr);
+    });
+    measure("linear_typed", [&] {
+        return edgeattn_linear_typed(&ld, p.q.data(), &as_half, p.bias.data(), p.ws.data(), p.ws_bytes(), Y.data());
+    });
+    std::vector<float> cache8_memory(edgeattn_kv_cache_typed_size(p.B, 2, p.h / p.heads, 400, EDGEATTN_WEIGHTS_INT8) / 4);
+    edgeattn_kv_cache cache8;
+    REQUIRE(edgeattn_kv_cache_init_typed(&cache8, p.B, 2, p.h / p.heads, 400, EDGEATTN_WEIGHTS_INT8,
+                                         cache8_memory.data(), cache8_memory.size() * 4) == EDGEATTN_OK);
+    REQUIRE(edgeattn_kv_cache_append(&cache8, &cache_dims, 300, p.k.data(), p.v.data(), &gw, p.ws.data(),
+                                     p.ws_bytes()) == EDGEATTN_OK);
+    measure("int8 kv_cache_append + truncate", [&] {
+        const edgeattn_status st = edgeattn_kv_cache_append(&cache8, &cache_dims, 1, p.k.data(), p.v.data(), &gw,
+                                                            p.ws.data(), p.ws_bytes());
+        for (std::size_t b = 0; b < p.B; ++b)
+            if (edgeattn_kv_cache_truncate(&cache8, b, 300) != EDGEATTN_OK) return EDGEATTN_ERR_BAD_CACHE;
+        return st;
+    });
+    measure("int8 kv_cache_attention", [&] {
+        return edgeattn_kv_cache_attention(&cache8, &cache_dims, p.q.data(), nullptr, &gw, p.ws.data(), p.ws_bytes(),
+                                           p.out.data(), nullptr);
     });
 
     static edgeattn::SelfAttention<2, 10, 32, 4, 16> module(

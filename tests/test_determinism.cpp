@@ -202,3 +202,46 @@ TEST_CASE("decoder: causal masked MHA with GQA and bias, and KV-cache decode ste
         return std::vector<std::vector<float>>{out, attn};
     });
 }
+
+TEST_CASE("reduced precision: int8 / fp16 weights and an int8 KV cache give the same bits for any thread count") {
+    const size_t B = 2, Q = 200, h = 64, heads = 4, kv = 2, d = 32, capacity = 210;
+    const edgeattn_attention_dims dims{B, Q, Q, d, d, d, h, heads, kv};
+    const auto x = random_floats(B * Q * d, 21), W_q = random_floats(h * d, 22, 0.2f), W_kv = random_floats(32 * d, 23, 0.2f),
+               W_o = random_floats(h * h, 24, 0.2f);
+    std::vector<std::int8_t> q8(h * d), o8(h * h);
+    std::vector<float> q_scales(h), o_scales(h);
+    std::vector<std::uint16_t> kv16(32 * d);
+    REQUIRE(edgeattn_quantize_int8(h, d, W_q.data(), q8.data(), q_scales.data()) == EDGEATTN_OK);
+    REQUIRE(edgeattn_quantize_int8(h, h, W_o.data(), o8.data(), o_scales.data()) == EDGEATTN_OK);
+    REQUIRE(edgeattn_float_to_half(32 * d, W_kv.data(), kv16.data()) == EDGEATTN_OK);
+    const edgeattn_mha_typed_weights w{{EDGEATTN_WEIGHTS_INT8, q8.data(), q_scales.data()},
+                                       {EDGEATTN_WEIGHTS_F16, kv16.data(), nullptr},
+                                       {EDGEATTN_WEIGHTS_F16, kv16.data(), nullptr},
+                                       {EDGEATTN_WEIGHTS_INT8, o8.data(), o_scales.data()},
+                                       nullptr, nullptr, nullptr, nullptr};
+    const edgeattn_attention_mask causal{1, EDGEATTN_KEY_RANGES_NONE, nullptr, nullptr, 0, 0, 0};
+    std::vector<float> ws(edgeattn_multi_head_attention_workspace_size(&dims, 8) / sizeof(float));
+    check_deterministic("typed mha", [&] {
+        std::vector<float> out(B * Q * h);
+        REQUIRE(edgeattn_multi_head_attention_typed(&dims, x.data(), x.data(), x.data(), nullptr, &causal, &w, ws.data(),
+                                                    ws.size() * sizeof(float), out.data(), nullptr) == EDGEATTN_OK);
+        return std::vector<std::vector<float>>{out};
+    });
+    const edgeattn_attention_dims cache_dims{B, 3, capacity, d, d, d, h, heads, kv};
+    std::vector<float> memory(edgeattn_kv_cache_typed_size(B, kv, h / heads, capacity, EDGEATTN_WEIGHTS_INT8) / 4);
+    std::vector<float> cws(edgeattn_kv_cache_append_workspace_size(&cache_dims, Q, 8) / 4 +
+                           edgeattn_kv_cache_attention_workspace_size(&cache_dims, 8) / 4);
+    check_deterministic("int8 kv cache decode", [&] {
+        edgeattn_kv_cache cache;
+        REQUIRE(edgeattn_kv_cache_init_typed(&cache, B, kv, h / heads, capacity, EDGEATTN_WEIGHTS_INT8, memory.data(),
+                                             memory.size() * 4) == EDGEATTN_OK);
+        REQUIRE(edgeattn_kv_cache_append_typed(&cache, &cache_dims, Q - 3, x.data(), x.data(), &w, cws.data(),
+                                               cws.size() * 4) == EDGEATTN_OK);
+        std::vector<float> step(B * 3 * d, 0.25f), out(B * 3 * h), attn(B * heads * 3 * capacity);
+        REQUIRE(edgeattn_kv_cache_append_typed(&cache, &cache_dims, 3, step.data(), step.data(), &w, cws.data(),
+                                               cws.size() * 4) == EDGEATTN_OK);
+        REQUIRE(edgeattn_kv_cache_attention_typed(&cache, &cache_dims, step.data(), &causal, &w, cws.data(),
+                                                  cws.size() * 4, out.data(), attn.data()) == EDGEATTN_OK);
+        return std::vector<std::vector<float>>{out, attn};
+    });
+}
