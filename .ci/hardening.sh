@@ -46,7 +46,7 @@ OMP_WAIT_POLICY=passive ctest --test-dir build-valgrind --output-on-failure -j"$
     -E '^test_alloc_free$'
 
 echo "== hardening: fuzzing, ${fuzz_seconds} s each"
-for f in c_api case_file; do
+for f in c_api case_file reduced_precision; do
     out=build-asan/fuzz-out/$f
     rm -rf "$out" && mkdir -p "$out"
     # new inputs go to $out (the committed corpus stays as it is); crashes too

@@ -1,0 +1,307 @@
+// libFuzzer harness of the reduced-precision C API (reduced_precision.h):
+// the quantiser and the binary16 converters with arbitrary values, and the
+// projection and multi-head attention with weights of arbitrary stored types,
+// scales and sizes. The input picks an op, a kernel path, sizes (zero
+// included), values (inf and NaN included), each matrix's type (an unknown
+// one included), int8 scales (0, negative, NaN, inf included) and at most one
+// spoiled pointer. Then, by rules written here from the header:
+//
+//   - the call succeeds exactly when nothing is wrong with its arguments;
+//   - on an error, no byte of any output changed;
+//   - on success, the results meet their definition: the quantiser's rule,
+//     binary16 rounding, float64 attention with the dequantised weights.
+#include <fuzzer/FuzzedDataProvider.h>
+
+#include <edgeattn/edgeattn.h>
+
+#include "reference.hpp"
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+namespace {
+
+const char *g_op = "";
+
+[[noreturn]] void fail(const char *what, int status) {
+    std::fprintf(stderr, "fuzz_reduced_precision: %s: %s (status %d: %s)\n", g_op, what, status,
+                 edgeattn_status_str(static_cast<edgeattn_status>(status)));
+    std::abort();
+}
+
+#define FUZZ_CHECK(cond, what, status) \
+    do {                               \
+        if (!(cond)) fail(what, status); \
+    } while (0)
+
+// binary16 by its definition, in double.
+double half_value(std::uint16_t h) {
+    const int e = (h >> 10) & 31, m = h & 1023;
+    const double sign = (h >> 15) ? -1.0 : 1.0;
+    if (e == 31) return m ? NAN : sign * INFINITY;
+    if (e == 0) return sign * std::ldexp(m / 1024.0, -14);
+    return sign * std::ldexp(1.0 + m / 1024.0, e - 15);
+}
+
+struct Input {
+    FuzzedDataProvider in;
+    Input(const std::uint8_t *data, std::size_t size) : in(data, size) {}
+    std::size_t dim(std::size_t most) { return in.ConsumeIntegralInRange<std::size_t>(0, most); }
+    // Mostly ordinary values; sometimes a huge one, inf or NaN.
+    float value(float scale = 1.0f) {
+        const std::uint8_t kind = in.ConsumeIntegral<std::uint8_t>();
+        if (kind == 255) return NAN;
+        if (kind == 254) return in.ConsumeBool() ? INFINITY : -INFINITY;
+        if (kind == 253) return in.ConsumeBool() ? 7e4f : -1e30f;
+        if (kind == 252) return 0.0f;
+        return in.ConsumeFloatingPointInRange<float>(-scale, scale);
+    }
+    // n values, and one more slot past them (never read by the library) so
+    // that data() is not null for n = 0.
+    std::vector<float> values(std::size_t n, float scale = 1.0f, bool ordinary = false) {
+        std::vector<float> v(n + 1, 0.0f);
+        for (std::size_t i = 0; i < n; ++i)
+            v[i] = ordinary ? in.ConsumeFloatingPointInRange<float>(-scale, scale) : value(scale);
+        return v;
+    }
+};
+
+bool finite_all(const std::vector<float> &v, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i)
+        if (!std::isfinite(v[i])) return false;
+    return true;
+}
+
+// ------------------------------------------------------------ converters
+
+void fuzz_quantize(Input &in) {
+    g_op = "quantize_int8";
+    const std::size_t out = in.dim(9), cols = in.dim(17);
+    std::vector<float> W = in.values(out * cols, in.in.ConsumeFloatingPointInRange<float>(1e-30f, 1e3f));
+    std::vector<std::int8_t> q(out * cols + 1, 99);
+    std::vector<float> scales(out + 1, -5.0f);
+    const bool null_out = in.in.ConsumeIntegral<std::uint8_t>() == 7;
+    const edgeattn_status st =
+        edgeattn_quantize_int8(out, cols, W.data(), null_out ? nullptr : q.data(), scales.data());
+    const edgeattn_status want = null_out ? EDGEATTN_ERR_NULL_POINTER
+                                 : out == 0 || cols == 0 ? EDGEATTN_ERR_ZERO_DIMENSION
+                                 : !finite_all(W, out * cols) ? EDGEATTN_ERR_NOT_REPRESENTABLE
+                                                  : EDGEATTN_OK;
+    FUZZ_CHECK(st == want, "unexpected status", st);
+    if (st != EDGEATTN_OK) {
+        for (std::int8_t v : q) FUZZ_CHECK(v == 99, "q written on an error", st);
+        for (float s : scales) FUZZ_CHECK(s == -5.0f, "scales written on an error", st);
+        return;
+    }
+    for (std::size_t o = 0; o < out; ++o) {
+        double largest = 0;
+        for (std::size_t i = 0; i < cols; ++i) largest = std::fmax(largest, std::fabs(W[o * cols + i]));
+        const float s = scales[o];
+        FUZZ_CHECK(s > 0 && std::isfinite(s), "a scale is not finite and positive", 0);
+        if (largest > 0 && static_cast<float>(largest) / 127.0f > 0)
+            FUZZ_CHECK(s == static_cast<float>(largest) / 127.0f, "scale is not max |w| / 127", 0);
+        for (std::size_t i = 0; i < cols; ++i) {
+            const int v = q[o * cols + i];
+            FUZZ_CHECK(v >= -127 && v <= 127, "q outside [-127, 127]", v);
+            const double exact = W[o * cols + i] / static_cast<double>(s);
+            FUZZ_CHECK(std::fabs(exact - v) <= 0.5 || (std::fabs(exact) > 127 && std::fabs(v) == 127),
+                       "q is not w / scale rounded", v);
+        }
+    }
+    FUZZ_CHECK(q[out * cols] == 99 && scales[out] == -5.0f, "written past the outputs", 0);
+}
+
+void fuzz_half(Input &in) {
+    g_op = "float_to_half";
+    const std::size_t n = in.dim(40);
+    const std::vector<float> x = in.values(n, in.in.ConsumeFloatingPointInRange<float>(1e-9f, 7e4f));
+    std::vector<std::uint16_t> h(n + 1, 0x1234);
+    const edgeattn_status st = edgeattn_float_to_half(n, x.data(), h.data());
+    bool representable = true;
+    for (std::size_t i = 0; i < n; ++i) representable = representable && std::isfinite(x[i]) && std::fabs(x[i]) < 65520.0f;
+    const edgeattn_status want =
+        n == 0 ? EDGEATTN_ERR_ZERO_DIMENSION : representable ? EDGEATTN_OK : EDGEATTN_ERR_NOT_REPRESENTABLE;
+    FUZZ_CHECK(st == want, "unexpected status", st);
+    if (st != EDGEATTN_OK) {
+        for (std::uint16_t v : h) FUZZ_CHECK(v == 0x1234, "written on an error", st);
+        return;
+    }
+    FUZZ_CHECK(h[n] == 0x1234, "written past the output", 0);
+    std::vector<float> back(n);
+    FUZZ_CHECK(edgeattn_half_to_float(n, h.data(), back.data()) == EDGEATTN_OK, "half_to_float refused", 0);
+    for (std::size_t i = 0; i < n; ++i) {
+        const double got = half_value(h[i]);
+        FUZZ_CHECK(static_cast<double>(back[i]) == got, "half_to_float is not exact", 0);
+        // nearest: within half a unit of binary16 in the last place
+        const double a = std::fabs(static_cast<double>(x[i]));
+        const double ulp = a < std::ldexp(1.0, -14) ? std::ldexp(1.0, -24) : std::ldexp(1.0, std::ilogb(a) - 10);
+        FUZZ_CHECK(std::fabs(got - x[i]) <= ulp / 2, "not rounded to nearest", 0);
+    }
+}
+
+// ------------------------------------------------------------ typed weights
+
+// A weight matrix (rows, cols) in the type the input picks (3: unknown),
+// with its exact values for the reference; `problem` is set when the
+// matrix is one the library must refuse.
+struct Matrix {
+    int type = 0;
+    std::vector<float> f32, scales;
+    std::vector<std::int8_t> i8;
+    std::vector<std::uint16_t> f16;
+    std::vector<double> exact;
+    edgeattn_weight_matrix m{};
+    bool problem = false;
+
+    Matrix(Input &in, std::size_t rows, std::size_t cols) {
+        type = in.in.ConsumeIntegralInRange<int>(0, 9) % 4;
+        const std::vector<float> w = in.values(rows * cols, 1.0f, true);
+        exact.assign(rows * cols, 0.0);
+        if (type == EDGEATTN_WEIGHTS_INT8) {
+            i8.resize(rows * cols);
+            scales.resize(rows);
+            if (rows * cols) edgeattn_quantize_int8(rows, cols, w.data(), i8.data(), scales.data());
+            if (rows && in.in.ConsumeIntegral<std::uint8_t>() >= 240) {
+                const float bad[4] = {0.0f, -1.0f, NAN, INFINITY};
+                scales[in.dim(rows - 1)] = bad[in.dim(3)];
+                problem = true;
+            }
+            for (std::size_t o = 0; o < rows; ++o)
+                for (std::size_t i = 0; i < cols; ++i)
+                    exact[o * cols + i] = static_cast<double>(scales[o]) * i8[o * cols + i];
+            m.data = i8.data();
+            m.scales = scales.data();
+        } else if (type == EDGEATTN_WEIGHTS_F16) {
+            f16.resize(rows * cols);
+            if (rows * cols) edgeattn_float_to_half(rows * cols, w.data(), f16.data());
+            for (std::size_t i = 0; i < rows * cols; ++i) exact[i] = half_value(f16[i]);
+            m.data = f16.data();
+        } else {
+            f32 = w;
+            for (std::size_t i = 0; i < rows * cols; ++i) exact[i] = w[i];
+            m.data = f32.data();
+            if (type == 3) problem = true;  // not a type
+        }
+        std::memcpy(&m.type, &type, sizeof type);
+        // An empty vector's data() may be null: the library sees no matrix.
+        if (!m.data) m.data = &type;
+        if (type == EDGEATTN_WEIGHTS_INT8 && !m.scales) m.scales = reinterpret_cast<const float *>(&type);
+    }
+};
+
+void fuzz_linear_typed(Input &in) {
+    g_op = "linear_typed";
+    const bool packed = in.in.ConsumeBool();
+    const edgeattn_linear_dims dims{in.dim(20), in.dim(70), in.dim(70)};
+    Matrix W(in, dims.out_features, dims.in_features);
+    const std::vector<float> x = in.values(dims.rows * dims.in_features, 2.0f, true);
+    const std::vector<float> b = in.values(dims.out_features, 0.5f, true);
+    const bool zero = !dims.rows || !dims.in_features || !dims.out_features;
+    std::vector<float> y(dims.rows * dims.out_features + 1, 7.0f);
+    edgeattn_status st;
+    if (packed) {
+        g_op = "linear_pack_typed_weights + linear_packed";
+        const std::size_t bytes = edgeattn_linear_typed_packed_weights_size(&dims, W.m.type);
+        // (rows is not read by the size)
+        FUZZ_CHECK((bytes == 0) == (!dims.in_features || !dims.out_features || W.type == 3),
+                   "packed size of valid sizes is 0, or not 0 otherwise", 0);
+        std::vector<float> p(bytes / 4 + 1, 3.0f);
+        st = edgeattn_linear_pack_typed_weights(&dims, &W.m, b.data(), p.data(), bytes);
+        if (st == EDGEATTN_OK) st = edgeattn_linear_packed(&dims, x.data(), p.data(), bytes, y.data());
+        else
+            for (float v : p) FUZZ_CHECK(v == 3.0f, "packed buffer written on an error", st);
+    } else {
+        std::vector<float> ws(edgeattn_linear_workspace_size(&dims, 1) / 4 + 1);
+        st = edgeattn_linear_typed(&dims, x.data(), &W.m, b.data(), ws.data(), ws.size() * 4, y.data());
+    }
+    const bool ok = !zero && !W.problem;
+    FUZZ_CHECK((st == EDGEATTN_OK) == ok, "succeeded with a bad argument, or refused good ones", st);
+    if (st != EDGEATTN_OK) {
+        for (float v : y) FUZZ_CHECK(v == 7.0f, "output written on an error", st);
+        return;
+    }
+    FUZZ_CHECK(y[dims.rows * dims.out_features] == 7.0f, "written past the output", 0);
+    for (std::size_t r = 0; r < dims.rows; ++r)
+        for (std::size_t o = 0; o < dims.out_features; ++o) {
+            double want = b[o], size = std::fabs(b[o]);
+            for (std::size_t i = 0; i < dims.in_features; ++i) {
+                want += x[r * dims.in_features + i] * W.exact[o * dims.in_features + i];
+                size += std::fabs(x[r * dims.in_features + i] * W.exact[o * dims.in_features + i]);
+            }
+            FUZZ_CHECK(std::fabs(y[r * dims.out_features + o] - want) <= 1e-5 * size + 1e-30,
+                       "y differs from float64 with the dequantised weights", 0);
+        }
+}
+
+void fuzz_mha_typed(Input &in) {
+    const bool packed = in.in.ConsumeBool();
+    g_op = packed ? "mha_pack_typed_weights + multi_head_attention_masked_packed" : "multi_head_attention_typed";
+    const std::size_t H = 1 + in.dim(3), Hkv = H % 2 == 0 && in.in.ConsumeBool() ? H / 2 : H;
+    const std::size_t hs = 1 + in.dim(5), h = H * hs, hkv = Hkv * hs;
+    const std::size_t B = 1 + in.dim(1), Q = 1 + in.dim(6), K = 1 + in.dim(6), q = 1 + in.dim(9);
+    Matrix Wq(in, h, q), Wk(in, hkv, q), Wv(in, hkv, q), Wo(in, h, h);
+    const edgeattn_attention_dims dims{B, Q, K, q, q, q, h, H, Hkv};
+    const std::vector<float> xq = in.values(B * Q * q, 1.0f, true), xk = in.values(B * K * q, 1.0f, true);
+    const edgeattn_mha_typed_weights w{Wq.m, Wk.m, Wv.m, Wo.m, nullptr, nullptr, nullptr, nullptr};
+    const bool causal = in.in.ConsumeBool();
+    edgeattn_attention_mask mask{};
+    mask.causal = causal;
+    std::vector<float> ws(edgeattn_multi_head_attention_workspace_size(&dims, 1) / 4 + 1);
+    std::vector<float> out(B * Q * h + 1, 7.0f);
+    edgeattn_status st;
+    if (packed) {
+        const std::size_t bytes = edgeattn_mha_typed_packed_weights_size(&dims, &w);
+        std::vector<float> p(bytes / 4 + 1, 3.0f);
+        st = edgeattn_mha_pack_typed_weights(&dims, &w, p.data(), bytes);
+        if (st == EDGEATTN_OK)
+            st = edgeattn_multi_head_attention_masked_packed(&dims, xq.data(), xk.data(), xk.data(), nullptr, &mask,
+                                                             p.data(), bytes, ws.data(), ws.size() * 4, out.data(),
+                                                             nullptr);
+    } else {
+        st = edgeattn_multi_head_attention_typed(&dims, xq.data(), xk.data(), xk.data(), nullptr, &mask, &w, ws.data(),
+                                                 ws.size() * 4, out.data(), nullptr);
+    }
+    const bool ok = !Wq.problem && !Wk.problem && !Wv.problem && !Wo.problem;
+    FUZZ_CHECK((st == EDGEATTN_OK) == ok, "succeeded with a bad matrix, or refused good ones", st);
+    if (st != EDGEATTN_OK) {
+        for (float v : out) FUZZ_CHECK(v == 7.0f, "output written on an error", st);
+        return;
+    }
+    FUZZ_CHECK(out[B * Q * h] == 7.0f, "written past the output", 0);
+    const std::vector<double> xqd(xq.begin(), xq.end()), xkd(xk.begin(), xk.end());
+    std::vector<double> want(B * Q * h), want_w(B * H * Q * K);
+    edgeattn_ref::Mask m;
+    m.causal = causal;
+    const edgeattn_ref::MhaWeights r{Wq.exact.data(), Wk.exact.data(), Wv.exact.data(), Wo.exact.data(),
+                                     nullptr, nullptr, nullptr, nullptr};
+    edgeattn_ref::multi_head_attention_masked(B, Q, K, q, q, q, h, H, Hkv, xqd.data(), xkd.data(), xkd.data(),
+                                              edgeattn_ref::ValidLens{}, m, r, want.data(), want_w.data());
+    double diff = 0, norm = 0;
+    for (std::size_t i = 0; i < want.size(); ++i) {
+        FUZZ_CHECK(std::isfinite(out[i]), "a non-finite output", 0);
+        diff += (out[i] - want[i]) * (out[i] - want[i]);
+        norm += want[i] * want[i];
+    }
+    FUZZ_CHECK(std::sqrt(diff) <= 1e-4 * std::sqrt(norm) + 1e-5, "output differs from float64", 0);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size) {
+    Input in(data, size);
+    const std::uint8_t head = in.in.ConsumeIntegral<std::uint8_t>();
+    // A kernel path this CPU runs (the scalar one always).
+    const edgeattn_isa isa = static_cast<edgeattn_isa>(EDGEATTN_ISA_SCALAR + (head >> 2) % 5);
+    edgeattn_set_isa(edgeattn_isa_supported(isa) ? isa : EDGEATTN_ISA_SCALAR);
+    switch (head % 4) {
+        case 0: fuzz_quantize(in); break;
+        case 1: fuzz_half(in); break;
+        case 2: fuzz_linear_typed(in); break;
+        default: fuzz_mha_typed(in); break;
+    }
+    return 0;
+}
