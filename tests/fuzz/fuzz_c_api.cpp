@@ -22,6 +22,7 @@
 
 #include <edgeattn/edgeattn.h>
 
+#include "fuzz_check.hpp"
 #include "reference.hpp"
 
 #include <algorithm>
@@ -43,18 +44,8 @@ using edgeattn_ref::ValidLens;
 // only when an error is certain, against small stand-in buffers.
 constexpr std::size_t kMaxElements = 1 << 14;
 
-const char *g_op = "";  // for messages
-
-[[noreturn]] void fail(const char *what, int status = 0) {
-    std::fprintf(stderr, "fuzz_c_api: %s: %s (status %d: %s)\n", g_op, what, status,
-                 edgeattn_status_str(static_cast<edgeattn_status>(status)));
-    std::abort();
-}
-
-#define FUZZ_CHECK(cond, what, status) \
-    do {                               \
-        if (!(cond)) fail(what, status); \
-    } while (0)
+using fuzz::fail;
+using fuzz::g_op;
 
 // ------------------------------------------------------------ inputs
 
@@ -1820,6 +1811,7 @@ void choose_path(Input &in) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size) {
+    fuzz::g_harness = "fuzz_c_api";
     Input in(data, size);
     const std::uint8_t head = in.byte();
     in.special = head >= 224;

@@ -14,6 +14,7 @@
 
 #include <edgeattn/edgeattn.h>
 
+#include "fuzz_check.hpp"
 #include "reference.hpp"
 
 #include <cmath>
@@ -25,18 +26,8 @@
 
 namespace {
 
-const char *g_op = "";
-
-[[noreturn]] void fail(const char *what, int status) {
-    std::fprintf(stderr, "fuzz_reduced_precision: %s: %s (status %d: %s)\n", g_op, what, status,
-                 edgeattn_status_str(static_cast<edgeattn_status>(status)));
-    std::abort();
-}
-
-#define FUZZ_CHECK(cond, what, status) \
-    do {                               \
-        if (!(cond)) fail(what, status); \
-    } while (0)
+using fuzz::fail;
+using fuzz::g_op;
 
 // binary16 by its definition, in double.
 double half_value(std::uint16_t h) {
@@ -292,6 +283,7 @@ void fuzz_mha_typed(Input &in) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size) {
+    fuzz::g_harness = "fuzz_reduced_precision";
     Input in(data, size);
     const std::uint8_t head = in.in.ConsumeIntegral<std::uint8_t>();
     // A kernel path this CPU runs (the scalar one always).
