@@ -65,10 +65,7 @@ edgeattn_status additive_attention(const edgeattn_attention_dims *dims, const fl
     float *projected_keys = ws + one.projected_keys;        // (B, K, h)
     const size_t h = d.num_hiddens;
     float *packed = ws + one.packed_weights;
-    const stored_matrix W_q = {W_q_given.type, W_q_given.data,
-                               W_q_given.type == EDGEATTN_WEIGHTS_INT8 ? W_q_given.scales : nullptr};
-    const stored_matrix W_k = {W_k_given.type, W_k_given.data,
-                               W_k_given.type == EDGEATTN_WEIGHTS_INT8 ? W_k_given.scales : nullptr};
+    const stored_matrix W_q = stored_matrix_of(W_q_given), W_k = stored_matrix_of(W_k_given);
     linear(k, d.batch * d.queries, d.query_size, h, queries, W_q, nullptr, projected_queries, packed);
     linear(k, d.batch * d.keys, d.key_size, h, keys, W_k, nullptr, projected_keys, packed);
 

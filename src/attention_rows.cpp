@@ -86,10 +86,6 @@ const float *stored_scales_at(const stored_rows &r, size_t row0) {
     return r.scales ? r.scales + row0 : nullptr;
 }
 
-const stored_weight_kernels &stored_kernels_for(const kernel_table &k, edgeattn_weight_type type) {
-    return type == EDGEATTN_WEIGHTS_INT8 ? k.int8_weights : k.half_weights;
-}
-
 // Element (row, col) of stored rows, widened (and scaled).
 template <class T>
 float stored_value(const stored_rows &r, size_t row, size_t col, size_t stride) {
@@ -167,7 +163,7 @@ void block_scores(const kernel_table &k, const attention_slice &s, size_t row0, 
     const stored_rows &stored = s.stored_keys;
     if (stored.type != EDGEATTN_WEIGHTS_F32) {
         if (reads_in_place(s)) {
-            stored_kernels_for(k, stored.type)
+            stored_kernels(k, stored.type)
                 .gemm_nt_direct(rows, n, s.d, queries, s.query_stride, stored_at(stored, key0, s.key_stride),
                                 s.key_stride, stored_scales_at(stored, key0), nullptr, scores, ldc);
             for (size_t r = 0; r < rows; ++r) k.scale(scores + r * ldc, n, scale);
@@ -198,7 +194,7 @@ void block_weighted_sum(const kernel_table &k, const attention_slice &s, size_t 
     const stored_rows &stored = s.stored_values;
     if (stored.type != EDGEATTN_WEIGHTS_F32) {
         if (reads_in_place(s)) {
-            stored_kernels_for(k, stored.type)
+            stored_kernels(k, stored.type)
                 .gemm_nn_direct(rows, s.dv, n, p, ldp, stored_at(stored, key0, s.value_stride), s.value_stride,
                                 stored_scales_at(stored, key0), out, s.output_stride, accumulate);
             return;

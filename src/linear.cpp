@@ -46,10 +46,6 @@ bool linear_scratch_floats(size_t rows, size_t in_features, size_t out_features,
 
 namespace {
 
-const stored_weight_kernels &stored_kernels(const kernel_table &k, edgeattn_weight_type type) {
-    return type == EDGEATTN_WEIGHTS_INT8 ? k.int8_weights : k.half_weights;
-}
-
 // Columns [c0, c1) of W (out, in) -> W^T panels of max_panel_width columns
 // (c0 a multiple of it) at packed + c0 * in elements, zero-padded; T the
 // stored element type.

@@ -27,6 +27,11 @@ inline bool known_weight_type(edgeattn_weight_type type) {
     return t >= EDGEATTN_WEIGHTS_F32 && t <= EDGEATTN_WEIGHTS_INT8;
 }
 
+// A caller's matrix as the kernels take it (scales only for int8).
+inline stored_matrix stored_matrix_of(const edgeattn_weight_matrix &m) {
+    return {m.type, m.data, m.type == EDGEATTN_WEIGHTS_INT8 ? m.scales : nullptr};
+}
+
 // Bytes of one stored element (0 for a type outside the enum).
 inline size_t element_bytes(edgeattn_weight_type type) {
     return type == EDGEATTN_WEIGHTS_F32 ? 4 : type == EDGEATTN_WEIGHTS_F16 ? 2

@@ -86,8 +86,7 @@ extern "C" edgeattn_status edgeattn_linear_typed(const edgeattn_linear_dims *dim
     if (workspace_bytes < need) return EDGEATTN_ERR_WORKSPACE_TOO_SMALL;
     if (edgeattn_status st = check_linear_call(c, x, params, num_params, workspace, workspace_bytes, y))
         return st;
-    const stored_matrix Wm = {W->type, W->data, W->type == EDGEATTN_WEIGHTS_INT8 ? W->scales : nullptr};
-    linear(active_kernels(), d.rows, d.in_features, d.out_features, x, Wm, b, y,
+    linear(active_kernels(), d.rows, d.in_features, d.out_features, x, stored_matrix_of(*W), b, y,
            static_cast<float *>(workspace));
     return EDGEATTN_OK;
 }
@@ -135,8 +134,7 @@ extern "C" edgeattn_status edgeattn_linear_pack_typed_weights(const edgeattn_lin
 
     memset(packed, 0, l.bytes);  // padding included: the same bytes every time
     float *floats = static_cast<float *>(packed);
-    const stored_matrix Wm = {W->type, W->data, W->scales};
-    pack_weights_transposed(d.in_features, d.out_features, Wm, floats + l.weights);
+    pack_weights_transposed(d.in_features, d.out_features, stored_matrix_of(*W), floats + l.weights);
     if (l.scales) memcpy(floats + l.scales, W->scales, d.out_features * sizeof(float));
     packed_header header = linear_header(d, W->type);
     if (b) {

@@ -107,7 +107,7 @@ edgeattn_status view_typed_mha_weights(const edgeattn_attention_dims &d,
         const edgeattn_weight_matrix &m = *matrices[i];
         if (edgeattn_status st = check_stored_matrix(m, outputs[i], inputs[i], view.spans, view.num_spans))
             return st;
-        view.W[i] = {m.type, m.data, m.type == EDGEATTN_WEIGHTS_INT8 ? m.scales : nullptr};
+        view.W[i] = stored_matrix_of(m);
         view.b[i] = biases[i];
     }
     for (size_t i = 0; i < 4; ++i)

@@ -87,6 +87,11 @@ struct kernel_table {
     stored_weight_kernels half_weights;  // uint16_t holding binary16
 };
 
+// The kernels of int8 (else binary16) weights or cached rows.
+inline const stored_weight_kernels &stored_kernels(const kernel_table &k, edgeattn_weight_type type) {
+    return type == EDGEATTN_WEIGHTS_INT8 ? k.int8_weights : k.half_weights;
+}
+
 // The tables that exist in this build (defined in src/arch/*.cpp).
 extern const kernel_table scalar_kernels;
 #if defined(EDGEATTN_HAVE_SSE2)
