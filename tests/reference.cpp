@@ -213,4 +213,12 @@ void positional_encoding_table(std::size_t max_len, std::size_t d, double *P) {
         }
 }
 
+double half_value(std::uint16_t h) {
+    const int e = (h >> 10) & 31, m = h & 1023;
+    const double sign = (h >> 15) ? -1.0 : 1.0;
+    if (e == 31) return m ? NAN : sign * INFINITY;
+    if (e == 0) return sign * std::ldexp(m / 1024.0, -14);
+    return sign * std::ldexp(1.0 + m / 1024.0, e - 15);
+}
+
 } // namespace edgeattn_ref

@@ -85,6 +85,10 @@ void linear(std::size_t n, std::size_t in, std::size_t out, const double *x, con
 // P (max_len, d): sin in even columns, cos in odd ones, of i / 10000^(2j/d).
 void positional_encoding_table(std::size_t max_len, std::size_t d, double *P);
 
+// The value of IEEE binary16 bits by the format's definition:
+// (-1)^s 2^(e-15) (1 + m/1024), subnormal (-1)^s 2^-14 (m/1024), inf, NaN.
+double half_value(std::uint16_t h);
+
 } // namespace edgeattn_ref
 
 #endif

@@ -29,15 +29,7 @@ using test_paths::widen;
 
 namespace {
 
-// binary16 decoded by its definition, in double: (-1)^s 2^(e-15) (1 + m/1024),
-// subnormal 2^-14 (m/1024). Independent of the library's bit manipulation.
-double half_value(std::uint16_t h) {
-    const int s = h >> 15, e = (h >> 10) & 31, m = h & 1023;
-    const double sign = s ? -1.0 : 1.0;
-    if (e == 31) return m ? NAN : sign * INFINITY;
-    if (e == 0) return sign * std::ldexp(m / 1024.0, -14);
-    return sign * std::ldexp(1.0 + m / 1024.0, e - 15);
-}
+using edgeattn_ref::half_value;
 
 // One weight matrix (out, in) in a stored type, with its exact values in
 // double for the reference.

@@ -29,14 +29,7 @@ namespace {
 using fuzz::fail;
 using fuzz::g_op;
 
-// binary16 by its definition, in double.
-double half_value(std::uint16_t h) {
-    const int e = (h >> 10) & 31, m = h & 1023;
-    const double sign = (h >> 15) ? -1.0 : 1.0;
-    if (e == 31) return m ? NAN : sign * INFINITY;
-    if (e == 0) return sign * std::ldexp(m / 1024.0, -14);
-    return sign * std::ldexp(1.0 + m / 1024.0, e - 15);
-}
+using edgeattn_ref::half_value;
 
 struct Input {
     FuzzedDataProvider in;
