@@ -416,7 +416,7 @@ extern "C" edgeattn_status edgeattn_kv_cache_append(edgeattn_kv_cache *cache,
                                                     const edgeattn_mha_weights *weights,
                                                     void *workspace, size_t workspace_bytes) {
     if (!weights) return EDGEATTN_ERR_NULL_POINTER;
-    const edgeattn_mha_typed_weights typed = typed_from_fp32(*weights);
+    const edgeattn_mha_typed_weights typed = as_typed(*weights);
     return append(cache, dims, tokens, keys, values, &typed, nullptr, 0, workspace, workspace_bytes);
 }
 
@@ -458,7 +458,7 @@ extern "C" edgeattn_status edgeattn_kv_cache_attention(const edgeattn_kv_cache *
                                                        void *workspace, size_t workspace_bytes,
                                                        float *output, float *attention_weights) {
     if (!weights) return EDGEATTN_ERR_NULL_POINTER;
-    const edgeattn_mha_typed_weights typed = typed_from_fp32(*weights);
+    const edgeattn_mha_typed_weights typed = as_typed(*weights);
     return attention(cache, dims, queries, mask, &typed, nullptr, 0, workspace, workspace_bytes,
                      output, attention_weights);
 }

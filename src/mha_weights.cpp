@@ -53,20 +53,6 @@ bool types_of(const edgeattn_mha_typed_weights &w, edgeattn_weight_type types[4]
 namespace edgeattn {
 namespace detail {
 
-edgeattn_mha_typed_weights typed_from_fp32(const edgeattn_mha_weights &w) {
-    edgeattn_mha_typed_weights t;
-    memset(&t, 0, sizeof t);
-    t.W_q = {EDGEATTN_WEIGHTS_F32, w.W_q, nullptr};
-    t.W_k = {EDGEATTN_WEIGHTS_F32, w.W_k, nullptr};
-    t.W_v = {EDGEATTN_WEIGHTS_F32, w.W_v, nullptr};
-    t.W_o = {EDGEATTN_WEIGHTS_F32, w.W_o, nullptr};
-    t.b_q = w.b_q;
-    t.b_k = w.b_k;
-    t.b_v = w.b_v;
-    t.b_o = w.b_o;
-    return t;
-}
-
 edgeattn_status check_mha_feature_dims(const edgeattn_attention_dims &d) {
     if (d.query_size == 0 || d.key_size == 0 || d.value_size == 0 || d.num_hiddens == 0 ||
         d.num_heads == 0)
@@ -117,7 +103,7 @@ edgeattn_status view_typed_mha_weights(const edgeattn_attention_dims &d,
 
 edgeattn_status view_mha_weights(const edgeattn_attention_dims &d, const edgeattn_mha_weights &w,
                                  mha_weights_view &view, unsigned used) {
-    return view_typed_mha_weights(d, typed_from_fp32(w), view, used);
+    return view_typed_mha_weights(d, as_typed(w), view, used);
 }
 
 edgeattn_status view_packed_mha_weights(const edgeattn_attention_dims &d, const void *packed,
@@ -213,6 +199,6 @@ extern "C" edgeattn_status edgeattn_mha_pack_weights(const edgeattn_attention_di
                                                      const edgeattn_mha_weights *weights,
                                                      void *packed, size_t packed_bytes) {
     if (!dims || !weights || !packed) return EDGEATTN_ERR_NULL_POINTER;
-    const edgeattn_mha_typed_weights typed = typed_from_fp32(*weights);
+    const edgeattn_mha_typed_weights typed = as_typed(*weights);
     return edgeattn_mha_pack_typed_weights(dims, &typed, packed, packed_bytes);
 }

@@ -4,6 +4,7 @@
 #ifndef EDGEATTN_MHA_WEIGHTS_HPP
 #define EDGEATTN_MHA_WEIGHTS_HPP
 
+#include "edgeattn/detail/typed_weights.hpp"
 #include "edgeattn/edgeattn.h"
 #include "kernels/kernel_table.hpp"
 #include "linear.hpp"
@@ -54,9 +55,6 @@ edgeattn_status view_mha_weights(const edgeattn_attention_dims &d, const edgeatt
 edgeattn_status view_typed_mha_weights(const edgeattn_attention_dims &d,
                                        const edgeattn_mha_typed_weights &w, mha_weights_view &view,
                                        unsigned used = all_projections);
-
-// fp32 weights as typed ones (every matrix EDGEATTN_WEIGHTS_F32).
-edgeattn_mha_typed_weights typed_from_fp32(const edgeattn_mha_weights &w);
 
 // One stored matrix (out, in) as given: its type, data, and int8 scales
 // (aligned, finite, > 0); `spans` gets the matrix's and the scales'.

@@ -13,6 +13,7 @@
 
 #include <cstddef>
 
+#include "detail/typed_weights.hpp"
 #include "detail/workspace_layout.hpp"
 #include "edgeattn.h"
 #include "positional_encoding.hpp"
@@ -27,13 +28,6 @@ using Status = edgeattn_status;
 using ValidLens = edgeattn_valid_lens;
 
 namespace detail {
-// fp32 multi-head weights as typed ones (every matrix EDGEATTN_WEIGHTS_F32).
-constexpr edgeattn_mha_typed_weights as_typed(const edgeattn_mha_weights &w) {
-    return {{EDGEATTN_WEIGHTS_F32, w.W_q, nullptr}, {EDGEATTN_WEIGHTS_F32, w.W_k, nullptr},
-            {EDGEATTN_WEIGHTS_F32, w.W_v, nullptr}, {EDGEATTN_WEIGHTS_F32, w.W_o, nullptr},
-            w.b_q, w.b_k, w.b_v, w.b_o};
-}
-
 template <std::size_t Bytes>
 struct workspace_storage {
     static_assert(Bytes != 0, "the workspace of these dimensions overflows size_t");
