@@ -257,6 +257,10 @@ class Case:
         self.tensors.append(('input', name, kind, x))
         return self
 
+    def optional_input(self, name, x):
+        """input(name, x) unless x is None (an input the case may leave out)."""
+        return self if x is None else self.input(name, x)
+
     def expect(self, name, x):
         x = np.asarray(x)
         kind = 'i32' if np.issubdtype(x.dtype, np.integer) else 'f64'
@@ -361,15 +365,10 @@ def mha_case(name, g, queries, keys, values, h, num_heads, num_kv_heads, bias, c
         c.param('num_kv_heads', num_kv_heads)
     c.param('bias', bias).param('causal', causal)
     c.input('queries', queries).input('keys', keys).input('values', values)
-    if valid_lens is not None:
-        c.input('valid_lens', valid_lens)
-    if key_ranges is not None:
-        c.input('key_ranges', key_ranges)
-    if score_bias is not None:
-        c.input('bias', score_bias)
+    c.optional_input('valid_lens', valid_lens).optional_input('key_ranges', key_ranges)
+    c.optional_input('bias', score_bias)
     for n in ('W_q', 'W_k', 'W_v', 'W_o', 'b_q', 'b_k', 'b_v', 'b_o'):
-        if n in P:
-            c.input(n, P[n])
+        c.optional_input(n, P.get(n))
     c.expect('output', out).expect('attention_weights', w)
     c.ref = dict(kind='mha', q=queries, k=keys, v=values, P=P, H=num_heads, Hkv=num_kv_heads, mask=mask,
                  out=out, w=w)
@@ -381,12 +380,8 @@ def dot_case(name, queries, keys, values, causal, valid_lens=None, key_ranges=No
     out, w = dot_product_attention(queries, keys, values, mask)
     c = Case(name, 'dot_product_attention').param('causal', causal)
     c.input('queries', queries).input('keys', keys).input('values', values)
-    if valid_lens is not None:
-        c.input('valid_lens', valid_lens)
-    if key_ranges is not None:
-        c.input('key_ranges', key_ranges)
-    if score_bias is not None:
-        c.input('bias', score_bias)
+    c.optional_input('valid_lens', valid_lens).optional_input('key_ranges', key_ranges)
+    c.optional_input('bias', score_bias)
     c.expect('output', out).expect('attention_weights', w)
     c.ref = dict(kind='dot', q=queries, k=keys, v=values, mask=mask, out=out, w=w)
     return c
@@ -416,12 +411,8 @@ def decode_case(name, g, B, chunks, truncate, d, h, num_heads, num_kv_heads, bia
     c.param('num_kv_heads', num_kv_heads).param('bias', bias).param('capacity', capacity)
     c.input('X', X).input('chunks', i32(chunks)).input('truncate', i32(truncate))
     for n in ('W_q', 'W_k', 'W_v', 'W_o', 'b_q', 'b_k', 'b_v', 'b_o'):
-        if n in P:
-            c.input(n, P[n])
-    if key_ranges is not None:
-        c.input('key_ranges', key_ranges)
-    if score_bias is not None:
-        c.input('bias', score_bias)
+        c.optional_input(n, P.get(n))
+    c.optional_input('key_ranges', key_ranges).optional_input('bias', score_bias)
     c.expect('chunk_status', status).expect('output', out)
     c.ref = dict(kind='decode', X=X, chunks=chunks, truncate=truncate, P=P, H=num_heads, Hkv=num_kv_heads,
                  capacity=capacity, key_ranges=key_ranges, bias=score_bias, status=status, out=out)

@@ -63,6 +63,13 @@ class Stored:
                 self.inputs.append((n, h))
                 self.exact[n] = h
 
+    def write(self, c, P=None):
+        """The stored matrices into case c, then P's fp32 biases b_q .. b_o (those present)."""
+        for n, x in self.inputs:
+            c.input(n, x)
+        for n in ('b_q', 'b_k', 'b_v', 'b_o') if P is not None else ():
+            c.optional_input(n, P.get(n))
+
 
 def rel_l2(a, b):
     return float(np.linalg.norm((a - b).ravel()) / np.linalg.norm(b.ravel()))
@@ -80,17 +87,9 @@ def mha_case(name, kind, queries, keys, values, h, H, Hkv, bias, causal, valid_l
     c.param('num_kv_heads', Hkv).param('bias', bias).param('causal', causal)
     c.param('weight_type', WEIGHT_TYPE[kind])
     c.input('queries', queries).input('keys', keys).input('values', values)
-    if valid_lens is not None:
-        c.input('valid_lens', valid_lens)
-    if key_ranges is not None:
-        c.input('key_ranges', key_ranges)
-    if score_bias is not None:
-        c.input('bias', score_bias)
-    for n, x in st.inputs:
-        c.input(n, x)
-    for n in ('b_q', 'b_k', 'b_v', 'b_o'):
-        if n in P:
-            c.input(n, P[n])
+    c.optional_input('valid_lens', valid_lens).optional_input('key_ranges', key_ranges)
+    c.optional_input('bias', score_bias)
+    st.write(c, P)
     c.expect('output', out).expect('attention_weights', w)
     c.error_vs_fp32 = rel_l2(out, out32)
     return c
@@ -102,10 +101,8 @@ def linear_case(name, kind, rows, in_f, out_f, with_bias):
     b = ref.randn(g, out_f, scale=0.5) if with_bias else None
     st = Stored({'W': W}, kind, ('W',))
     c = ref.Case(name, 'linear').param('weight_type', WEIGHT_TYPE[kind]).input('x', x)
-    for n, v in st.inputs:
-        c.input(n, v)
-    if with_bias:
-        c.input('b', b)
+    st.write(c)
+    c.optional_input('b', b)
     Wd = st.exact['W']
     # written out, as in make_decoder_golden: independent of linear()
     y = np.array([[sum(x[r, i] * Wd[o, i] for i in range(in_f)) + (b[o] if with_bias else 0.0)
@@ -130,11 +127,7 @@ def decode_case(name, kind, B, chunks, truncate, d, h, H, Hkv, bias, capacity):
     c.param('num_kv_heads', Hkv).param('bias', bias).param('capacity', capacity)
     c.param('weight_type', WEIGHT_TYPE[kind])
     c.input('X', X).input('chunks', ref.i32(chunks)).input('truncate', ref.i32(truncate))
-    for n, x in st.inputs:
-        c.input(n, x)
-    for n in ('b_q', 'b_k', 'b_v', 'b_o'):
-        if n in P:
-            c.input(n, P[n])
+    st.write(c, P)
     c.expect('chunk_status', status).expect('output', out)
     c.error_vs_fp32 = rel_l2(out, full32)
     return c
@@ -232,8 +225,7 @@ def additive_case(name, kind):
     out32, _ = additive_attention(q, k, v, vl, P['W_q'], P['W_k'], w_v)
     c = ref.Case(name, 'additive_attention').param('num_hiddens', 8).param('weight_type', WEIGHT_TYPE[kind])
     c.input('queries', q).input('keys', k).input('values', v).input('valid_lens', vl)
-    for n, x in st.inputs:
-        c.input(n, x)
+    st.write(c)
     c.input('w_v', w_v)
     c.expect('output', out).expect('attention_weights', w)
     c.error_vs_fp32 = rel_l2(out, out32)
