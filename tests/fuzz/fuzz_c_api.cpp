@@ -543,13 +543,19 @@ struct Attention {
     bool in_special = false;
 };
 
-void fuzz_dot_product(Input &in) {
-    g_op = "dot_product_attention";
-    Attention a;
+// A dot-product call's sizes (key_size 0 mostly: "the same as query_size"),
+// whether it returns weights, and its valid lengths; plain and masked alike.
+void choose_dot_product(Input &in, Attention &a) {
     a.in_special = in.special;
     a.dims = {in.dim(), in.dim(), in.dim(), in.dim(), mostly(in) ? 0 : in.dim(), in.dim(), 0, 0, 0};
     a.want_weights = mostly(in);
     a.lens.choose(in, a.dims.batch, a.dims.queries);
+}
+
+void fuzz_dot_product(Input &in) {
+    g_op = "dot_product_attention";
+    Attention a;
+    choose_dot_product(in, a);
     const std::size_t d = a.dims.query_size, ks = a.dims.key_size ? a.dims.key_size : d;
     edgeattn_attention_dims claimed = a.dims;
     claimed.key_size = ks;
@@ -1192,10 +1198,7 @@ void fuzz_multi_head_masked(Input &in) {
 void fuzz_dot_product_masked(Input &in) {
     g_op = "dot_product_attention_masked";
     Attention a;
-    a.in_special = in.special;
-    a.dims = {in.dim(), in.dim(), in.dim(), in.dim(), mostly(in) ? 0 : in.dim(), in.dim(), 0, 0, 0};
-    a.want_weights = mostly(in);
-    a.lens.choose(in, a.dims.batch, a.dims.queries);
+    choose_dot_product(in, a);
     MaskGen m;
     m.choose(in, a.dims.batch, a.dims.queries, 1, a.dims.keys);
     const std::size_t d = a.dims.query_size, ks = a.dims.key_size ? a.dims.key_size : d;
