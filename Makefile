@@ -73,7 +73,8 @@ isa_flags = $(subst ~, ,$(word 3,$(subst |, ,$(1))))
 ISA_SOURCES := $(foreach e,$(ISA_ENTRIES),$(call isa_file,$(e)))
 ISA_DEFINES := $(foreach e,$(ISA_ENTRIES),-DEDGEATTN_HAVE_$(shell echo $(call isa_name,$(e)) | tr a-z A-Z))
 
-LIB_CXXFLAGS := -std=c++17 $(CXXFLAGS) -fno-exceptions -fno-rtti -Wall -Wextra -Iinclude -Isrc $(ISA_DEFINES)
+# -fno-math-errno: sqrtf is the FPU instruction (CMakeLists.txt says why).
+LIB_CXXFLAGS := -std=c++17 $(CXXFLAGS) -fno-exceptions -fno-rtti -fno-math-errno -Wall -Wextra -Iinclude -Isrc $(ISA_DEFINES)
 ifneq ($(XSIMD_INCLUDE),)
   LIB_CXXFLAGS += -I$(XSIMD_INCLUDE)  # xsimd outside the compiler's search path
 endif

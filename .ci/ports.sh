@@ -7,7 +7,8 @@
 #      cross-built and run by CTest under qemu-user; no test may be skipped,
 #      so the neon path runs (not only the scalar one);
 #   3. cortex-m4f: the test firmware under qemu-system-arm (golden cases
-#      through both APIs, library hygiene, tables in flash, footprint);
+#      through both APIs, library hygiene, tables in flash, footprint),
+#      built Release and MinSizeRel (compact kernels, flash budget);
 #   4. make PORT=... builds each port's library; the make-built Cortex-M
 #      archive passes the same hygiene check;
 #   5. install: cmake --install and make install write the same package
@@ -28,7 +29,7 @@ bash .ci/apt_install.sh \
 jobs=$(nproc)
 root=$PWD
 work=$root/build-ports
-rm -rf build-aarch64-linux-gnu build-arm-linux-gnueabihf build-cortex-m4f "$work" \
+rm -rf build-aarch64-linux-gnu build-arm-linux-gnueabihf build-cortex-m4f build-cortex-m4f-minsize "$work" \
        build-make-aarch64-linux-gnu build-make-arm-linux-gnueabihf build-make-cortex-m4f
 mkdir -p "$work"
 step_start=$SECONDS
@@ -60,6 +61,16 @@ cmake --build build-cortex-m4f -j"$jobs"
 run_ctest build-cortex-m4f
 # The firmware's own report, and the footprint of one module (README's table).
 ctest --test-dir build-cortex-m4f -R 'firmware\.(golden|footprint)' -V 2>&1 | sed -n 's/^[0-9]*: //p' \
+    | grep -vE '^(Test command|Working Directory|Test timeout)'
+
+step "cortex-m4f MinSizeRel: compact kernels on the board, footprint budget"
+# -Os gives the plain C++ path its compact kernels (src/kernels/compact.hpp):
+# the golden cases run through them on the board, and
+# firmware.footprint_budget holds d2l's int8 block to README's 60,000 B.
+cmake -S . -B build-cortex-m4f-minsize -DCMAKE_TOOLCHAIN_FILE=ports/cortex-m4f.cmake -DCMAKE_BUILD_TYPE=MinSizeRel
+cmake --build build-cortex-m4f-minsize -j"$jobs"
+run_ctest build-cortex-m4f-minsize
+ctest --test-dir build-cortex-m4f-minsize -R 'firmware\.footprint' -V 2>&1 | sed -n 's/^[0-9]*: //p' \
     | grep -vE '^(Test command|Working Directory|Test timeout)'
 
 step "make PORT=...: each port's library"

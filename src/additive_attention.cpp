@@ -60,6 +60,7 @@ edgeattn_status additive_attention(const edgeattn_attention_dims *dims, const fl
 
     const attention_mask_view mask = mask_of_valid_lens(lens);
     const kernel_table &k = active_kernels();
+    const additive_kernel_table &additive = active_additive_kernels();
     float *ws = static_cast<float *>(workspace);
     float *projected_queries = ws + one.projected_queries;  // (B, Q, h)
     float *projected_keys = ws + one.projected_keys;        // (B, K, h)
@@ -76,9 +77,9 @@ edgeattn_status additive_attention(const edgeattn_attention_dims *dims, const fl
         float *weights_b = attention_weights ? attention_weights + b * d.queries * d.keys : nullptr;
         float *scores = weights_b ? weights_b + row0 * d.keys : slot.scores;  // (rows, K)
         for (size_t r = 0; r < rows; ++r)
-            k.additive_scores_row(projected_queries + (b * d.queries + row0 + r) * h,
-                                  projected_keys + b * d.keys * h, d.keys, h, w_v, h,
-                                  scores + r * d.keys);
+            additive.scores_row(projected_queries + (b * d.queries + row0 + r) * h,
+                                projected_keys + b * d.keys * h, d.keys, h, w_v, h,
+                                scores + r * d.keys);
         const attention_slice s{nullptr, 0, nullptr, 0,
                                 values + b * d.keys * d.value_size, d.value_size,
                                 output + b * d.queries * d.value_size, d.value_size,

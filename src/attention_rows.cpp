@@ -1,6 +1,5 @@
 #include "attention_rows.hpp"
 
-#include "kernels/widen.hpp"
 #include "linear.hpp"
 
 #include <math.h>
@@ -12,23 +11,6 @@ namespace {
 
 size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
 size_t max_size(size_t a, size_t b) { return a > b ? a : b; }
-
-// At and below this many queries in a slice (a decode step's new tokens),
-// scores and weighted sums read the keys and values in place instead of
-// packing them: packing reads and writes every key and value once more than
-// the products read them, and a decode step is bound by reading the cache.
-// Chosen per slice, not per block, so the bits never depend on the split.
-constexpr size_t direct_queries_limit = 4;
-// An int8 / fp16 cache: widening a block into fp32 panels costs more than
-// widening it in registers once per row tile, so up to a grouped-query
-// step's 16 rows read it in place (measured: 8 rows of a multi-query
-// step over 4096 fp16 positions, 753 us packed).
-constexpr size_t direct_queries_limit_stored = 16;
-
-bool reads_in_place(const attention_slice &s) {
-    return s.num_queries <= (s.stored_keys.type == EDGEATTN_WEIGHTS_F32 ? direct_queries_limit
-                                                                        : direct_queries_limit_stored);
-}
 
 key_interval row_keys(const attention_slice &s, const attention_mask_view &mask, size_t row) {
     return mask.of_row(s.batch_index, row / s.group, s.num_queries / s.group, s.num_keys);
@@ -77,81 +59,13 @@ bool partly_seen(const attention_slice &s, const attention_mask_view &mask, size
 
 constexpr size_t diagonal_step = keys_per_block / 4;
 
-// Stored rows [row0, row0 + n) of r, each `stride` elements.
-const void *stored_at(const stored_rows &r, size_t row0, size_t stride) {
-    return static_cast<const unsigned char *>(r.data) + row0 * stride * element_bytes(r.type);
-}
-
-const float *stored_scales_at(const stored_rows &r, size_t row0) {
-    return r.scales ? r.scales + row0 : nullptr;
-}
-
-// Element (row, col) of stored rows, widened (and scaled).
-template <class T>
-float stored_value(const stored_rows &r, size_t row, size_t col, size_t stride) {
-    const float v = widen(static_cast<const T *>(r.data)[row * stride + col]);
-    return r.scales ? v * r.scales[row] : v;
-}
-
-float stored_value(const stored_rows &r, size_t row, size_t col, size_t stride) {
-    return r.type == EDGEATTN_WEIGHTS_INT8 ? stored_value<int8_t>(r, row, col, stride)
-                                           : stored_value<uint16_t>(r, row, col, stride);
-}
-
-// The packed forms of pack_transposed / pack for stored rows: widened and
-// scaled into the block's fp32 panels of nr columns (the block, not the
-// cache), each source row read once, in order.
-template <class T>
-void pack_stored_transposed(const stored_rows &r, size_t row0, size_t stride, size_t n, size_t d, size_t nr,
-                            float *packed) {
-    const T *data = static_cast<const T *>(r.data);
-    for (size_t j = 0; j < (n + nr - 1) / nr * nr; ++j) {
-        float *column = packed + j / nr * nr * d + j % nr;  // column j % nr of panel j / nr
-        if (j >= n) {
-            for (size_t kk = 0; kk < d; ++kk) column[kk * nr] = 0.0f;
-            continue;
-        }
-        const T *row = data + (row0 + j) * stride;
-        const float scale = r.scales ? r.scales[row0 + j] : 1.0f;
-        for (size_t kk = 0; kk < d; ++kk) column[kk * nr] = widen(row[kk]) * scale;
-    }
-}
-
-template <class T>
-void pack_stored(const stored_rows &r, size_t row0, size_t stride, size_t n, size_t dv, size_t nr, float *packed) {
-    const T *data = static_cast<const T *>(r.data);
-    for (size_t kk = 0; kk < n; ++kk) {
-        const T *row = data + (row0 + kk) * stride;
-        const float scale = r.scales ? r.scales[row0 + kk] : 1.0f;
-        for (size_t p0 = 0; p0 < dv; p0 += nr) {
-            float *dst = packed + p0 * n + kk * nr;
-            for (size_t j = 0; j < nr; ++j) dst[j] = p0 + j < dv ? widen(row[p0 + j]) * scale : 0.0f;
-        }
-    }
-}
-
-void pack_stored_transposed(const stored_rows &r, size_t row0, size_t stride, size_t n, size_t d, size_t nr,
-                            float *packed) {
-    if (r.type == EDGEATTN_WEIGHTS_INT8)
-        pack_stored_transposed<int8_t>(r, row0, stride, n, d, nr, packed);
-    else
-        pack_stored_transposed<uint16_t>(r, row0, stride, n, d, nr, packed);
-}
-
-void pack_stored(const stored_rows &r, size_t row0, size_t stride, size_t n, size_t dv, size_t nr, float *packed) {
-    if (r.type == EDGEATTN_WEIGHTS_INT8)
-        pack_stored<int8_t>(r, row0, stride, n, dv, nr, packed);
-    else
-        pack_stored<uint16_t>(r, row0, stride, n, dv, nr, packed);
-}
-
 // out += w * value row j (a masked key's share of a row's weighted sum).
 void add_value_row(const kernel_table &k, const attention_slice &s, size_t j, float w, float *out) {
-    if (s.stored_values.type == EDGEATTN_WEIGHTS_F32) {
-        k.add_scaled(s.values + j * s.value_stride, w, out, s.dv);
+    if (s.stored) {
+        s.stored->add_value_row(s, j, w, out);
         return;
     }
-    for (size_t c = 0; c < s.dv; ++c) out[c] += w * stored_value(s.stored_values, j, c, s.value_stride);
+    k.add_scaled(s.values + j * s.value_stride, w, out, s.dv);
 }
 
 // Scores of rows [row0, row0 + rows) against keys [key0, key0 + n):
@@ -160,18 +74,8 @@ void block_scores(const kernel_table &k, const attention_slice &s, size_t row0, 
                   size_t key0, size_t n, float scale, float *scores, size_t ldc,
                   const scratch_slot &slot) {
     const float *queries = s.queries + row0 * s.query_stride;
-    const stored_rows &stored = s.stored_keys;
-    if (stored.type != EDGEATTN_WEIGHTS_F32) {
-        if (reads_in_place(s)) {
-            stored_kernels(k, stored.type)
-                .gemm_nt_direct(rows, n, s.d, queries, s.query_stride, stored_at(stored, key0, s.key_stride),
-                                s.key_stride, stored_scales_at(stored, key0), nullptr, scores, ldc);
-            for (size_t r = 0; r < rows; ++r) k.scale(scores + r * ldc, n, scale);
-            return;
-        }
-        pack_stored_transposed(stored, key0, s.key_stride, n, s.d, k.panel_width, slot.packed_keys);
-        k.gemm_packed(rows, n, s.d, scale, queries, s.query_stride, slot.packed_keys, k.panel_width,
-                      nullptr, scores, ldc, false);
+    if (s.stored) {
+        s.stored->block_scores(k, s, row0, rows, key0, n, scale, scores, ldc, slot);
         return;
     }
     const float *keys = s.keys + key0 * s.key_stride;
@@ -191,17 +95,8 @@ void block_weighted_sum(const kernel_table &k, const attention_slice &s, size_t 
                         size_t key0, size_t n, const float *p, size_t ldp, bool accumulate,
                         const scratch_slot &slot) {
     float *out = s.output + row0 * s.output_stride;
-    const stored_rows &stored = s.stored_values;
-    if (stored.type != EDGEATTN_WEIGHTS_F32) {
-        if (reads_in_place(s)) {
-            stored_kernels(k, stored.type)
-                .gemm_nn_direct(rows, s.dv, n, p, ldp, stored_at(stored, key0, s.value_stride), s.value_stride,
-                                stored_scales_at(stored, key0), out, s.output_stride, accumulate);
-            return;
-        }
-        pack_stored(stored, key0, s.value_stride, n, s.dv, k.panel_width, slot.packed_values);
-        k.gemm_packed(rows, s.dv, n, 1.0f, p, ldp, slot.packed_values, k.panel_width, nullptr, out,
-                      s.output_stride, accumulate);
+    if (s.stored) {
+        s.stored->block_weighted_sum(k, s, row0, rows, key0, n, p, ldp, accumulate, slot);
         return;
     }
     const float *values = s.values + key0 * s.value_stride;
@@ -300,8 +195,11 @@ void attention_streaming(const kernel_table &k, const attention_slice &s, size_t
             // exp(-1e6 - max), which is 0 unless the visible scores are near
             // -1e6 or there are none (then the row is uniform).
             const float max_all = row_max > masked_score ? row_max : masked_score;
-            const float correction = row_max == max_all ? 1.0f : expf(row_max - max_all);
-            const float masked_weight = expf(masked_score - max_all);
+            // The kernels' exp, not libm's: no expf in a firmware image.
+            float factors[2] = {row_max - max_all, masked_score - max_all};
+            k.exp(factors, factors, 2);  // 0 below -87.33, as the test below needs
+            const float correction = row_max == max_all ? 1.0f : factors[0];
+            const float masked_weight = factors[1];
             if (correction != 1.0f) k.scale(out, dv, correction);
             sum = sum * correction + static_cast<float>(K - visible) * masked_weight;
             if (masked_weight > 0.0f) {

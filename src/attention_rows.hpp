@@ -25,6 +25,24 @@ struct stored_rows {
     const float *scales = nullptr;
 };
 
+struct attention_slice;
+struct scratch_slot;
+
+// The three places attention reads key and value rows, for the rows of an
+// int8 / fp16 KV cache (src/stored_cache_rows.cpp): reached through the
+// slice, so only programs that decode from a typed cache carry them.
+struct stored_cache_operations {
+    // As block_scores / block_weighted_sum / add_value_row in attention_rows.cpp.
+    void (*block_scores)(const kernel_table &k, const attention_slice &s, size_t row0, size_t rows,
+                         size_t key0, size_t n, float scale, float *scores, size_t ldc,
+                         const scratch_slot &slot);
+    void (*block_weighted_sum)(const kernel_table &k, const attention_slice &s, size_t row0,
+                               size_t rows, size_t key0, size_t n, const float *p, size_t ldp,
+                               bool accumulate, const scratch_slot &slot);
+    void (*add_value_row)(const attention_slice &s, size_t j, float w, float *out);
+};
+extern const stored_cache_operations stored_cache_rows;
+
 // One slice in the caller's memory: queries (Q, d), keys (K, d), values
 // (K, dv), output (Q, dv), each row `*_stride` floats after the last, and
 // optional weights (Q, K) with rows weights_stride (>= K) apart.
@@ -49,9 +67,27 @@ struct attention_slice {
     // head_index + row % group. num_queries counts rows.
     size_t group = 1;
     // An int8 / fp16 KV cache: its keys and values in their type (then
-    // keys and values are not read; strides as key_stride, value_stride).
+    // keys and values are not read; strides as key_stride, value_stride),
+    // read by stored_cache_rows (`stored`); nullptr for fp32 rows.
     stored_rows stored_keys{}, stored_values{};
+    const stored_cache_operations *stored = nullptr;
 };
+
+// At and below this many queries in a slice (a decode step's new tokens),
+// scores and weighted sums read the keys and values in place instead of
+// packing them: packing reads and writes every key and value once more than
+// the products read them, and a decode step is bound by reading the cache.
+// Chosen per slice, not per block, so the bits never depend on the split.
+constexpr size_t direct_queries_limit = 4;
+// An int8 / fp16 cache: widening a block into fp32 panels costs more than
+// widening it in registers once per row tile, so up to a grouped-query
+// step's 16 rows read it in place (measured: 8 rows of a multi-query
+// step over 4096 fp16 positions, 753 us packed).
+constexpr size_t direct_queries_limit_stored = 16;
+
+inline bool reads_in_place(const attention_slice &s) {
+    return s.num_queries <= (s.stored ? direct_queries_limit_stored : direct_queries_limit);
+}
 
 // One thread's scratch (layout in workspace_layout.hpp).
 struct scratch_slot {

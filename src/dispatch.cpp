@@ -98,6 +98,41 @@ const kernel_table &active_kernels() {
     return *t;
 }
 
+// The other families (kernel_table.hpp): a switch rather than a pointer in
+// kernel_table, so only images whose operations call the accessor carry
+// that family's kernels.
+#if defined(EDGEATTN_HAVE_SSE2)
+#define EDGEATTN_IF_SSE2(...) __VA_ARGS__
+#else
+#define EDGEATTN_IF_SSE2(...)
+#endif
+#if defined(EDGEATTN_HAVE_AVX2)
+#define EDGEATTN_IF_AVX2(...) __VA_ARGS__
+#else
+#define EDGEATTN_IF_AVX2(...)
+#endif
+#if defined(EDGEATTN_HAVE_AVX512)
+#define EDGEATTN_IF_AVX512(...) __VA_ARGS__
+#else
+#define EDGEATTN_IF_AVX512(...)
+#endif
+#if defined(EDGEATTN_HAVE_NEON)
+#define EDGEATTN_IF_NEON(...) __VA_ARGS__
+#else
+#define EDGEATTN_IF_NEON(...)
+#endif
+#define EDGEATTN_ACTIVE_FAMILY_TABLE(family)                                 \
+    switch (active_kernels().isa) {                                          \
+        EDGEATTN_IF_SSE2(case EDGEATTN_ISA_SSE2: return sse2_##family;)      \
+        EDGEATTN_IF_AVX2(case EDGEATTN_ISA_AVX2: return avx2_##family;)      \
+        EDGEATTN_IF_AVX512(case EDGEATTN_ISA_AVX512: return avx512_##family;) \
+        EDGEATTN_IF_NEON(case EDGEATTN_ISA_NEON: return neon_##family;)      \
+        default: return scalar_##family;                                      \
+    }
+
+const additive_kernel_table &active_additive_kernels() { EDGEATTN_ACTIVE_FAMILY_TABLE(additive_kernels) }
+const cache_kernel_table &active_cache_kernels() { EDGEATTN_ACTIVE_FAMILY_TABLE(cache_kernels) }
+
 }  // namespace detail
 }  // namespace edgeattn
 

@@ -101,9 +101,8 @@ void store_row(const edgeattn_kv_cache &cache, void *stored, float *scales, size
 }
 
 // Cache head (b, g)'s rows as an attention slice reads them.
-stored_rows cache_rows(const edgeattn_kv_cache &cache, bool values, size_t head) {
+stored_rows stored_head_rows(const edgeattn_kv_cache &cache, bool values, size_t head) {
     stored_rows r;
-    if (storage_of(cache) == EDGEATTN_WEIGHTS_F32) return r;
     const size_t position = head * cache.capacity, element = position * cache.head_size;
     r.type = storage_of(cache);
     r.data = static_cast<const unsigned char *>(values ? cache.stored_values : cache.stored_keys) +
@@ -111,6 +110,15 @@ stored_rows cache_rows(const edgeattn_kv_cache &cache, bool values, size_t head)
     const float *scales = values ? cache.value_scales : cache.key_scales;
     r.scales = scales ? scales + position : nullptr;
     return r;
+}
+
+// Slice s reads cache head (b, g): its fp32 rows in place (keys and values
+// already point at them), or the int8 / fp16 ones through stored_cache_rows.
+void read_cache_head(attention_slice &s, const edgeattn_kv_cache &cache, size_t head) {
+    if (storage_of(cache) == EDGEATTN_WEIGHTS_F32) return;
+    s.stored_keys = stored_head_rows(cache, false, head);
+    s.stored_values = stored_head_rows(cache, true, head);
+    s.stored = &stored_cache_rows;
 }
 
 // Weights as given (only the projections `used` names are read) or packed.
@@ -281,8 +289,7 @@ edgeattn_status attention(const edgeattn_kv_cache *cache, const edgeattn_attenti
                               head_size, (cache->values ? cache->values + cached : nullptr), head_size, out, head_size, nullptr,
                               0, rows, length, head_size, head_size, b, g * group};
             s.group = group;
-            s.stored_keys = cache_rows(*cache, false, slice);
-            s.stored_values = cache_rows(*cache, true, slice);
+            read_cache_head(s, *cache, slice);
             dot_product_attention_block(k, s, row0, block_rows, mask, slot);
         });
         regroup_heads(heads_out, gathered_out, d.batch, d.queries, heads, group, head_size, false);
@@ -307,8 +314,7 @@ edgeattn_status attention(const edgeattn_kv_cache *cache, const edgeattn_attenti
                                   attention_weights ? attention_weights + slice * d.queries * cap
                                                     : nullptr,
                                   cap, d.queries, length, head_size, head_size, b, head};
-                s.stored_keys = cache_rows(*cache, false, b * kv_heads + head / group);
-                s.stored_values = cache_rows(*cache, true, b * kv_heads + head / group);
+                read_cache_head(s, *cache, b * kv_heads + head / group);
                 dot_product_attention_block(k, s, row0, rows, mask, slot);
             }
             if (weights_rows)  // positions not (yet) cached weigh 0

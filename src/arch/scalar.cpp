@@ -5,6 +5,9 @@
 
 namespace edgeattn {
 namespace detail {
+using scalar_batch = scalar_batch;
 const kernel_table scalar_kernels = make_kernel_table<scalar_batch>(EDGEATTN_ISA_SCALAR);
+const additive_kernel_table scalar_additive_kernels = make_additive_kernel_table<scalar_batch>();
+const cache_kernel_table scalar_cache_kernels = make_cache_kernel_table<scalar_batch>();
 }
 }  // namespace edgeattn

@@ -9,7 +9,9 @@
 
 namespace edgeattn {
 namespace detail {
-const kernel_table avx512_kernels =
-    make_kernel_table<xsimd::batch<float, xsimd::avx512f>>(EDGEATTN_ISA_AVX512);
+using avx512_batch = xsimd::batch<float, xsimd::avx512f>;
+const kernel_table avx512_kernels = make_kernel_table<avx512_batch>(EDGEATTN_ISA_AVX512);
+const additive_kernel_table avx512_additive_kernels = make_additive_kernel_table<avx512_batch>();
+const cache_kernel_table avx512_cache_kernels = make_cache_kernel_table<avx512_batch>();
 }
 }  // namespace edgeattn

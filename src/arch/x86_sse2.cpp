@@ -9,7 +9,9 @@
 
 namespace edgeattn {
 namespace detail {
-const kernel_table sse2_kernels =
-    make_kernel_table<xsimd::batch<float, xsimd::sse2>>(EDGEATTN_ISA_SSE2);
+using sse2_batch = xsimd::batch<float, xsimd::sse2>;
+const kernel_table sse2_kernels = make_kernel_table<sse2_batch>(EDGEATTN_ISA_SSE2);
+const additive_kernel_table sse2_additive_kernels = make_additive_kernel_table<sse2_batch>();
+const cache_kernel_table sse2_cache_kernels = make_cache_kernel_table<sse2_batch>();
 }
 }  // namespace edgeattn

@@ -17,6 +17,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "compact.hpp"
 #include "edgeattn/detail/workspace_layout.hpp"
 #include "reduce.hpp"
 #include "weight_load.hpp"
@@ -29,7 +30,8 @@ template <class B>
 struct gemm_tile {
     static constexpr size_t vectors = B::size == 1 ? 4 : 2;
     static constexpr size_t width = vectors * B::size;  // NR
-    static constexpr size_t rows = B::size >= 16 ? 8 : B::size == 8 ? 6 : 4;  // MR
+    static constexpr size_t rows =
+        B::size >= 16 ? 8 : B::size == 8 ? 6 : compact_kernels<B>() ? 1 : 4;  // MR
     static_assert(width <= max_panel_width, "workspace sizes assume panels of at most 64 columns");
 };
 
@@ -147,12 +149,20 @@ gemm_tile_fn<T> tile_kernel_for_rows(size_t rows, std::index_sequence<R...>) {
 // whose panels the tile walks NR columns at a time.
 // With T int8_t or uint16_t (binary16) the panels hold stored weights and
 // col_scales (N, or nullptr) multiplies column j's sums.
-// The plain C++ path (Cortex-M) keeps one row per tile for stored weights:
-// their tile kernels per row count would cost ~10 KB of flash in every
-// image, for a speed-up the microcontroller's few registers mostly lose.
+// The plain C++ path (Cortex-M) keeps one row per tile for stored weights
+// at any optimisation level: their tile kernels per row count would cost
+// ~10 KB of flash in every image, for a speed-up the microcontroller's few
+// registers mostly lose.
 template <class B, class T>
 constexpr size_t typed_tile_rows() {
     return B::size == 1 && !std::is_same<T, float>::value ? 1 : gemm_tile<B>::rows;
+}
+
+// Columns per pass of gemm_nn_direct, in vectors: one for the plain C++
+// path's stored rows (flash, as for its tiles) and when compact.
+template <class B, class T>
+constexpr size_t direct_columns_vectors() {
+    return compact_kernels<B>() || (B::size == 1 && !std::is_same<T, float>::value) ? 1 : 8;
 }
 
 template <class B, class T>
@@ -236,7 +246,7 @@ inline float scaled_sum(float sum, const float *row_scales, const float *bias, s
 template <class B, class T = float>
 void gemm_nt_direct_row(size_t N, size_t K, const float *a, const T *Wm, size_t ldw,
                         const float *bias, float *c, const float *row_scales = nullptr) {
-    constexpr size_t TW = 8;
+    constexpr size_t TW = compact_kernels<B>() ? 1 : 8;
     float sums[TW];
     size_t j0 = 0;
     for (; j0 + TW <= N; j0 += TW) {
@@ -344,9 +354,7 @@ void gemm_nn_direct_columns(size_t K, const float *a, const T *Bm, size_t ldb, f
 template <class B, class T>
 void gemm_nn_direct_typed(size_t M, size_t N, size_t K, const float *A, size_t lda, const T *Bm,
                           size_t ldb, const float *k_scales, float *C, size_t ldc, bool accumulate) {
-    // The plain C++ path (one lane) keeps a single instantiation for stored
-    // rows: flash, as for its tiles.
-    constexpr size_t W = B::size, most = B::size == 1 && !std::is_same<T, float>::value ? 1 : 8;
+    constexpr size_t W = B::size, most = direct_columns_vectors<B, T>();
     for (size_t i = 0; i < M; ++i) {
         for (size_t n0 = 0; n0 < N; n0 += most * W) {
             const size_t width = N - n0 < most * W ? N - n0 : most * W;

@@ -27,11 +27,6 @@ struct stored_weight_kernels {
     // W (N, K), row stride ldw, read in place: for few rows.
     void (*gemm_nt_direct)(size_t M, size_t N, size_t K, const float *A, size_t lda, const void *W,
                            size_t ldw, const float *scales, const float *bias, float *C, size_t ldc);
-    // C (M,N) (+)= A (M,K) . (k_scales[k] * Bm[k][:]) with Bm (K, N) stored
-    // rows read in place: attention weights times a KV cache's stored
-    // values (k_scales: int8's per-position scales, or nullptr).
-    void (*gemm_nn_direct)(size_t M, size_t N, size_t K, const float *A, size_t lda, const void *Bm,
-                           size_t ldb, const float *k_scales, float *C, size_t ldc, bool accumulate);
 };
 
 struct kernel_table {
@@ -67,14 +62,9 @@ struct kernel_table {
     float (*online_softmax_block)(const float *s, float *p, size_t n, size_t lo, size_t hi,
                                   float *running_max, float *running_sum);
 
-    // Additive attention scores of one query against `keys` keys:
-    // scores[j] = sum_h w_v[h] * tanh(query[h] + keys[j * ldk + h]), h < num_hiddens.
-    void (*additive_scores_row)(const float *query, const float *keys, size_t num_keys,
-                                size_t ldk, const float *w_v, size_t num_hiddens,
-                                float *scores);
-
     // y[i] = exp(x[i]) with exp.hpp's polynomial (its error bound is tested
-    // through this entry).
+    // through this entry; the streaming softmax's masked-key factors use it,
+    // so no image links libm's expf).
     void (*exp)(const float *x, float *y, size_t n);
     void (*exp_nonpositive)(const float *x, float *y, size_t n);  // softmax's variant
 
@@ -92,23 +82,58 @@ inline const stored_weight_kernels &stored_kernels(const kernel_table &k, edgeat
     return type == EDGEATTN_WEIGHTS_INT8 ? k.int8_weights : k.half_weights;
 }
 
-// The tables that exist in this build (defined in src/arch/*.cpp).
-extern const kernel_table scalar_kernels;
+// Kernels that only some operations call live in tables of their own,
+// reached only through those operations, so a firmware image without them
+// does not carry them (--gc-sections drops what nothing references; a
+// pointer in kernel_table would keep them in every image).
+
+// Additive attention's scores (they bring tanhf and expm1f: ~1 KB of
+// Cortex-M4F flash).
+struct additive_kernel_table {
+    // Scores of one query against `keys` keys:
+    // scores[j] = sum_h w_v[h] * tanh(query[h] + keys[j * ldk + h]), h < num_hiddens.
+    void (*scores_row)(const float *query, const float *keys, size_t num_keys, size_t ldk,
+                       const float *w_v, size_t num_hiddens, float *scores);
+};
+
+// Attention over an int8 / fp16 KV cache (src/stored_cache_rows.cpp):
+// C (M,N) (+)= A (M,K) . (k_scales[k] * Bm[k][:]) with Bm (K, N) stored
+// rows read in place, attention weights times the cached values (k_scales:
+// int8's per-position scales, or nullptr).
+struct cache_kernel_table {
+    using values_product = void (*)(size_t M, size_t N, size_t K, const float *A, size_t lda,
+                                    const void *Bm, size_t ldb, const float *k_scales, float *C,
+                                    size_t ldc, bool accumulate);
+    values_product int8_values;  // int8_t
+    values_product half_values;  // uint16_t holding binary16
+};
+
+// The tables that exist in this build (defined in src/arch/*.cpp): for each
+// path, its kernel_table and one table of each family above.
+#define EDGEATTN_DECLARE_PATH_TABLES(path)                     \
+    extern const kernel_table path##_kernels;                  \
+    extern const additive_kernel_table path##_additive_kernels; \
+    extern const cache_kernel_table path##_cache_kernels;
+EDGEATTN_DECLARE_PATH_TABLES(scalar)
 #if defined(EDGEATTN_HAVE_SSE2)
-extern const kernel_table sse2_kernels;
+EDGEATTN_DECLARE_PATH_TABLES(sse2)
 #endif
 #if defined(EDGEATTN_HAVE_AVX2)
-extern const kernel_table avx2_kernels;
+EDGEATTN_DECLARE_PATH_TABLES(avx2)
 #endif
 #if defined(EDGEATTN_HAVE_AVX512)
-extern const kernel_table avx512_kernels;
+EDGEATTN_DECLARE_PATH_TABLES(avx512)
 #endif
 #if defined(EDGEATTN_HAVE_NEON)
-extern const kernel_table neon_kernels;
+EDGEATTN_DECLARE_PATH_TABLES(neon)
 #endif
+#undef EDGEATTN_DECLARE_PATH_TABLES
 
 // The table in use (chosen at the first call; see dispatch.cpp).
 const kernel_table &active_kernels();
+// The other families' tables of the same path.
+const additive_kernel_table &active_additive_kernels();
+const cache_kernel_table &active_cache_kernels();
 
 }  // namespace detail
 }  // namespace edgeattn

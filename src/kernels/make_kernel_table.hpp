@@ -26,16 +26,23 @@ constexpr kernel_table make_kernel_table(edgeattn_isa isa) {
                         &gemm_nn_direct<B>,
                         &masked_softmax_row<B>,
                         &online_softmax_block<B>,
-                        &additive_scores_row<B>,
                         &exp_array<B>,
                         &exp_nonpositive_array<B>,
                         &add<B>,
                         &scale<B>,
                         &add_scaled<B>,
-                        {&gemm_packed_weights<B, int8_t>, &gemm_nt_direct_weights<B, int8_t>,
-                         &gemm_nn_direct_stored<B, int8_t>},
-                        {&gemm_packed_weights<B, uint16_t>, &gemm_nt_direct_weights<B, uint16_t>,
-                         &gemm_nn_direct_stored<B, uint16_t>}};
+                        {&gemm_packed_weights<B, int8_t>, &gemm_nt_direct_weights<B, int8_t>},
+                        {&gemm_packed_weights<B, uint16_t>, &gemm_nt_direct_weights<B, uint16_t>}};
+}
+
+template <class B>
+constexpr additive_kernel_table make_additive_kernel_table() {
+    return additive_kernel_table{&additive_scores_row<B>};
+}
+
+template <class B>
+constexpr cache_kernel_table make_cache_kernel_table() {
+    return cache_kernel_table{&gemm_nn_direct_stored<B, int8_t>, &gemm_nn_direct_stored<B, uint16_t>};
 }
 
 }  // namespace

@@ -44,7 +44,13 @@ inline scalar_batch max(scalar_batch a, scalar_batch b) { return a.value > b.val
 inline float hadd(scalar_batch a) { return a.value; }
 inline scalar_batch min(scalar_batch a, scalar_batch b) { return a.value < b.value ? a : b; }
 inline scalar_batch select(bool condition, scalar_batch a, scalar_batch b) { return condition ? a : b; }
-inline scalar_batch round_to_nearest(scalar_batch a) { return nearbyintf(a.value); }
+// Ties to even for |a| < 2^22, all exp.hpp asks of it ([-127, 128]): adding
+// and taking away 1.5 * 2^23 leaves a whole number the FPU itself rounded.
+// nearbyintf would be a libm call on FPv4 (no VRINT): 196 B of flash.
+inline scalar_batch round_to_nearest(scalar_batch a) {
+    constexpr float shifter = 12582912.0f;
+    return (a.value + shifter) - shifter;
+}
 // 2^n for a whole n in [-126, 127], from the exponent bits.
 inline scalar_batch pow2n(scalar_batch n) {
     const uint32_t bits = static_cast<uint32_t>(static_cast<int32_t>(n.value) + 127) << 23;

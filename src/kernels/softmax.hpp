@@ -19,6 +19,7 @@
 
 #include <stddef.h>
 
+#include "compact.hpp"
 #include "exp.hpp"
 #include "kernel_table.hpp"
 #include "reduce.hpp"
@@ -34,18 +35,21 @@ float row_maximum(const float *x, size_t n) {
     constexpr size_t W = B::size;
     const float lowest = -__builtin_inff();
     const size_t full = n / W * W;
-    // Four running maxima, so consecutive vectors do not wait on each other.
-    B m0(lowest), m1(lowest), m2(lowest), m3(lowest);
+    // Four running maxima, so consecutive vectors do not wait on each other
+    // (one when compact.hpp asks for size), joined as a tree.
+    constexpr size_t chains = compact_kernels<B>() ? 1 : 4;
+    B m[chains];
+#pragma GCC unroll 4
+    for (size_t c = 0; c < chains; ++c) m[c] = B(lowest);
     size_t j = 0;
-    for (; j + 4 * W <= full; j += 4 * W) {
-        m0 = max(m0, B::load_unaligned(x + j));
-        m1 = max(m1, B::load_unaligned(x + j + W));
-        m2 = max(m2, B::load_unaligned(x + j + 2 * W));
-        m3 = max(m3, B::load_unaligned(x + j + 3 * W));
-    }
-    for (; j < full; j += W) m0 = max(m0, B::load_unaligned(x + j));
-    if (full < n) m1 = max(m1, load_partial<B>(x + full, n - full, lowest));
-    return horizontal_max(max(max(m0, m1), max(m2, m3)));
+    for (; j + chains * W <= full; j += chains * W)
+#pragma GCC unroll 4
+        for (size_t c = 0; c < chains; ++c) m[c] = max(m[c], B::load_unaligned(x + j + c * W));
+    for (; j < full; j += W) m[0] = max(m[0], B::load_unaligned(x + j));
+    if (full < n) m[0] = max(m[0], load_partial<B>(x + full, n - full, lowest));
+    for (size_t step = 1; step < chains; step *= 2)
+        for (size_t c = 0; c + step < chains; c += 2 * step) m[c] = max(m[c], m[c + step]);
+    return horizontal_max(m[0]);
 }
 
 template <class B>

@@ -1,6 +1,7 @@
 # Prints `size` (Berkeley format: text = flash, data = flash and RAM, bss =
 # RAM) of each firmware image, and flash/RAM totals.
 # Run as: cmake -DSIZE=arm-none-eabi-size -DFILES=a.elf|b.elf -P report_sizes.cmake
+# With -DFLASH_BUDGET=bytes it fails when an image's flash is above it.
 string(REPLACE "|" ";" files "${FILES}")
 foreach(file IN LISTS files)
   execute_process(COMMAND ${SIZE} ${file} OUTPUT_VARIABLE out RESULT_VARIABLE rc)
@@ -14,4 +15,7 @@ foreach(file IN LISTS files)
   math(EXPR ram "${CMAKE_MATCH_2} + ${CMAKE_MATCH_3}")
   get_filename_component(name "${file}" NAME)
   message("${out}${name}: flash ${flash} bytes (text + data), static RAM ${ram} bytes (data + bss)\n")
+  if(DEFINED FLASH_BUDGET AND flash GREATER FLASH_BUDGET)
+    message(FATAL_ERROR "${name}: flash ${flash} bytes, above the budget of ${FLASH_BUDGET} bytes")
+  endif()
 endforeach()
