@@ -13,7 +13,8 @@
 #      archive passes the same hygiene check;
 #   5. install: cmake --install and make install write the same package
 #      files; examples/consumer builds and runs against them (find_package,
-#      pkg-config), through add_subdirectory, and cross for aarch64.
+#      pkg-config), through add_subdirectory, and cross for aarch64;
+#      examples/consumer-c, a C-only project, against both install trees.
 #
 # It uses README's build directories (build-<port>) and build-ports/, and
 # removes them first.
@@ -90,11 +91,14 @@ diff <(cd "$work/cmake-prefix" && find . -type f | sort) <(cd "$work/make-prefix
 diff -r -x libedgeattn.a -x edgeattn.pc "$work/cmake-prefix" "$work/make-prefix"
 diff <(sed 1d "$work/cmake-prefix/lib/pkgconfig/edgeattn.pc") <(sed 1d "$work/make-prefix/lib/pkgconfig/edgeattn.pc")
 
-step "examples/consumer: find_package, pkg-config, add_subdirectory, cross"
+step "examples/consumer: find_package (C and C++, and a C-only project), pkg-config, add_subdirectory, cross"
 for prefix in cmake-prefix make-prefix; do
     cmake -S examples/consumer -B "$work/consumer-$prefix" -DCMAKE_PREFIX_PATH="$work/$prefix"
     cmake --build "$work/consumer-$prefix" -j"$jobs"
     run_ctest "$work/consumer-$prefix"
+    cmake -S examples/consumer-c -B "$work/consumer-c-$prefix" -DCMAKE_PREFIX_PATH="$work/$prefix"
+    cmake --build "$work/consumer-c-$prefix" -j"$jobs"
+    run_ctest "$work/consumer-c-$prefix"
 done
 make -C examples/consumer BUILD="$work/consumer-pkgconfig" PKG_CONFIG_PATH="$work/make-prefix/lib/pkgconfig" test
 cmake -S examples/consumer -B "$work/consumer-subdir" -DEDGEATTN_SOURCE_DIR="$root"

@@ -338,10 +338,10 @@ TEST_CASE("every op allocates nothing in the steady state") {
                                            p.out.data(), nullptr);
     });
 
-    static edgeattn::SelfAttention<2, 10, 32, 4, 16> module(
+    static edgeattn::PositionalSelfAttention<2, 10, 32, 4, 16> module(
         {p.W_q.data(), p.W_k.data(), p.W_v.data(), p.W_o.data(), nullptr, nullptr, nullptr, nullptr});
     std::vector<float> mx = filled(2 * 10 * 32, 1.0f), mout(2 * 10 * 32);
-    measure("C++ SelfAttention::forward", [&] { return module.forward(mx.data(), nullptr, mout.data()); });
+    measure("C++ PositionalSelfAttention::forward", [&] { return module.forward(mx.data(), nullptr, mout.data()); });
 
     for (const named &r : results) {
         INFO(std::string(r.name));

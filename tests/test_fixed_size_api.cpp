@@ -9,6 +9,7 @@
 #include "conform/case_file.hpp"
 
 #include <memory>
+#include <type_traits>
 #include <string>
 #include <vector>
 
@@ -153,7 +154,7 @@ void self_attention_case(const std::string &name) {
     const mha_params params = load_mha_params(c, D, D, D, D);
     const std::vector<int32_t> l = lens(c);
     const edgeattn_valid_lens vl = lens_view(c, l);
-    auto module = std::make_unique<edgeattn::SelfAttention<B, N, D, Heads, MaxLen>>(params.view());
+    auto module = std::make_unique<edgeattn::PositionalSelfAttention<B, N, D, Heads, MaxLen>>(params.view());
     std::vector<float> out(B * N * D), weights(B * Heads * N * N);
     REQUIRE(module->forward(X.data(), &vl, out.data(), weights.data()) == EDGEATTN_OK);
     expect_close(c, "output", out);
@@ -193,6 +194,15 @@ TEST_CASE("compile-time positional tables meet the golden cases") {
     positional_case<2, 17, 7, 50>("posenc_odd_dim");
 }
 
-TEST_CASE("fixed-size SelfAttention (positions + MHA) meets the golden case") {
+TEST_CASE("fixed-size PositionalSelfAttention (positions + MHA) meets the golden case") {
     self_attention_case<2, 10, 32, 4, 1000>("self_attention_pe");
 }
+
+// The module's old name still compiles (with a deprecation warning) and is
+// the same type, so code written for 0.1's SelfAttention keeps working.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+static_assert(std::is_same<edgeattn::SelfAttention<2, 4, 20, 5>,
+                           edgeattn::PositionalSelfAttention<2, 4, 20, 5, 4, 1>>::value,
+              "SelfAttention is a deprecated alias of PositionalSelfAttention");
+#pragma GCC diagnostic pop

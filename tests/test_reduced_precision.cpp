@@ -618,7 +618,7 @@ TEST_CASE("additive attention with int8 / fp16 W_q, W_k matches float64 with the
         }
 }
 
-TEST_CASE("the fixed-size SelfAttention module with int8 / fp16 weights matches float64 on every path") {
+TEST_CASE("the fixed-size PositionalSelfAttention module with int8 / fp16 weights matches float64 on every path") {
     path_guard guard;
     constexpr std::size_t B = 2, N = 4, D = 20, H = 5;
     const edgeattn_weight_type fp32[4] = {EDGEATTN_WEIGHTS_F32, EDGEATTN_WEIGHTS_F32, EDGEATTN_WEIGHTS_F32,
@@ -641,7 +641,7 @@ TEST_CASE("the fixed-size SelfAttention module with int8 / fp16 weights matches 
         vl.lens = {3, 4};
         edgeattn_ref::multi_head_attention(B, N, N, D, D, D, D, H, xp.data(), xp.data(), xp.data(), vl, r, want.data(),
                                            want_w.data());
-        auto *module = new edgeattn::SelfAttention<B, N, D, H>(w);
+        auto *module = new edgeattn::PositionalSelfAttention<B, N, D, H>(w);
         const edgeattn::ValidLens valid{EDGEATTN_VALID_LENS_PER_BATCH, lens};
         for (edgeattn_isa isa : paths()) {
             REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);

@@ -14,7 +14,7 @@ constexpr std::size_t batch = 2, tokens = 4, d = 100, heads = 5;
 float W[4][d * d];
 float X[batch * tokens * d], output[batch * tokens * d];
 float weights[batch * heads * tokens * tokens];
-edgeattn::SelfAttention<batch, tokens, d, heads> block({W[0], W[1], W[2], W[3], nullptr, nullptr, nullptr, nullptr});
+edgeattn::PositionalSelfAttention<batch, tokens, d, heads> block({W[0], W[1], W[2], W[3], nullptr, nullptr, nullptr, nullptr});
 
 }  // namespace
 
@@ -44,6 +44,6 @@ int main() {
             return 1;
         }
     }
-    std::printf("consumer_cpp: sizeof(SelfAttention<2, 4, 100, 5>) = %zu bytes, ok\n", sizeof block);
+    std::printf("consumer_cpp: sizeof(PositionalSelfAttention<2, 4, 100, 5>) = %zu bytes, ok\n", sizeof block);
     return 0;
 }

@@ -4,7 +4,7 @@
 //   MultiHeadAttention(num_hiddens=100, num_heads=5), batch_size=2,
 //   num_queries=4, valid_lens=[3, 2], X=(2, 4, 100)
 // and prints output.shape. Here the same shapes go through
-// edgeattn::SelfAttention, which adds the sinusoidal positional encoding
+// edgeattn::PositionalSelfAttention, which adds the sinusoidal positional encoding
 // (a constexpr table in .rodata) and runs 5-head self-attention; the demo
 // then shows one head's attention weights as a text heatmap, the module's
 // RAM and its time per call. With --dump DIR it also writes what it computed
@@ -41,7 +41,7 @@ constexpr std::size_t timed_calls = 2000;
 // Everything has a size known at compile time, so it lives in static
 // storage, not on the stack (a few KiB of stack is common on a
 // microcontroller) and not on the heap.
-using Attention = edgeattn::SelfAttention<batch_size, num_queries, num_hiddens, num_heads>;
+using Attention = edgeattn::PositionalSelfAttention<batch_size, num_queries, num_hiddens, num_heads>;
 
 constexpr std::size_t x_count = batch_size * num_queries * num_hiddens;  // (B, n, d)
 constexpr std::size_t w_count = num_hiddens * num_hiddens;               // (d, d)
@@ -146,7 +146,7 @@ void print_attention() {
 }
 
 void print_memory() {
-    std::printf("module RAM: sizeof(SelfAttention<%zu, %zu, %zu, %zu>) = %zu bytes\n"
+    std::printf("module RAM: sizeof(PositionalSelfAttention<%zu, %zu, %zu, %zu>) = %zu bytes\n"
                 "  (its X + P buffer, its workspace and the 8 weight pointers)\n",
                 batch_size, num_queries, num_hiddens, num_heads, sizeof(Attention));
     std::printf("weights: 4 x (%zu, %zu) floats = %zu bytes, borrowed, not in the module\n"

@@ -8,7 +8,7 @@
 
 namespace demo {
 
-// One forward call of the demo's SelfAttention: shapes and the arrays.
+// One forward call of the demo's PositionalSelfAttention: shapes and the arrays.
 struct SelfAttentionRun {
     std::size_t batch, queries, num_hiddens, num_heads;
     const std::int32_t *valid_lens;  // (batch)

@@ -16,7 +16,7 @@ int main() {
         W_q[i] = W_k[i] = W_v[i] = W_o[i] = static_cast<float>(i % 13) / 64.0f - 0.09f;
 
     // X + P, then 4-head self-attention; sizeof(block) is all the RAM it uses.
-    static edgeattn::SelfAttention<batch, tokens, d, heads, max_len> block(
+    static edgeattn::PositionalSelfAttention<batch, tokens, d, heads, max_len> block(
         {W_q, W_k, W_v, W_o, nullptr, nullptr, nullptr, nullptr});
     const int32_t lens[batch] = {10, 7};
     const edgeattn::ValidLens valid_lens{EDGEATTN_VALID_LENS_PER_BATCH, lens};

@@ -226,7 +226,8 @@ class MultiHeadAttention {
 
 /// The input block of d2l's Transformer: X + P (sinusoidal positions from a
 /// compile-time table in .rodata), then multi-head self-attention with
-/// W_q, W_k, W_v, W_o all (Dim, Dim). X (Batch, SeqLen, Dim) -> output
+/// W_q, W_k, W_v, W_o all (Dim, Dim). (C's edgeattn_self_attention is the
+/// second step alone: use MultiHeadAttention with X three times for it.) X (Batch, SeqLen, Dim) -> output
 /// (Batch, SeqLen, Dim); attention_weights (Batch, NumHeads, SeqLen, SeqLen).
 /// Members: the X + P buffer (Batch * SeqLen * Dim floats) and the workspace
 /// for MaxThreads threads (sizeof is the RAM).
@@ -235,7 +236,7 @@ class MultiHeadAttention {
 /// @tparam MaxThreads threads a call may use
 template <std::size_t Batch, std::size_t SeqLen, std::size_t Dim, std::size_t NumHeads,
           std::size_t MaxLen = SeqLen, std::size_t MaxThreads = 1>
-class SelfAttention {
+class PositionalSelfAttention {
     static_assert(Batch > 0 && SeqLen > 0 && Dim > 0 && NumHeads > 0 && MaxThreads > 0,
                   "dimensions must be positive");
     static_assert(Dim % NumHeads == 0, "num_hiddens must be divisible by num_heads");
@@ -254,13 +255,13 @@ class SelfAttention {
 
     /// Borrows the weights (the pointers are copied, not the arrays).
     /// @param weights W_q, W_k, W_v, W_o, each (Dim, Dim); biases (Dim) or nullptr
-    explicit SelfAttention(const edgeattn_mha_weights &weights) : weights_(detail::as_typed(weights)) {}
+    explicit PositionalSelfAttention(const edgeattn_mha_weights &weights) : weights_(detail::as_typed(weights)) {}
 
     /// Borrows weights stored in int8 / fp16 (or fp32), each matrix in its own
     /// type (include/edgeattn/reduced_precision.h): an int8 d2l block keeps a
     /// quarter of the fp32 weight bytes in flash.
     /// @param weights W_q, W_k, W_v, W_o, each (Dim, Dim) as stored; biases (Dim) or nullptr
-    explicit SelfAttention(const edgeattn_mha_typed_weights &weights) : weights_(weights) {}
+    explicit PositionalSelfAttention(const edgeattn_mha_typed_weights &weights) : weights_(weights) {}
 
     /// X + P[:SeqLen] into the member buffer (edgeattn_positional_encoding_add()),
     /// then edgeattn_self_attention() on it with the member workspace.
@@ -291,6 +292,16 @@ class SelfAttention {
             .bytes>
         workspace_;
 };
+
+/// The name PositionalSelfAttention had until 0.1: deprecated, because C's
+/// edgeattn_self_attention is multi-head attention of (X, X, X) without the
+/// positional encoding, and the two must not share a name.
+template <std::size_t Batch, std::size_t SeqLen, std::size_t Dim, std::size_t NumHeads,
+          std::size_t MaxLen = SeqLen, std::size_t MaxThreads = 1>
+using SelfAttention [[deprecated(
+    "renamed edgeattn::PositionalSelfAttention (it adds the positional encoding; "
+    "edgeattn_self_attention does not)")]] =
+    PositionalSelfAttention<Batch, SeqLen, Dim, NumHeads, MaxLen, MaxThreads>;
 
 }  // namespace edgeattn
 

@@ -930,7 +930,7 @@ void cpp_positional(const golden_case &c) {
 template <std::size_t B, std::size_t N, std::size_t D, std::size_t Heads, std::size_t MaxLen>
 void cpp_self_attention(const golden_case &c) {
     ++cpp_runs;
-    using Module = edgeattn::SelfAttention<B, N, D, Heads, MaxLen>;
+    using Module = edgeattn::PositionalSelfAttention<B, N, D, Heads, MaxLen>;
     Check k("C++ fixed  ", c);
     const float *X = k.f32("X", {B, N, D});
     const edgeattn_mha_weights w{k.f32("W_q", {D, D}),       k.f32("W_k", {D, D}),
@@ -940,8 +940,8 @@ void cpp_self_attention(const golden_case &c) {
     const edgeattn_valid_lens vl = k.valid_lens(B, N);
     if (!X || !w.W_q || !w.W_k || !w.W_v || !w.W_o) return;
     Module *m = make_module<Module>(w);
-    k.note("sizeof(SelfAttention)", sizeof(Module));
-    k.status(m->forward(X, &vl, out_output, out_weights), "SelfAttention::forward: ");
+    k.note("sizeof(PositionalSelfAttention)", sizeof(Module));
+    k.status(m->forward(X, &vl, out_output, out_weights), "PositionalSelfAttention::forward: ");
     k.expect("output", out_output, B * N * D);
     k.expect("attention_weights", out_weights, B * Heads * N * N);
 }

@@ -1,4 +1,4 @@
-// Flash and RAM of one fixed-size SelfAttention module on the Cortex-M4F
+// Flash and RAM of one fixed-size PositionalSelfAttention module on the Cortex-M4F
 // (ports/cortex-m4f.cmake), for README's footprint table. Built once per
 // shape by tests/firmware/CMakeLists.txt:
 //   FOOTPRINT_BATCH, FOOTPRINT_TOKENS, FOOTPRINT_DIM, FOOTPRINT_HEADS, FOOTPRINT_MAX_LEN
@@ -21,7 +21,7 @@ namespace {
 
 constexpr std::size_t B = FOOTPRINT_BATCH, N = FOOTPRINT_TOKENS, D = FOOTPRINT_DIM, H = FOOTPRINT_HEADS,
                       MaxLen = FOOTPRINT_MAX_LEN;
-using Module = edgeattn::SelfAttention<B, N, D, H, MaxLen>;
+using Module = edgeattn::PositionalSelfAttention<B, N, D, H, MaxLen>;
 
 // W_q, W_k, W_v, W_o (d, d): in flash. A small non-zero pattern keeps them
 // out of .bss whatever the compiler thinks of all-zero constants. With
@@ -86,7 +86,7 @@ int main() {
     volatile std::uint32_t *deepest = bottom;
     while (deepest < top && *deepest == stack_paint) ++deepest;
     const std::size_t stack_bytes = static_cast<std::size_t>(top - deepest) * 4;
-    firmware::Line() << "SelfAttention<batch " << B << ", tokens " << N << ", d " << D << ", heads " << H
+    firmware::Line() << "PositionalSelfAttention<batch " << B << ", tokens " << N << ", d " << D << ", heads " << H
                      << ", max_len " << MaxLen << ">"
 #if defined(FOOTPRINT_INT8)
                      << " with int8 weights"
