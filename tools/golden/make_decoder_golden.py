@@ -79,15 +79,22 @@ class Mask:
         return self.bias[b if Bb > 1 else 0, head if Hb > 1 else 0, i, :K]
 
 
+def masked_softmax_row(visible_scores, lo, hi, K):
+    """d2l's masked softmax of one row of K scores: keys outside [lo, hi)
+    score -1e6; the softmax runs over all K (nothing visible: uniform 1/K)."""
+    scores = np.full(K, MASKED_SCORE)
+    if hi > lo:
+        scores[lo:hi] = visible_scores
+    e = np.exp(scores - scores.max())
+    return e / e.sum()
+
+
 def attend_row(q, keys, values, lo, hi, bias_row):
     """One query row: weights over all K keys and the weighted sum of values."""
     K = keys.shape[0]
-    scores = np.full(K, MASKED_SCORE)
-    if hi > lo:
-        visible = slice(lo, hi)
-        scores[visible] = keys[visible] @ q / math.sqrt(q.shape[0]) + bias_row[visible]
-    e = np.exp(scores - scores.max())
-    w = e / e.sum()
+    visible = slice(lo, hi)
+    w = masked_softmax_row(keys[visible] @ q / math.sqrt(q.shape[0]) + bias_row[visible] if hi > lo else None,
+                           lo, hi, K)
     return w, w @ values
 
 
@@ -102,6 +109,21 @@ def dot_product_attention(queries, keys, values, mask):
             lo, hi = mask.interval(b, i, Q, K)
             weights[b, i], out[b, i] = attend_row(queries[b, i], keys[b], values[b], lo, hi,
                                                   mask.bias_row(b, 0, i, K))
+    return out, weights
+
+
+def additive_attention(queries, keys, values, W_q, W_k, w_v, mask):
+    """d2l's AdditiveAttention, row by row: score(q, k) = w_v . tanh(W_q q + W_k k)
+    for the keys a row sees, -1e6 for the others, softmax over all K."""
+    B, Q, K = queries.shape[0], queries.shape[1], keys.shape[1]
+    out, weights = np.zeros((B, Q, values.shape[2])), np.zeros((B, Q, K))
+    for b in range(B):
+        qp, kp = linear(queries[b], W_q), linear(keys[b], W_k)
+        for i in range(Q):
+            lo, hi = mask.interval(b, i, Q, K)
+            visible = np.array([w_v[0] @ np.tanh(qp[i] + kp[j]) for j in range(lo, hi)])
+            weights[b, i] = masked_softmax_row(visible, lo, hi, K)
+            out[b, i] = weights[b, i] @ values[b]
     return out, weights
 
 

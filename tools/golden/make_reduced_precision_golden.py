@@ -197,22 +197,6 @@ def cache_case(name, kind, B, chunks, d, h, H, Hkv, capacity):
     return c
 
 
-def additive_attention(queries, keys, values, valid_lens, W_q, W_k, w_v):
-    """d2l's AdditiveAttention, row by row: score(q, k) = w_v . tanh(W_q q + W_k k);
-    keys at or past a row's valid length score -1e6; softmax over all K."""
-    B, Q, K = queries.shape[0], queries.shape[1], keys.shape[1]
-    out, w = np.zeros((B, Q, values.shape[2])), np.zeros((B, Q, K))
-    for b in range(B):
-        qp, kp = ref.linear(queries[b], W_q), ref.linear(keys[b], W_k)
-        for i in range(Q):
-            s = np.array([w_v[0] @ np.tanh(qp[i] + kp[j]) for j in range(K)])
-            s[valid_lens[b]:] = ref.MASKED_SCORE
-            e = np.exp(s - s.max())
-            w[b, i] = e / e.sum()
-            out[b, i] = w[b, i] @ values[b]
-    return out, w
-
-
 def additive_case(name, kind):
     """d2l's additive attention example's shapes: queries (2,1,20), keys (2,10,2), values (2,10,4), h = 8."""
     g = ref.rng_for(name)
@@ -221,8 +205,9 @@ def additive_case(name, kind):
     P = {'W_q': ref.lin_w(g, 8, 20), 'W_k': ref.lin_w(g, 8, 2)}
     w_v = ref.lin_w(g, 1, 8)
     st = Stored(P, kind, ('W_q', 'W_k'))
-    out, w = additive_attention(q, k, v, vl, st.exact['W_q'], st.exact['W_k'], w_v)
-    out32, _ = additive_attention(q, k, v, vl, P['W_q'], P['W_k'], w_v)
+    mask = ref.Mask(valid_lens=vl)
+    out, w = ref.additive_attention(q, k, v, st.exact['W_q'], st.exact['W_k'], w_v, mask)
+    out32, _ = ref.additive_attention(q, k, v, P['W_q'], P['W_k'], w_v, mask)
     c = ref.Case(name, 'additive_attention').param('num_hiddens', 8).param('weight_type', WEIGHT_TYPE[kind])
     c.input('queries', q).input('keys', k).input('values', v).input('valid_lens', vl)
     st.write(c)
