@@ -1,15 +1,19 @@
-// edgeattn-demo: d2l's self-attention example on edgeattn's fixed-size API.
+// edgeattn-demo: d2l's Transformer input block (positional encoding, then
+// multi-head self-attention) at the shapes of d2l's self-attention example,
+// on edgeattn's fixed-size API.
 //
 // d2l (Self-Attention and Positional Encoding) builds
 //   MultiHeadAttention(num_hiddens=100, num_heads=5), batch_size=2,
 //   num_queries=4, valid_lens=[3, 2], X=(2, 4, 100)
 // and prints output.shape. Here the same shapes go through
-// edgeattn::PositionalSelfAttention, which adds the sinusoidal positional encoding
-// (a constexpr table in .rodata) and runs 5-head self-attention; the demo
+// edgeattn::PositionalSelfAttention, which first adds the sinusoidal positional
+// encoding (a constexpr table in .rodata), then runs 5-head self-attention
+// (edgeattn_self_attention alone would skip the positions); the demo
 // then shows one head's attention weights as a text heatmap, the module's
 // RAM and its time per call. With --dump DIR it also writes what it computed
 // (attention weights of every head, the output, the positional table of
-// d2l's figures) as CSV files for tools/figures/plot_figures.py.
+// d2l's figures) and its inputs (X, valid_lens, W_q, W_k, W_v, W_o), so
+// PyTorch can recompute the output, as CSV files for tools/figures/plot_figures.py.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -60,8 +64,9 @@ void print_usage(std::FILE *to) {
     std::fprintf(to,
                  "usage: edgeattn-demo [--dump DIR] [--help]\n"
                  "\n"
-                 "Runs d2l's self-attention example with edgeattn: batch_size 2, 4 queries,\n"
-                 "num_hiddens 100, 5 heads, valid_lens [3, 2], positional encoding added.\n"
+                 "Runs d2l's Transformer input block with edgeattn: positional encoding,\n"
+                 "then self-attention at the shapes of d2l's self-attention example\n"
+                 "(batch_size 2, 4 queries, num_hiddens 100, 5 heads, valid_lens [3, 2]).\n"
                  "Prints the kernel path, the output shape and a few values, head 0's\n"
                  "attention weights as a text heatmap, the module's RAM and the median\n"
                  "time per call over %zu calls.\n"
@@ -69,6 +74,7 @@ void print_usage(std::FILE *to) {
                  "  --dump DIR  also write what it computed as CSV files in DIR (created if\n"
                  "              missing): attention_weights.csv (batch, head, query, key),\n"
                  "              output.csv and X.csv (batch, query, feature), valid_lens.csv,\n"
+                 "              W_q.csv, W_k.csv, W_v.csv, W_o.csv (out, in),\n"
                  "              positional_encoding.csv (60 positions x 32 columns, d2l's\n"
                  "              figure); tools/figures/plot_figures.py draws them\n"
                  "\n"
@@ -175,7 +181,7 @@ int main(int argc, char **argv) {
         return 2;
     }
 
-    std::printf("edgeattn-demo: d2l's self-attention example\n");
+    std::printf("edgeattn-demo: d2l's Transformer input block (positions + self-attention)\n");
     print_runtime();
     std::printf("\n");
     make_inputs();
@@ -192,8 +198,9 @@ int main(int argc, char **argv) {
     print_memory();
     if (dump_dir) {
         std::printf("\n");
-        const demo::SelfAttentionRun run{batch_size, num_queries,      num_hiddens, num_heads,
-                                         valid_lens_per_batch, X, output, attention_weights};
+        const demo::SelfAttentionRun run{batch_size, num_queries, num_hiddens, num_heads,
+                                         valid_lens_per_batch, X, output, attention_weights,
+                                         W_q, W_k, W_v, W_o};
         if (!demo::dump_run(dump_dir, run)) return 1;
     }
 

@@ -40,6 +40,7 @@ bool dump_run(const char *dir, const SelfAttentionRun &run) {
     }
     const std::vector<tensor_csv::Axis> activations{
         {"batch", run.batch}, {"query", run.queries}, {"feature", run.num_hiddens}};
+    const std::vector<tensor_csv::Axis> weight{{"out", run.num_hiddens}, {"in", run.num_hiddens}};
     const auto &table = edgeattn::positional_encoding_table<figure_positions, figure_columns>;
 
     std::printf("dumped to %s:\n", dir);
@@ -51,6 +52,8 @@ bool dump_run(const char *dir, const SelfAttentionRun &run) {
            write_one(dir, "output", run.output, activations) &&
            write_one(dir, "X", run.X, activations) &&
            write_one(dir, "valid_lens", run.valid_lens, {{"batch", run.batch}}) &&
+           write_one(dir, "W_q", run.W_q, weight) && write_one(dir, "W_k", run.W_k, weight) &&
+           write_one(dir, "W_v", run.W_v, weight) && write_one(dir, "W_o", run.W_o, weight) &&
            write_one(dir, "positional_encoding", table.data(),
                      {{"position", figure_positions}, {"column", figure_columns}});
 }
