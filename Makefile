@@ -5,7 +5,8 @@
 #   make                 libedgeattn.a in $(BUILD)
 #   make test            build and run the test suite
 #   make demo            build and run edgeattn-demo
-#   make install PREFIX=/usr/local   headers, libedgeattn.a, CMake package, edgeattn.pc
+#   make install PREFIX=/usr/local   headers, libedgeattn.a, CMake package, edgeattn.pc;
+#                        hosted: the conformance tools, golden cases, Python tools
 #   make PORT=aarch64-linux-gnu      cross-build for a port (below)
 #
 # Variables: CXX, CXXFLAGS, LDFLAGS, SIMD=0/1, OPENMP=0/1, BUILD=dir, PREFIX,
@@ -122,8 +123,22 @@ PACKAGE_SED := sed -e 's|@EDGEATTN_VERSION@|$(VERSION)|g' \
   -e 's|@EDGEATTN_PC_PREFIX@|$(PREFIX)|g' \
   -e 's|@EDGEATTN_PC_LIBS@|$(if $(filter-out 0,$(OPENMP)),-fopenmp )-lm|g'
 
-install: $(LIB)
+# The conformance tools and what they run on (as cmake/EdgeattnInstall.cmake),
+# on hosted targets only: a bare-metal port has no files to read.
+SHARE_DIR := $(DESTDIR)$(PREFIX)/share/edgeattn
+ifeq ($(PORT_BARE_METAL),)
+  INSTALL_TOOLS := $(TEST_BIN)/edgeattn-conform $(TEST_BIN)/edgeattn-check-result
+endif
+
+install: $(LIB) $(INSTALL_TOOLS)
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/edgeattn/detail $(PKG_DIR) $(PC_DIR)
+ifneq ($(INSTALL_TOOLS),)
+	install -d $(DESTDIR)$(PREFIX)/bin $(SHARE_DIR)/golden $(SHARE_DIR)/tools/golden
+	install -m 755 $(INSTALL_TOOLS) $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 tests/golden/*.case tests/golden/FORMAT.md $(SHARE_DIR)/golden/
+	install -m 755 tools/export_torch.py $(SHARE_DIR)/tools/
+	install -m 755 tools/golden/*.py $(SHARE_DIR)/tools/golden/
+endif
 	install -m 644 $(LIB) $(DESTDIR)$(PREFIX)/lib/
 	install -m 644 include/edgeattn/*.h include/edgeattn/*.hpp $(DESTDIR)$(PREFIX)/include/edgeattn/
 	install -m 644 include/edgeattn/detail/*.hpp $(DESTDIR)$(PREFIX)/include/edgeattn/detail/

@@ -12,7 +12,8 @@
 #   4. make PORT=... builds each port's library; the make-built Cortex-M
 #      archive passes the same hygiene check;
 #   5. install: cmake --install and make install write the same package
-#      files; examples/consumer builds and runs against them (find_package,
+#      files (and conformance tools, golden cases, Python tools, which run
+#      from the install tree); examples/consumer builds and runs against them (find_package,
 #      pkg-config), through add_subdirectory, and cross for aarch64;
 #      examples/consumer-c, a C-only project, against both install trees.
 #
@@ -22,7 +23,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash .ci/apt_install.sh \
-    g++ make cmake libxsimd-dev doctest-dev binutils pkg-config \
+    g++ make cmake libxsimd-dev doctest-dev binutils pkg-config python3-numpy \
     g++-aarch64-linux-gnu g++-arm-linux-gnueabihf \
     gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib \
     qemu-user qemu-system-arm
@@ -88,8 +89,20 @@ cmake --install "$work/native" --prefix "$work/cmake-prefix"
 make -j"$jobs" BUILD="$work/make-native" install PREFIX="$work/make-prefix"
 # The same files, and the same package files up to the prefix in edgeattn.pc.
 diff <(cd "$work/cmake-prefix" && find . -type f | sort) <(cd "$work/make-prefix" && find . -type f | sort)
-diff -r -x libedgeattn.a -x edgeattn.pc "$work/cmake-prefix" "$work/make-prefix"
+diff -r -x libedgeattn.a -x edgeattn.pc -x edgeattn-conform -x edgeattn-check-result \
+    "$work/cmake-prefix" "$work/make-prefix"
 diff <(sed 1d "$work/cmake-prefix/lib/pkgconfig/edgeattn.pc") <(sed 1d "$work/make-prefix/lib/pkgconfig/edgeattn.pc")
+
+# The installed conformance tools on the installed golden cases, and the
+# installed generator recomputing their answers (installed layout, no repository).
+for prefix in cmake-prefix make-prefix; do
+    share="$work/$prefix/share/edgeattn"
+    for c in mha_seed decode_int8; do
+        "$work/$prefix/bin/edgeattn-conform" "$share/golden/$c.case" "$work/$prefix-$c.case"
+        "$work/$prefix/bin/edgeattn-check-result" "$share/golden/$c.case" "$work/$prefix-$c.case"
+    done
+    /usr/bin/python3 "$share/tools/golden/make_golden.py" check "$share/golden" | tail -1
+done
 
 step "examples/consumer: find_package (C and C++, and a C-only project), pkg-config, add_subdirectory, cross"
 for prefix in cmake-prefix make-prefix; do

@@ -5,6 +5,10 @@
 #   <prefix>/lib/libedgeattn.a
 #   <prefix>/lib/cmake/edgeattn/edgeattnConfig.cmake, ...ConfigVersion.cmake
 #   <prefix>/lib/pkgconfig/edgeattn.pc
+# and, when the conformance tools are built (EDGEATTN_BUILD_TOOLS):
+#   <prefix>/bin/edgeattn-conform, edgeattn-check-result
+#   <prefix>/share/edgeattn/golden/*.case, FORMAT.md     the golden cases
+#   <prefix>/share/edgeattn/tools/export_torch.py, golden/*.py  the exporter and generators
 #
 # The package files come from the templates beside this file, which
 # `make install` fills in too (with sed), so both installs give the same
@@ -63,3 +67,16 @@ install(CODE "
 ")
 install(FILES ${_edgeattn_pkg}/edgeattn.pc DESTINATION ${EDGEATTN_INSTALL_PKGCONFIGDIR})
 unset(_edgeattn_pkg)
+
+# The conformance tools with what they run on, and the Python tools.
+if(EDGEATTN_BUILD_TOOLS AND TARGET edgeattn-conform)
+  install(TARGETS edgeattn-conform edgeattn-check-result RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  file(GLOB _edgeattn_cases ${PROJECT_SOURCE_DIR}/tests/golden/*.case)
+  install(FILES ${_edgeattn_cases} ${PROJECT_SOURCE_DIR}/tests/golden/FORMAT.md
+          DESTINATION ${CMAKE_INSTALL_DATADIR}/edgeattn/golden)
+  install(PROGRAMS ${PROJECT_SOURCE_DIR}/tools/export_torch.py DESTINATION ${CMAKE_INSTALL_DATADIR}/edgeattn/tools)
+  file(GLOB _edgeattn_generators ${PROJECT_SOURCE_DIR}/tools/golden/*.py)
+  install(PROGRAMS ${_edgeattn_generators} DESTINATION ${CMAKE_INSTALL_DATADIR}/edgeattn/tools/golden)
+  unset(_edgeattn_cases)
+  unset(_edgeattn_generators)
+endif()

@@ -1,11 +1,11 @@
 # Fresh golden cases from the project's own generator, through the library:
 # tools/golden/make_golden.py write OUT (new inputs, float64 answers), then
-# edgeattn-conform and edgeattn-check-result on every case it wrote.
+# edgeattn-conform and edgeattn-check-result on every case it wrote
+# (conform/run_conform.cmake).
 # Run as: cmake -DPYTHON=python3 -DGENERATOR=make_golden.py -DOUT=dir
 #               -DCONFORM=exe -DCHECK=exe [-DEMULATOR=a|b] -P fresh_golden_cases.cmake
 # (EMULATOR: how the tools run, e.g. under valgrind; '|' for ';'.)
 # Prints "SKIP" (the test's skip expression) when numpy is missing.
-string(REPLACE "|" ";" emulator "${EMULATOR}")
 file(REMOVE_RECURSE "${OUT}")
 execute_process(COMMAND "${PYTHON}" "${GENERATOR}" write "${OUT}"
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
@@ -23,15 +23,12 @@ endif()
 file(MAKE_DIRECTORY "${OUT}/results")
 foreach(case IN LISTS cases)
   get_filename_component(name "${case}" NAME)
-  execute_process(COMMAND ${emulator} "${CONFORM}" "${case}" "${OUT}/results/${name}" RESULT_VARIABLE rc ERROR_VARIABLE err)
+  execute_process(COMMAND ${CMAKE_COMMAND} -DCONFORM=${CONFORM} -DCHECK=${CHECK} -DIN_CASE=${case}
+                          -DOUT_CASE=${OUT}/results/${name} -DEMULATOR=${EMULATOR}
+                          -P ${CMAKE_CURRENT_LIST_DIR}/../conform/run_conform.cmake
+                  RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "edgeattn-conform ${name} exited ${rc}: ${err}")
-  endif()
-  execute_process(COMMAND ${emulator} "${CHECK}" "${case}" "${OUT}/results/${name}"
-                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  message("${out}${err}")
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "edgeattn-check-result ${name} exited ${rc}")
+    message(FATAL_ERROR "${name}: edgeattn-conform or edgeattn-check-result failed")
   endif()
 endforeach()
 message("${count} fresh cases from ${GENERATOR}: all within the bar")
