@@ -129,11 +129,29 @@ void mha_case(const std::string &name) {
     const mha_params params = load_mha_params(c, H, QS, KS, VS);
     const std::vector<int32_t> l = lens(c);
     const edgeattn_valid_lens vl = lens_view(c, l);
-    auto module = std::make_unique<edgeattn::MultiHeadAttention<B, Q, K, QS, KS, VS, H, Heads>>(params.view());
+    using Module = edgeattn::MultiHeadAttention<B, Q, K, QS, KS, VS, H, Heads>;
+    auto module = std::make_unique<Module>(params.view());
     std::vector<float> out(B * Q * H), weights(B * Heads * Q * K);
     REQUIRE(module->forward(q.data(), k.data(), v.data(), &vl, out.data(), weights.data()) == EDGEATTN_OK);
     expect_close(c, "output", out);
     expect_close(c, "attention_weights", weights);
+
+    // The packed-weights form: its compile-time size is the C API's, and it
+    // meets the same bar.
+    using Packed = typename Module::Packed;
+    CHECK(Packed::bytes == edgeattn_mha_packed_weights_size(&Module::dims));
+    auto packed = std::make_unique<Packed>();
+    auto packed_module = std::make_unique<Module>(*packed);
+    std::vector<float> untouched(out.size(), -7.0f), packed_out = untouched;
+    CHECK(packed_module->forward(q.data(), k.data(), v.data(), &vl, packed_out.data()) ==
+          EDGEATTN_ERR_PACKED_WEIGHTS_MISMATCH);  // not packed yet: refused, nothing written
+    CHECK(packed_out == untouched);
+    REQUIRE(packed->pack(params.view()) == EDGEATTN_OK);
+    std::vector<float> packed_weights(weights.size());
+    REQUIRE(packed_module->forward(q.data(), k.data(), v.data(), &vl, packed_out.data(),
+                                   packed_weights.data()) == EDGEATTN_OK);
+    expect_close(c, "output", packed_out);
+    expect_close(c, "attention_weights", packed_weights);
 }
 
 template <std::size_t B, std::size_t N, std::size_t D, std::size_t MaxLen>
@@ -154,9 +172,17 @@ void self_attention_case(const std::string &name) {
     const mha_params params = load_mha_params(c, D, D, D, D);
     const std::vector<int32_t> l = lens(c);
     const edgeattn_valid_lens vl = lens_view(c, l);
-    auto module = std::make_unique<edgeattn::PositionalSelfAttention<B, N, D, Heads, MaxLen>>(params.view());
+    using Module = edgeattn::PositionalSelfAttention<B, N, D, Heads, MaxLen>;
+    auto module = std::make_unique<Module>(params.view());
     std::vector<float> out(B * N * D), weights(B * Heads * N * N);
     REQUIRE(module->forward(X.data(), &vl, out.data(), weights.data()) == EDGEATTN_OK);
+    expect_close(c, "output", out);
+    expect_close(c, "attention_weights", weights);
+
+    auto packed = std::make_unique<typename Module::Packed>();
+    REQUIRE(packed->pack(params.view()) == EDGEATTN_OK);
+    auto packed_module = std::make_unique<Module>(*packed);
+    REQUIRE(packed_module->forward(X.data(), &vl, out.data(), weights.data()) == EDGEATTN_OK);
     expect_close(c, "output", out);
     expect_close(c, "attention_weights", weights);
 }

@@ -641,16 +641,22 @@ TEST_CASE("the fixed-size PositionalSelfAttention module with int8 / fp16 weight
         vl.lens = {3, 4};
         edgeattn_ref::multi_head_attention(B, N, N, D, D, D, D, H, xp.data(), xp.data(), xp.data(), vl, r, want.data(),
                                            want_w.data());
-        auto *module = new edgeattn::PositionalSelfAttention<B, N, D, H>(w);
+        using Module = edgeattn::PositionalSelfAttention<B, N, D, H>;
+        // As given, and packed once in the stored types (Module::Packed).
+        auto *packed = new Module::Packed;
+        REQUIRE(packed->pack(w) == EDGEATTN_OK);
+        Module *modules[2] = {new Module(w), new Module(*packed)};
         const edgeattn::ValidLens valid{EDGEATTN_VALID_LENS_PER_BATCH, lens};
-        for (edgeattn_isa isa : paths()) {
-            REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);
-            INFO(type_name(t) << " on " << edgeattn_isa_name(isa));
-            std::vector<float> out(B * N * D, NAN), attn(B * H * N * N, NAN);
-            REQUIRE(module->forward(x.data(), &valid, out.data(), attn.data()) == EDGEATTN_OK);
-            CHECK(rel_l2(out.data(), want) <= 1e-5);
-            CHECK(rel_l2(attn.data(), want_w) <= 1e-5);
-        }
-        delete module;
+        for (Module *module : modules)
+            for (edgeattn_isa isa : paths()) {
+                REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);
+                INFO(type_name(t) << " on " << edgeattn_isa_name(isa) << (module == modules[1] ? ", packed" : ""));
+                std::vector<float> out(B * N * D, NAN), attn(B * H * N * N, NAN);
+                REQUIRE(module->forward(x.data(), &valid, out.data(), attn.data()) == EDGEATTN_OK);
+                CHECK(rel_l2(out.data(), want) <= 1e-5);
+                CHECK(rel_l2(attn.data(), want_w) <= 1e-5);
+            }
+        for (Module *module : modules) delete module;
+        delete packed;
     }
 }

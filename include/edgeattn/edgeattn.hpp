@@ -13,6 +13,7 @@
 
 #include <cstddef>
 
+#include "detail/packed_weights_layout.hpp"
 #include "detail/typed_weights.hpp"
 #include "detail/workspace_layout.hpp"
 #include "edgeattn.h"
@@ -159,6 +160,72 @@ class AdditiveAttention {
         workspace_;
 };
 
+/// Multi-head attention weights packed once (edgeattn_mha_pack_weights(),
+/// edgeattn_mha_pack_typed_weights()) into a member array, for the fixed-size
+/// modules: constructed from it, their calls skip the per-call packing of
+/// W_q, W_k, W_v, W_o (d2l's 2x4x100x5 block: ~3x faster, bench/NOTES.md),
+/// for sizeof(PackedMhaWeights) of RAM. Without it the modules read the
+/// weights where they are (flash) and pack them per call into the workspace.
+/// @tparam QuerySize q @tparam KeySize k @tparam ValueSize v
+/// @tparam NumHiddens h @tparam NumHeads H (divides NumHiddens)
+template <std::size_t QuerySize, std::size_t KeySize, std::size_t ValueSize, std::size_t NumHiddens,
+          std::size_t NumHeads>
+class PackedMhaWeights {
+    static_assert(NumHiddens % NumHeads == 0, "num_hiddens must be divisible by num_heads");
+
+  public:
+    /// Bytes of fp32 weights packed; int8 and fp16 ones take less (the
+    /// packing call checks).
+    static constexpr std::size_t bytes =
+        detail::make_mha_packed_weights_layout(QuerySize, KeySize, ValueSize, NumHiddens, NumHiddens).bytes;
+
+    /// Packs the weights (they may then go away). Until a pack succeeds, a
+    /// module built on this object returns ::EDGEATTN_ERR_PACKED_WEIGHTS_MISMATCH.
+    /// @param weights W_q (NumHiddens, QuerySize), W_k, W_v, W_o as for the
+    ///                modules; biases (NumHiddens) or nullptr
+    /// @return ::EDGEATTN_OK or the status of edgeattn_mha_pack_weights()
+    Status pack(const edgeattn_mha_weights &weights) { return pack(detail::as_typed(weights)); }
+
+    /// Packs int8 / fp16 (or fp32) weights, each matrix staying in its type.
+    /// @param weights the four matrices and their scales, fp32 biases or nullptr
+    /// @return ::EDGEATTN_OK or the status of edgeattn_mha_pack_typed_weights()
+    Status pack(const edgeattn_mha_typed_weights &weights) {
+        return edgeattn_mha_pack_typed_weights(&feature_dims, &weights, storage_.data(), bytes);
+    }
+
+    /// The packed buffer, for the C *_packed calls.
+    const void *data() const { return storage_.floats; }
+
+  private:
+    // Packing reads the feature sizes and heads only.
+    static constexpr edgeattn_attention_dims feature_dims{1, 1, 1, QuerySize, KeySize, ValueSize,
+                                                          NumHiddens, NumHeads, 0};
+    detail::workspace_storage<bytes> storage_{};
+};
+
+namespace detail {
+
+// The weights a fixed-size multi-head module runs with: borrowed as given
+// (packed per call) or packed once (PackedMhaWeights).
+struct mha_module_weights {
+    edgeattn_mha_typed_weights given{};
+    const void *packed = nullptr;
+    std::size_t packed_bytes = 0;
+
+    Status forward(const edgeattn_attention_dims &dims, const float *queries, const float *keys,
+                   const float *values, const ValidLens *valid_lens, void *workspace,
+                   std::size_t workspace_bytes, float *output, float *attention_weights) const {
+        return packed ? edgeattn_multi_head_attention_packed(&dims, queries, keys, values, valid_lens, packed,
+                                                             packed_bytes, workspace, workspace_bytes, output,
+                                                             attention_weights)
+                      : edgeattn_multi_head_attention_typed(&dims, queries, keys, values, valid_lens, nullptr,
+                                                            &given, workspace, workspace_bytes, output,
+                                                            attention_weights);
+    }
+};
+
+}  // namespace detail
+
 /// d2l's MultiHeadAttention: queries (Batch, Queries, QuerySize), keys
 /// (Batch, Keys, KeySize), values (Batch, Keys, ValueSize) -> output (Batch,
 /// Queries, NumHiddens); attention_weights (Batch, NumHeads, Queries, Keys)
@@ -191,12 +258,20 @@ class MultiHeadAttention {
     /// @param weights W_q (NumHiddens, QuerySize), W_k (NumHiddens, KeySize),
     ///                W_v (NumHiddens, ValueSize), W_o (NumHiddens, NumHiddens);
     ///                biases (NumHiddens) or nullptr
-    explicit MultiHeadAttention(const edgeattn_mha_weights &weights) : weights_(detail::as_typed(weights)) {}
+    explicit MultiHeadAttention(const edgeattn_mha_weights &weights) : weights_{detail::as_typed(weights)} {}
 
     /// Borrows weights stored in int8 / fp16 (or fp32), each matrix in its own
     /// type (include/edgeattn/reduced_precision.h); e.g. int8 arrays in flash.
     /// @param weights the four matrices and their scales, fp32 biases or nullptr
-    explicit MultiHeadAttention(const edgeattn_mha_typed_weights &weights) : weights_(weights) {}
+    explicit MultiHeadAttention(const edgeattn_mha_typed_weights &weights) : weights_{weights} {}
+
+    /// The packed-weights form of this module's sizes.
+    using Packed = PackedMhaWeights<QuerySize, KeySize, ValueSize, NumHiddens, NumHeads>;
+
+    /// Borrows weights packed once (Packed::pack()); forward() then runs
+    /// edgeattn_multi_head_attention_packed().
+    /// @param packed packed weights of this module's sizes; must outlive the module
+    explicit MultiHeadAttention(const Packed &packed) : weights_{{}, packed.data(), Packed::bytes} {}
 
     /// edgeattn_multi_head_attention() on the member workspace.
     /// @param queries (Batch, Queries, QuerySize)
@@ -210,13 +285,12 @@ class MultiHeadAttention {
     Status forward(const float *queries, const float *keys, const float *values,
                    const ValidLens *valid_lens, float *output,
                    float *attention_weights = nullptr) {
-        return edgeattn_multi_head_attention_typed(&dims, queries, keys, values, valid_lens, nullptr,
-                                                   &weights_, workspace_.data(), workspace_.bytes, output,
-                                                   attention_weights);
+        return weights_.forward(dims, queries, keys, values, valid_lens, workspace_.data(), workspace_.bytes,
+                                output, attention_weights);
     }
 
   private:
-    edgeattn_mha_typed_weights weights_;
+    detail::mha_module_weights weights_;
     detail::workspace_storage<
         detail::make_multi_head_layout(Batch, Queries, Keys, QuerySize, KeySize, ValueSize,
                                        NumHiddens, NumHeads, MaxThreads)
@@ -255,13 +329,21 @@ class PositionalSelfAttention {
 
     /// Borrows the weights (the pointers are copied, not the arrays).
     /// @param weights W_q, W_k, W_v, W_o, each (Dim, Dim); biases (Dim) or nullptr
-    explicit PositionalSelfAttention(const edgeattn_mha_weights &weights) : weights_(detail::as_typed(weights)) {}
+    explicit PositionalSelfAttention(const edgeattn_mha_weights &weights) : weights_{detail::as_typed(weights)} {}
 
     /// Borrows weights stored in int8 / fp16 (or fp32), each matrix in its own
     /// type (include/edgeattn/reduced_precision.h): an int8 d2l block keeps a
     /// quarter of the fp32 weight bytes in flash.
     /// @param weights W_q, W_k, W_v, W_o, each (Dim, Dim) as stored; biases (Dim) or nullptr
-    explicit PositionalSelfAttention(const edgeattn_mha_typed_weights &weights) : weights_(weights) {}
+    explicit PositionalSelfAttention(const edgeattn_mha_typed_weights &weights) : weights_{weights} {}
+
+    /// The packed-weights form of this module's sizes.
+    using Packed = PackedMhaWeights<Dim, Dim, Dim, Dim, NumHeads>;
+
+    /// Borrows weights packed once (Packed::pack()): forward() skips the
+    /// per-call packing.
+    /// @param packed packed weights of this module's sizes; must outlive the module
+    explicit PositionalSelfAttention(const Packed &packed) : weights_{{}, packed.data(), Packed::bytes} {}
 
     /// X + P[:SeqLen] into the member buffer (edgeattn_positional_encoding_add()),
     /// then edgeattn_self_attention() on it with the member workspace.
@@ -277,14 +359,12 @@ class PositionalSelfAttention {
         const Status st = edgeattn_positional_encoding_add(Batch, SeqLen, Dim, X, positions.data(),
                                                            MaxLen, inputs_with_positions_);
         if (st != EDGEATTN_OK) return st;
-        return edgeattn_multi_head_attention_typed(&dims, inputs_with_positions_, inputs_with_positions_,
-                                                   inputs_with_positions_, valid_lens, nullptr, &weights_,
-                                                   workspace_.data(), workspace_.bytes, output,
-                                                   attention_weights);
+        return weights_.forward(dims, inputs_with_positions_, inputs_with_positions_, inputs_with_positions_,
+                                valid_lens, workspace_.data(), workspace_.bytes, output, attention_weights);
     }
 
   private:
-    edgeattn_mha_typed_weights weights_;
+    detail::mha_module_weights weights_;
     alignas(64) float inputs_with_positions_[Batch * SeqLen * Dim];  // X + P
     detail::workspace_storage<
         detail::make_multi_head_layout(Batch, SeqLen, SeqLen, Dim, Dim, Dim, Dim, NumHeads,
