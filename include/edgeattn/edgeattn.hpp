@@ -194,6 +194,7 @@ class PackedMhaWeights {
     }
 
     /// The packed buffer, for the C *_packed calls.
+    /// @return the first of #bytes bytes
     const void *data() const { return storage_.floats; }
 
   private:
