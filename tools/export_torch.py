@@ -49,6 +49,13 @@ import sys
 import numpy as np
 import torch
 
+# The golden generators beside this file (tools/golden in the repository,
+# share/edgeattn/tools/golden installed): the library's int8 and binary16
+# rules and the case-file writer, written once there.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), 'golden'))
+import make_decoder_golden as case_files  # noqa: E402
+import make_reduced_precision_golden as stored_types  # noqa: E402
+
 MATRICES = ('W_q', 'W_k', 'W_v', 'W_o')
 BIASES = ('b_q', 'b_k', 'b_v', 'b_o')
 WEIGHT_TYPES = {'f32': 0, 'fp16': 1, 'int8': 2}  # edgeattn_weight_type
@@ -64,15 +71,16 @@ def _float32(t):
 
 
 def weights_of_state_dict(state, num_heads):
-    """{'W_q', ..., 'b_o' (those present)} as float64 arrays holding float32
-    values, from a state_dict of nn.MultiheadAttention or of d2l's
-    MultiHeadAttention (W_q.weight, ...)."""
+    """({'W_q', ..., 'b_o' (those present)} as float64 arrays holding float32
+    values, 'torch' or 'd2l'), from a state_dict of nn.MultiheadAttention or
+    of d2l's MultiHeadAttention (W_q.weight, ...)."""
     s = {k.split('.', 1)[1] if k.startswith('module.') else k: v for k, v in state.items()}
     for unsupported in ('bias_k', 'bias_v'):
         if unsupported in s:
             raise ExportError('add_bias_kv has no counterpart in edgeattn')
     P = {}
-    if 'in_proj_weight' in s or 'q_proj_weight' in s:  # nn.MultiheadAttention
+    kind = 'torch' if 'in_proj_weight' in s or 'q_proj_weight' in s else 'd2l'
+    if kind == 'torch':  # nn.MultiheadAttention
         if 'in_proj_weight' in s:
             W = s['in_proj_weight']
             E = W.shape[0] // 3
@@ -106,52 +114,47 @@ def weights_of_state_dict(state, num_heads):
     for name, x in P.items():
         if not np.all(np.isfinite(x)):
             raise ExportError(name + ' has a non-finite value')
-    return P
+    return P, kind
 
 
 def describe(module):
-    """(state_dict, num_heads, kind, batch_first) of a supported module."""
+    """(state_dict, num_heads, what it is) of a supported module."""
     if isinstance(module, torch.nn.MultiheadAttention):
         if module.add_zero_attn:
             raise ExportError('add_zero_attn has no counterpart in edgeattn')
-        return module.state_dict(), module.num_heads, 'torch', module.batch_first
+        what = ('torch.nn.MultiheadAttention(embed_dim=%d, num_heads=%d, kdim=%d, vdim=%d, bias=%s, '
+                'batch_first=%s)' % (module.embed_dim, module.num_heads, module.kdim, module.vdim,
+                                     module.in_proj_bias is not None, module.batch_first))
+        return module.state_dict(), module.num_heads, what
     if all(hasattr(module, m) for m in MATRICES) and hasattr(module, 'num_heads'):
-        return module.state_dict(), module.num_heads, 'd2l', True
+        return module.state_dict(), module.num_heads, '%s (d2l, num_heads=%d)' % (type(module).__name__,
+                                                                                  module.num_heads)
     raise ExportError('expected torch.nn.MultiheadAttention or d2l.MultiHeadAttention, got '
                       + type(module).__name__)
 
 
 # ================================================================ stored types
-def quantize_int8(W):
-    """The library's rule (edgeattn_quantize_int8): per row scale =
-    float32(max |w| / 127) (1 for an all-zero row), q = round half to even of w / scale."""
-    peak = np.max(np.abs(W), axis=1)
-    scales = np.where(peak > 0, (peak / 127.0).astype(np.float32).astype(np.float64), 1.0)
-    q = np.clip(np.rint(W / scales[:, None]), -127, 127).astype(np.int32)
-    return q, scales
-
-
 def stored(P, weight_type):
     """(what the header and case store per matrix, the exact weights the board computes with)."""
     kept, exact = {}, dict(P)
     for m in MATRICES:
-        if weight_type == 'int8':
-            q, scales = quantize_int8(P[m])
+        if weight_type == 'int8':  # the library's rule, edgeattn_quantize_int8
+            q, scales = stored_types.quantize_int8(P[m])
             kept[m] = ('int8', q, scales)
             exact[m] = q * scales[:, None]
         elif weight_type == 'fp16':
-            half = P[m].astype(np.float16)
-            if not np.all(np.isfinite(half)):
+            if not np.all(np.isfinite(P[m].astype(np.float16))):
                 raise ExportError(m + ' does not fit binary16')
+            half = stored_types.to_fp16(P[m])
             kept[m] = ('fp16', half, None)
-            exact[m] = half.astype(np.float64)
+            exact[m] = half
         else:
             kept[m] = ('f32', P[m], None)
     return kept, exact
 
 
 # ================================================================ reference run
-def module_answer(kind, P, num_heads, batch_first, queries, keys, values, valid_lens):
+def module_answer(kind, P, num_heads, queries, keys, values, valid_lens):
     """The PyTorch module's forward pass in float64 on weights P (float64 arrays):
     output (B, Q, h) and attention weights (B, H, Q, K)."""
     t = lambda a: torch.tensor(a, dtype=torch.float64)
@@ -293,35 +296,18 @@ def header_text(name, source, P, kept, num_heads, sizes, example):
 
 
 def case_text(P, kept, num_heads, queries, keys, values, valid_lens, output, weights, weight_type):
-    def tensor(role, name, kind, x, fmt):
-        x = np.asarray(x)
-        lines = [' '.join([role, name, kind, str(x.ndim)] + [str(s) for s in x.shape])]
-        flat = [fmt(v) for v in x.reshape(-1)]
-        lines += [' '.join(flat[i:i + 8]) for i in range(0, len(flat), 8)]
-        return lines
-    f32 = lambda v: '%.9g' % v
-    lines = ['edgeattn-case 1', 'op multi_head_attention', 'param num_hiddens %d' % P['W_q'].shape[0],
-             'param num_heads %d' % num_heads, 'param bias %d' % ('b_q' in P)]
+    c = case_files.Case('export', 'multi_head_attention')
+    c.param('num_hiddens', P['W_q'].shape[0]).param('num_heads', num_heads).param('bias', 'b_q' in P)
     if weight_type != 'f32':
-        lines.append('param weight_type %d' % WEIGHT_TYPES[weight_type])
-    lines += tensor('input', 'queries', 'f32', queries, f32)
-    lines += tensor('input', 'keys', 'f32', keys, f32)
-    lines += tensor('input', 'values', 'f32', values, f32)
-    if valid_lens is not None:
-        lines += tensor('input', 'valid_lens', 'i32', valid_lens, lambda v: '%d' % v)
+        c.param('weight_type', WEIGHT_TYPES[weight_type])
+    c.input('queries', queries).input('keys', keys).input('values', values)
+    c.optional_input('valid_lens', valid_lens)
     for m in MATRICES:
-        kind, stored_values, scales = kept[m]
-        if kind == 'int8':
-            lines += tensor('input', m, 'i32', stored_values, lambda v: '%d' % v)
-            lines += tensor('input', m + '_scales', 'f32', scales, f32)
-        else:
-            lines += tensor('input', m, 'f32', stored_values.astype(np.float64), f32)
+        _, stored_values, scales = kept[m]
+        c.input(m, stored_values).optional_input(m + '_scales', scales)
     for b in BIASES:
-        if b in P:
-            lines += tensor('input', b, 'f32', P[b], f32)
-    lines += tensor('expect', 'output', 'f64', output, repr)
-    lines += tensor('expect', 'attention_weights', 'f64', weights, repr)
-    return '\n'.join(lines + ['end']) + '\n'
+        c.optional_input(b, P.get(b))
+    return c.expect('output', output).expect('attention_weights', weights).text()
 
 
 # ================================================================ export
@@ -341,18 +327,11 @@ def export(module_or_state, name, header=None, case=None, example=None, valid_le
     if isinstance(module_or_state, dict):
         if num_heads is None:
             raise ExportError('a state_dict needs num_heads')
-        state, kind, batch_first = module_or_state, 'torch' if any(
-            k.endswith(('in_proj_weight', 'q_proj_weight')) for k in module_or_state) else 'd2l', True
-        heads = num_heads
-        what = source or 'a state_dict'
+        state, heads, what = module_or_state, num_heads, 'a state_dict'
     else:
-        state, heads, kind, batch_first = describe(module_or_state)
-        m = module_or_state
-        what = source or ('torch.nn.MultiheadAttention(embed_dim=%d, num_heads=%d, kdim=%d, vdim=%d, '
-                          'bias=%s, batch_first=%s)' % (m.embed_dim, m.num_heads, m.kdim, m.vdim,
-                                                        m.in_proj_bias is not None, m.batch_first)
-                          if kind == 'torch' else '%s (d2l, num_heads=%d)' % (type(m).__name__, heads))
-    P = weights_of_state_dict(state, heads)
+        state, heads, what = describe(module_or_state)
+    what = source or what
+    P, kind = weights_of_state_dict(state, heads)
     kept, exact = stored(P, weight_type)
     sizes = (P['W_q'].shape[1], P['W_k'].shape[1], P['W_v'].shape[1])
     answer = None
@@ -372,7 +351,7 @@ def export(module_or_state, name, header=None, case=None, example=None, valid_le
             if np.any(valid_lens <= 0):
                 raise ExportError('a valid length of 0 or less masks every key of a row: NaN in '
                                   'PyTorch, uniform weights in edgeattn (d2l): not exportable')
-        answer = module_answer(kind, exact, heads, batch_first, queries, keys, values, valid_lens)
+        answer = module_answer(kind, exact, heads, queries, keys, values, valid_lens)
         if not (np.all(np.isfinite(answer[0])) and np.all(np.isfinite(answer[1]))):
             raise ExportError("the module's answer has a non-finite value")
     elif case is not None:
@@ -405,7 +384,7 @@ def main(argv):
     example = None
     if a.example:
         B, Q, K = (int(x) for x in a.example.split(','))
-        P = weights_of_state_dict(state, a.num_heads)
+        P, _ = weights_of_state_dict(state, a.num_heads)
         g = torch.Generator().manual_seed(a.seed)
         example = (torch.randn(B, Q, P['W_q'].shape[1], generator=g), torch.randn(B, K, P['W_k'].shape[1], generator=g),
                    torch.randn(B, K, P['W_v'].shape[1], generator=g))
