@@ -23,6 +23,19 @@ int8_t quantize(float x, float scale) {
     return static_cast<int8_t>(r);
 }
 
+// What both binary16 conversions check before writing: pointers, count,
+// alignment (float 4, half 2 bytes) and that the output does not overlap
+// the input (`to_half`: h is the output, else x).
+edgeattn_status check_half_conversion(size_t count, const float *x, const uint16_t *h, bool to_half) {
+    if (!x || !h) return EDGEATTN_ERR_NULL_POINTER;
+    if (count == 0) return EDGEATTN_ERR_ZERO_DIMENSION;
+    size_t floats = 0;
+    if (edgeattn_status st = tensor_count(floats, count)) return st;
+    if (!is_float_aligned(x) || reinterpret_cast<uintptr_t>(h) % 2 != 0) return EDGEATTN_ERR_MISALIGNED;
+    const tensor_span halves = {h, count, 2}, singles = {x, count};
+    return to_half ? check_disjoint(&halves, 1, &singles, 1) : check_disjoint(&singles, 1, &halves, 1);
+}
+
 }  // namespace
 
 extern "C" edgeattn_status edgeattn_quantize_int8(size_t out_features, size_t in_features,
@@ -48,13 +61,7 @@ extern "C" edgeattn_status edgeattn_quantize_int8(size_t out_features, size_t in
 }
 
 extern "C" edgeattn_status edgeattn_float_to_half(size_t count, const float *x, uint16_t *h) {
-    if (!x || !h) return EDGEATTN_ERR_NULL_POINTER;
-    if (count == 0) return EDGEATTN_ERR_ZERO_DIMENSION;
-    size_t floats = 0;
-    if (edgeattn_status st = tensor_count(floats, count)) return st;
-    if (!is_float_aligned(x) || reinterpret_cast<uintptr_t>(h) % 2 != 0) return EDGEATTN_ERR_MISALIGNED;
-    const tensor_span in = {x, count}, out = {h, count, 2};
-    if (edgeattn_status st = check_disjoint(&out, 1, &in, 1)) return st;
+    if (edgeattn_status st = check_half_conversion(count, x, h, true)) return st;
     for (size_t i = 0; i < count; ++i)
         if (!half_in_range(x[i])) return EDGEATTN_ERR_NOT_REPRESENTABLE;
     for (size_t i = 0; i < count; ++i) h[i] = float_to_half(x[i]);
@@ -62,13 +69,7 @@ extern "C" edgeattn_status edgeattn_float_to_half(size_t count, const float *x, 
 }
 
 extern "C" edgeattn_status edgeattn_half_to_float(size_t count, const uint16_t *h, float *x) {
-    if (!x || !h) return EDGEATTN_ERR_NULL_POINTER;
-    if (count == 0) return EDGEATTN_ERR_ZERO_DIMENSION;
-    size_t floats = 0;
-    if (edgeattn_status st = tensor_count(floats, count)) return st;
-    if (!is_float_aligned(x) || reinterpret_cast<uintptr_t>(h) % 2 != 0) return EDGEATTN_ERR_MISALIGNED;
-    const tensor_span in = {h, count, 2}, out = {x, count};
-    if (edgeattn_status st = check_disjoint(&out, 1, &in, 1)) return st;
+    if (edgeattn_status st = check_half_conversion(count, x, h, false)) return st;
     for (size_t i = 0; i < count; ++i) x[i] = half_to_float(h[i]);
     return EDGEATTN_OK;
 }
