@@ -60,7 +60,7 @@ edgeattn_status additive_attention(const edgeattn_attention_dims *dims, const fl
 
     const attention_mask_view mask = mask_of_valid_lens(lens);
     const kernel_table &k = active_kernels();
-    const additive_kernel_table &additive = active_additive_kernels();
+    const additive_kernel_table &additive = additive_kernels_of(k);
     float *ws = static_cast<float *>(workspace);
     float *projected_queries = ws + one.projected_queries;  // (B, Q, h)
     float *projected_keys = ws + one.projected_keys;        // (B, K, h)

@@ -121,8 +121,8 @@ const kernel_table &active_kernels() {
 #else
 #define EDGEATTN_IF_NEON(...)
 #endif
-#define EDGEATTN_ACTIVE_FAMILY_TABLE(family)                                 \
-    switch (active_kernels().isa) {                                          \
+#define EDGEATTN_FAMILY_TABLE_OF(k, family)                                  \
+    switch (k.isa) {                                          \
         EDGEATTN_IF_SSE2(case EDGEATTN_ISA_SSE2: return sse2_##family;)      \
         EDGEATTN_IF_AVX2(case EDGEATTN_ISA_AVX2: return avx2_##family;)      \
         EDGEATTN_IF_AVX512(case EDGEATTN_ISA_AVX512: return avx512_##family;) \
@@ -130,8 +130,10 @@ const kernel_table &active_kernels() {
         default: return scalar_##family;                                      \
     }
 
-const additive_kernel_table &active_additive_kernels() { EDGEATTN_ACTIVE_FAMILY_TABLE(additive_kernels) }
-const cache_kernel_table &active_cache_kernels() { EDGEATTN_ACTIVE_FAMILY_TABLE(cache_kernels) }
+const additive_kernel_table &additive_kernels_of(const kernel_table &k) {
+    EDGEATTN_FAMILY_TABLE_OF(k, additive_kernels)
+}
+const cache_kernel_table &cache_kernels_of(const kernel_table &k) { EDGEATTN_FAMILY_TABLE_OF(k, cache_kernels) }
 
 }  // namespace detail
 }  // namespace edgeattn

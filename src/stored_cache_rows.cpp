@@ -105,7 +105,7 @@ void stored_block_weighted_sum(const kernel_table &k, const attention_slice &s, 
     float *out = s.output + row0 * s.output_stride;
     const stored_rows &stored = s.stored_values;
     if (reads_in_place(s)) {
-        const cache_kernel_table &cache = active_cache_kernels();
+        const cache_kernel_table &cache = cache_kernels_of(k);
         (stored.type == EDGEATTN_WEIGHTS_INT8 ? cache.int8_values : cache.half_values)(
             rows, s.dv, n, p, ldp, stored_at(stored, key0, s.value_stride), s.value_stride,
             stored_scales_at(stored, key0), out, s.output_stride, accumulate);

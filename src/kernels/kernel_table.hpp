@@ -131,9 +131,10 @@ EDGEATTN_DECLARE_PATH_TABLES(neon)
 
 // The table in use (chosen at the first call; see dispatch.cpp).
 const kernel_table &active_kernels();
-// The other families' tables of the same path.
-const additive_kernel_table &active_additive_kernels();
-const cache_kernel_table &active_cache_kernels();
+// The other families' tables of the path whose kernel_table is k (the one
+// a call runs on, so a call never mixes paths).
+const additive_kernel_table &additive_kernels_of(const kernel_table &k);
+const cache_kernel_table &cache_kernels_of(const kernel_table &k);
 
 }  // namespace detail
 }  // namespace edgeattn
