@@ -207,22 +207,55 @@ class PackedMhaWeights {
 namespace detail {
 
 // The weights a fixed-size multi-head module runs with: borrowed as given
-// (packed per call) or packed once (PackedMhaWeights).
-struct mha_module_weights {
-    edgeattn_mha_typed_weights given{};
-    const void *packed = nullptr;
-    std::size_t packed_bytes = 0;
+// (packed per call) or packed once (PackedMhaWeights). The C call to make
+// is a function pointer set by the constructor used, not a branch in
+// forward(), so a program links only the calls its modules make: an image
+// of unpacked modules carries no *_packed entry point (1.2 KB of
+// Cortex-M4F flash).
+class mha_module_weights {
+  public:
+    static mha_module_weights borrowed(const edgeattn_mha_typed_weights &weights) {
+        return mha_module_weights(weights, nullptr, 0, &call_given);
+    }
+    static mha_module_weights packed_once(const void *packed, std::size_t packed_bytes) {
+        return mha_module_weights(edgeattn_mha_typed_weights{}, packed, packed_bytes, &call_packed);
+    }
 
     Status forward(const edgeattn_attention_dims &dims, const float *queries, const float *keys,
                    const float *values, const ValidLens *valid_lens, void *workspace,
                    std::size_t workspace_bytes, float *output, float *attention_weights) const {
-        return packed ? edgeattn_multi_head_attention_packed(&dims, queries, keys, values, valid_lens, packed,
-                                                             packed_bytes, workspace, workspace_bytes, output,
-                                                             attention_weights)
-                      : edgeattn_multi_head_attention_typed(&dims, queries, keys, values, valid_lens, nullptr,
-                                                            &given, workspace, workspace_bytes, output,
-                                                            attention_weights);
+        return call_(*this, dims, queries, keys, values, valid_lens, workspace, workspace_bytes, output,
+                     attention_weights);
     }
+
+  private:
+    using call_fn = Status (*)(const mha_module_weights &, const edgeattn_attention_dims &, const float *,
+                               const float *, const float *, const ValidLens *, void *, std::size_t, float *,
+                               float *);
+
+    mha_module_weights(const edgeattn_mha_typed_weights &given, const void *packed, std::size_t packed_bytes,
+                       call_fn call)
+        : given_(given), packed_(packed), packed_bytes_(packed_bytes), call_(call) {}
+
+    static Status call_given(const mha_module_weights &w, const edgeattn_attention_dims &dims, const float *queries,
+                             const float *keys, const float *values, const ValidLens *valid_lens, void *workspace,
+                             std::size_t workspace_bytes, float *output, float *attention_weights) {
+        return edgeattn_multi_head_attention_typed(&dims, queries, keys, values, valid_lens, nullptr, &w.given_,
+                                                   workspace, workspace_bytes, output, attention_weights);
+    }
+    static Status call_packed(const mha_module_weights &w, const edgeattn_attention_dims &dims,
+                              const float *queries, const float *keys, const float *values,
+                              const ValidLens *valid_lens, void *workspace, std::size_t workspace_bytes,
+                              float *output, float *attention_weights) {
+        return edgeattn_multi_head_attention_packed(&dims, queries, keys, values, valid_lens, w.packed_,
+                                                    w.packed_bytes_, workspace, workspace_bytes, output,
+                                                    attention_weights);
+    }
+
+    edgeattn_mha_typed_weights given_;
+    const void *packed_;
+    std::size_t packed_bytes_;
+    call_fn call_;
 };
 
 }  // namespace detail
@@ -259,12 +292,14 @@ class MultiHeadAttention {
     /// @param weights W_q (NumHiddens, QuerySize), W_k (NumHiddens, KeySize),
     ///                W_v (NumHiddens, ValueSize), W_o (NumHiddens, NumHiddens);
     ///                biases (NumHiddens) or nullptr
-    explicit MultiHeadAttention(const edgeattn_mha_weights &weights) : weights_{detail::as_typed(weights)} {}
+    explicit MultiHeadAttention(const edgeattn_mha_weights &weights)
+        : weights_(detail::mha_module_weights::borrowed(detail::as_typed(weights))) {}
 
     /// Borrows weights stored in int8 / fp16 (or fp32), each matrix in its own
     /// type (include/edgeattn/reduced_precision.h); e.g. int8 arrays in flash.
     /// @param weights the four matrices and their scales, fp32 biases or nullptr
-    explicit MultiHeadAttention(const edgeattn_mha_typed_weights &weights) : weights_{weights} {}
+    explicit MultiHeadAttention(const edgeattn_mha_typed_weights &weights)
+        : weights_(detail::mha_module_weights::borrowed(weights)) {}
 
     /// The packed-weights form of this module's sizes.
     using Packed = PackedMhaWeights<QuerySize, KeySize, ValueSize, NumHiddens, NumHeads>;
@@ -272,7 +307,8 @@ class MultiHeadAttention {
     /// Borrows weights packed once (Packed::pack()); forward() then runs
     /// edgeattn_multi_head_attention_packed().
     /// @param packed packed weights of this module's sizes; must outlive the module
-    explicit MultiHeadAttention(const Packed &packed) : weights_{{}, packed.data(), Packed::bytes} {}
+    explicit MultiHeadAttention(const Packed &packed)
+        : weights_(detail::mha_module_weights::packed_once(packed.data(), Packed::bytes)) {}
 
     /// edgeattn_multi_head_attention() on the member workspace.
     /// @param queries (Batch, Queries, QuerySize)
@@ -330,13 +366,15 @@ class PositionalSelfAttention {
 
     /// Borrows the weights (the pointers are copied, not the arrays).
     /// @param weights W_q, W_k, W_v, W_o, each (Dim, Dim); biases (Dim) or nullptr
-    explicit PositionalSelfAttention(const edgeattn_mha_weights &weights) : weights_{detail::as_typed(weights)} {}
+    explicit PositionalSelfAttention(const edgeattn_mha_weights &weights)
+        : weights_(detail::mha_module_weights::borrowed(detail::as_typed(weights))) {}
 
     /// Borrows weights stored in int8 / fp16 (or fp32), each matrix in its own
     /// type (include/edgeattn/reduced_precision.h): an int8 d2l block keeps a
     /// quarter of the fp32 weight bytes in flash.
     /// @param weights W_q, W_k, W_v, W_o, each (Dim, Dim) as stored; biases (Dim) or nullptr
-    explicit PositionalSelfAttention(const edgeattn_mha_typed_weights &weights) : weights_{weights} {}
+    explicit PositionalSelfAttention(const edgeattn_mha_typed_weights &weights)
+        : weights_(detail::mha_module_weights::borrowed(weights)) {}
 
     /// The packed-weights form of this module's sizes.
     using Packed = PackedMhaWeights<Dim, Dim, Dim, Dim, NumHeads>;
@@ -344,7 +382,8 @@ class PositionalSelfAttention {
     /// Borrows weights packed once (Packed::pack()): forward() skips the
     /// per-call packing.
     /// @param packed packed weights of this module's sizes; must outlive the module
-    explicit PositionalSelfAttention(const Packed &packed) : weights_{{}, packed.data(), Packed::bytes} {}
+    explicit PositionalSelfAttention(const Packed &packed)
+        : weights_(detail::mha_module_weights::packed_once(packed.data(), Packed::bytes)) {}
 
     /// X + P[:SeqLen] into the member buffer (edgeattn_positional_encoding_add()),
     /// then edgeattn_self_attention() on it with the member workspace.
