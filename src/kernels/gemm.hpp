@@ -209,9 +209,8 @@ void gemm_packed_weights(size_t M, size_t N, size_t K, const float *A, size_t ld
 // C (M,N) = A (M,K) . W (N,K)^T (+ bias) without packing, for a few rows
 // of A (d2l's 8-row projections), where packing W would cost 3x the product.
 // Both operands are read along K; a tile of TA rows of A by TW rows of W
-// keeps TA * TW = W (the batch width) accumulators, each reduced by hadd at
-// the end. (xsimd 8.1's transposing haddp returns AVX-512 lanes permuted,
-// 1 2 5 6 3 4 7 8 ..., so it is not used.)
+// keeps TA * TW = W (the batch width) accumulators, reduced together at the
+// end by sums_of_lanes (one transpose-and-add tree, not W reductions).
 // One row of gemm_nt_direct: c (N) = a (K) . W (N,K)^T (+ bias), eight rows
 // of W at a time, one reduction per output. A decode step's scores (one
 // query against a cache's keys) would otherwise fill the TA-row tile with
@@ -262,6 +261,41 @@ void gemm_nt_direct_row(size_t N, size_t K, const float *a, const T *Wm, size_t 
     }
 }
 
+// The TA x TW tile of gemm_nt_direct (TA * TW = W accumulators, all in
+// registers: every loop here is unrolled): lane t * TW + u of the result is
+// a[t] . w[u] over K = full + tail (tail < W).
+template <class B, size_t TA, size_t TW, class T>
+B gemm_nt_direct_tile(size_t full, size_t tail, const float *const *a, const T *const *w) {
+    constexpr size_t W = B::size;
+    static_assert(TA * TW == W, "one accumulator per lane of the sums");
+    B acc[W];
+#pragma GCC unroll 16
+    for (size_t i = 0; i < W; ++i) acc[i] = B(0.0f);
+    for (size_t k = 0; k < full; k += W) {
+        B wv[TW];
+#pragma GCC unroll 4
+        for (size_t u = 0; u < TW; ++u) wv[u] = load_weights<B>(w[u] + k);
+#pragma GCC unroll 4
+        for (size_t t = 0; t < TA; ++t) {
+            const B av = B::load_unaligned(a[t] + k);
+#pragma GCC unroll 4
+            for (size_t u = 0; u < TW; ++u) acc[t * TW + u] = fma(av, wv[u], acc[t * TW + u]);
+        }
+    }
+    if (tail) {
+        B wv[TW];
+#pragma GCC unroll 4
+        for (size_t u = 0; u < TW; ++u) wv[u] = load_weights_partial<B>(w[u] + full, tail);
+#pragma GCC unroll 4
+        for (size_t t = 0; t < TA; ++t) {
+            const B av = load_partial<B>(a[t] + full, tail, 0.0f);
+#pragma GCC unroll 4
+            for (size_t u = 0; u < TW; ++u) acc[t * TW + u] = fma(av, wv[u], acc[t * TW + u]);
+        }
+    }
+    return lane_sums(acc);
+}
+
 // W of stored weights T (int8: row_scales (N) multiply each output column).
 template <class B, class T>
 void gemm_nt_direct_typed(size_t M, size_t N, size_t K, const float *A, size_t lda, const T *Wm,
@@ -274,37 +308,17 @@ void gemm_nt_direct_typed(size_t M, size_t N, size_t K, const float *A, size_t l
     }
     const size_t full = K / W * W, tail = K - full;
     for (size_t i0 = 0; i0 < M; i0 += TA) {
+        const size_t rows = M - i0 < TA ? M - i0 : TA;
         const float *a[TA];
-        for (size_t t = 0; t < TA; ++t) a[t] = A + (i0 + t < M ? i0 + t : i0) * lda;
+        for (size_t t = 0; t < TA; ++t) a[t] = A + (i0 + (t < rows ? t : 0)) * lda;
         for (size_t j0 = 0; j0 < N; j0 += TW) {
+            const size_t cols = N - j0 < TW ? N - j0 : TW;
             const T *w[TW];
-            for (size_t u = 0; u < TW; ++u) w[u] = Wm + (j0 + u < N ? j0 + u : j0) * ldw;
-            B acc[W];
-#pragma GCC unroll 16
-            for (size_t i = 0; i < W; ++i) acc[i] = B(0.0f);
-            for (size_t k = 0; k < full; k += W) {
-                B wv[TW];
-#pragma GCC unroll 4
-                for (size_t u = 0; u < TW; ++u) wv[u] = load_weights<B>(w[u] + k);
-#pragma GCC unroll 4
-                for (size_t t = 0; t < TA; ++t) {
-                    const B av = B::load_unaligned(a[t] + k);
-#pragma GCC unroll 4
-                    for (size_t u = 0; u < TW; ++u) acc[t * TW + u] = fma(av, wv[u], acc[t * TW + u]);
-                }
-            }
-            if (tail) {
-                B wv[TW];
-                for (size_t u = 0; u < TW; ++u) wv[u] = load_weights_partial<B>(w[u] + full, tail);
-                for (size_t t = 0; t < TA; ++t) {
-                    const B av = load_partial<B>(a[t] + full, tail, 0.0f);
-                    for (size_t u = 0; u < TW; ++u) acc[t * TW + u] = fma(av, wv[u], acc[t * TW + u]);
-                }
-            }
-            float sums[W];
-            for (size_t i = 0; i < W; ++i) sums[i] = hadd(acc[i]);
-            for (size_t t = 0; t < TA && i0 + t < M; ++t)
-                for (size_t u = 0; u < TW && j0 + u < N; ++u)
+            for (size_t u = 0; u < TW; ++u) w[u] = Wm + (j0 + (u < cols ? u : 0)) * ldw;
+            alignas(64) float sums[W];
+            gemm_nt_direct_tile<B, TA, TW, T>(full, tail, a, w).store_unaligned(sums);
+            for (size_t t = 0; t < rows; ++t)
+                for (size_t u = 0; u < cols; ++u)
                     C[(i0 + t) * ldc + j0 + u] = scaled_sum(sums[t * TW + u], row_scales, bias, j0 + u);
         }
     }

@@ -1,7 +1,8 @@
-// Horizontal reductions and partial loads/stores of a batch. xsimd 8.1 has
-// hadd (sum) but no reduce_max, so the maximum goes through memory. Tails
-// shorter than a batch go through a padded buffer, so every element takes
-// the same vector code path (the same rounding) wherever it sits in a row.
+// Horizontal reductions and partial loads/stores of a batch, lane by lane
+// for any batch type; xsimd_batch.hpp has the faster forms of the x86 and
+// Arm batches (masked loads, reductions in registers). Tails shorter than a
+// batch are loaded into a whole batch, so every element takes the same
+// vector code path (the same rounding) wherever it sits in a row.
 #ifndef EDGEATTN_KERNELS_REDUCE_HPP
 #define EDGEATTN_KERNELS_REDUCE_HPP
 
@@ -29,19 +30,50 @@ float first_lane(const B &v) {
     return lanes[0];
 }
 
+// Tag for overloads by batch type: a batch type's own faster form
+// (xsimd_batch.hpp, scalar_batch.hpp) wins over the lane-by-lane one here by
+// overload resolution. A class in this namespace, so the kernels' calls find
+// those overloads by argument-dependent lookup wherever they are declared.
+template <class B>
+struct batch_tag {};
+
 // n < B::size elements, the rest of the batch set to `fill`.
 template <class B>
-B load_partial(const float *p, size_t n, float fill) {
+B partial_load(const float *p, size_t n, float fill, batch_tag<B>) {
     alignas(64) float lanes[B::size];
     for (size_t i = 0; i < B::size; ++i) lanes[i] = i < n ? p[i] : fill;
     return B::load_unaligned(lanes);
 }
 
 template <class B>
-void store_partial(const B &v, float *p, size_t n) {
+void partial_store(const B &v, float *p, size_t n, batch_tag<B>) {
     alignas(64) float lanes[B::size];
     v.store_unaligned(lanes);
     for (size_t i = 0; i < n; ++i) p[i] = lanes[i];
+}
+
+// Lane i of the result is the sum of v[i]'s lanes (B::size batches).
+template <class B>
+B sums_of_lanes(const B *v, batch_tag<B>) {
+    alignas(64) float sums[B::size];
+    for (size_t i = 0; i < B::size; ++i) sums[i] = hadd(v[i]);
+    return B::load_unaligned(sums);
+}
+
+template <class B>
+B load_partial(const float *p, size_t n, float fill) {
+    return partial_load(p, n, fill, batch_tag<B>());
+}
+
+template <class B>
+void store_partial(const B &v, float *p, size_t n) {
+    partial_store(v, p, n, batch_tag<B>());
+}
+
+// Lane i of the result is the sum of v[i]'s lanes (B::size batches).
+template <class B>
+B lane_sums(const B *v) {
+    return sums_of_lanes(v, batch_tag<B>());
 }
 
 }  // namespace

@@ -60,8 +60,8 @@ inline scalar_batch pow2n(scalar_batch n) {
 }
 inline scalar_batch tanh(scalar_batch a) { return tanhf(a.value); }
 // Stored weights (weight_load.hpp): one at a time.
-inline scalar_batch widen_int8(const int8_t *p, const scalar_batch *) { return widen(*p); }
-inline scalar_batch widen_half(const uint16_t *p, const scalar_batch *) { return widen(*p); }
+inline scalar_batch widen_int8(const int8_t *p, batch_tag<scalar_batch>) { return widen(*p); }
+inline scalar_batch widen_half(const uint16_t *p, batch_tag<scalar_batch>) { return widen(*p); }
 
 }  // namespace detail
 }  // namespace edgeattn

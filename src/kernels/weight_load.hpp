@@ -9,15 +9,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "reduce.hpp"
 #include "widen.hpp"
 
 namespace edgeattn {
 namespace detail {
 namespace {
-
-// Tag for the overloads: which batch type to load (a pointer is never read).
-template <class B>
-using batch_tag = const B *;
 
 template <class B>
 B load_weights(const float *p) {

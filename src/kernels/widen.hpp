@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "half.hpp"
+#include "reduce.hpp"
 
 namespace edgeattn {
 namespace detail {
@@ -23,6 +24,12 @@ B load_weights_partial(const T *p, size_t n) {
     alignas(64) float lanes[B::size];
     for (size_t i = 0; i < B::size; ++i) lanes[i] = i < n ? widen(p[i]) : 0.0f;
     return B::load_unaligned(lanes);
+}
+
+// fp32 weights need no widening: the batch type's own partial load.
+template <class B>
+B load_weights_partial(const float *p, size_t n) {
+    return load_partial<B>(p, n, 0.0f);
 }
 
 // The generic widening, lane by lane, for batch types without a faster one.
