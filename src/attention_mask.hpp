@@ -6,14 +6,11 @@
 #ifndef EDGEATTN_ATTENTION_MASK_HPP
 #define EDGEATTN_ATTENTION_MASK_HPP
 
+#include "kernels/kernel_table.hpp"  // key_interval
 #include "validate.hpp"
 
 namespace edgeattn {
 namespace detail {
-
-struct key_interval {
-    size_t lo, hi;  // lo <= hi <= keys
-};
 
 struct attention_mask_view {
     valid_lens_view lens;

@@ -80,9 +80,8 @@ void block_scores(const kernel_table &k, const attention_slice &s, size_t row0, 
     }
     const float *keys = s.keys + key0 * s.key_stride;
     if (reads_in_place(s)) {
-        k.gemm_nt_direct(rows, n, s.d, queries, s.query_stride, keys, s.key_stride, nullptr, scores,
-                         ldc);
-        for (size_t r = 0; r < rows; ++r) k.scale(scores + r * ldc, n, scale);
+        k.gemm_nt_direct(rows, n, s.d, scale, queries, s.query_stride, keys, s.key_stride, nullptr,
+                         scores, ldc);
         return;
     }
     k.pack_transposed(keys, s.key_stride, n, s.d, slot.packed_keys);
@@ -221,12 +220,15 @@ void softmax_and_weighted_sum(const kernel_table &k, const attention_slice &s, s
     // row, only the keys some row sees enter the weighted sum (half the
     // products of a causal block).
     bool masked_keys_weigh = false;
-    for (size_t r = 0; r < rows; ++r) {
-        float *row = weights + r * ldw;
-        const key_interval iv = row_keys(s, mask, row0 + r);
-        k.masked_softmax_row(row, row, K, iv.lo, iv.hi);
-        const size_t masked_at = iv.lo > 0 ? 0 : iv.hi;
-        if (masked_at < K && row[masked_at] != 0.0f) masked_keys_weigh = true;
+    for (size_t r0 = 0; r0 < rows; r0 += softmax_rows_per_call) {
+        const size_t count = min_size(softmax_rows_per_call, rows - r0);
+        key_interval visible[softmax_rows_per_call];
+        for (size_t r = 0; r < count; ++r) visible[r] = row_keys(s, mask, row0 + r0 + r);
+        k.masked_softmax_rows(weights + r0 * ldw, weights + r0 * ldw, ldw, count, K, visible);
+        for (size_t r = 0; r < count; ++r) {
+            const size_t masked_at = visible[r].lo > 0 ? 0 : visible[r].hi;
+            if (masked_at < K && weights[(r0 + r) * ldw + masked_at] != 0.0f) masked_keys_weigh = true;
+        }
     }
     key_interval keys{0, K};
     if (!masked_keys_weigh) keys = block_keys(s, mask, row0, rows);

@@ -103,10 +103,10 @@ void linear(const kernel_table &k, size_t rows, size_t in_features, size_t out_f
     // A few rows: packing W^T would cost more than the product itself.
     if (rows <= direct_rows_limit) {
         if (fp32)
-            k.gemm_nt_direct(rows, out_features, in_features, x, in_features,
+            k.gemm_nt_direct(rows, out_features, in_features, 1.0f, x, in_features,
                              static_cast<const float *>(W.data), in_features, b, y, out_features);
         else
-            stored_kernels(k, W.type).gemm_nt_direct(rows, out_features, in_features, x, in_features,
+            stored_kernels(k, W.type).gemm_nt_direct(rows, out_features, in_features, 1.0f, x, in_features,
                                                      W.data, in_features, W.scales, b, y, out_features);
         return;
     }

@@ -88,9 +88,9 @@ void stored_block_scores(const kernel_table &k, const attention_slice &s, size_t
     const stored_rows &stored = s.stored_keys;
     if (reads_in_place(s)) {
         stored_kernels(k, stored.type)
-            .gemm_nt_direct(rows, n, s.d, queries, s.query_stride, stored_at(stored, key0, s.key_stride),
-                            s.key_stride, stored_scales_at(stored, key0), nullptr, scores, ldc);
-        for (size_t r = 0; r < rows; ++r) k.scale(scores + r * ldc, n, scale);
+            .gemm_nt_direct(rows, n, s.d, scale, queries, s.query_stride,
+                            stored_at(stored, key0, s.key_stride), s.key_stride,
+                            stored_scales_at(stored, key0), nullptr, scores, ldc);
         return;
     }
     pack_stored_transposed(stored, key0, s.key_stride, n, s.d, k.panel_width, slot.packed_keys);

@@ -134,16 +134,16 @@ TEST_CASE("packed matrix product against float64, every tile edge") {
                     const double want = 2.0 * alpha * dot + bias[n];
                     worst = std::fmax(worst, std::fabs(C[i * ldc + n] - want) / (1.0 + std::fabs(want)));
                 }
-            // the unpacked product for few rows: D = A B^T + bias
+            // the unpacked product for few rows: D = alpha A B^T + bias
             std::vector<float> D(M * ldc, 0.5f);
-            k->gemm_nt_direct(M, N, K, A.data(), lda, Bnt.data(), K, bias.data(), D.data(), ldc);
+            k->gemm_nt_direct(M, N, K, alpha, A.data(), lda, Bnt.data(), K, bias.data(), D.data(), ldc);
             double worst_direct = 0.0;
             for (size_t i = 0; i < M; ++i)
                 for (size_t n = 0; n < N; ++n) {
                     double dot = 0.0;
                     for (size_t kk = 0; kk < K; ++kk) dot += double(A[i * lda + kk]) * Bnt[n * K + kk];
-                    worst_direct = std::fmax(worst_direct, std::fabs(D[i * ldc + n] - (dot + bias[n])) /
-                                                               (1.0 + std::fabs(dot + bias[n])));
+                    const double want = alpha * dot + bias[n];
+                    worst_direct = std::fmax(worst_direct, std::fabs(D[i * ldc + n] - want) / (1.0 + std::fabs(want)));
                 }
             INFO("M " << M << " N " << N << " K " << K);
             CHECK(worst < 1e-5);

@@ -236,15 +236,16 @@ void gemm_nt_direct_row_tile(size_t K, const float *a, const T *const *w, float 
     for (size_t u = 0; u < TW; ++u) sums[u] = hadd(acc[u]);
 }
 
-// c[j] = sum * (row_scales ? row_scales[j] : 1) + bias[j]: the scale of
-// int8 row j of W, applied once to its sum.
-inline float scaled_sum(float sum, const float *row_scales, const float *bias, size_t j) {
-    return (row_scales ? sum * row_scales[j] : sum) + (bias ? bias[j] : 0.0f);
+// c[j] = sum * (row_scales ? row_scales[j] : 1) * alpha + bias[j]: the
+// scale of int8 row j of W, applied once to its sum, then alpha (attention's
+// 1/sqrt(d), 1 for projections: exact).
+inline float scaled_sum(float sum, const float *row_scales, float alpha, const float *bias, size_t j) {
+    return (row_scales ? sum * row_scales[j] : sum) * alpha + (bias ? bias[j] : 0.0f);
 }
 
 template <class B, class T = float>
-void gemm_nt_direct_row(size_t N, size_t K, const float *a, const T *Wm, size_t ldw,
-                        const float *bias, float *c, const float *row_scales = nullptr) {
+void gemm_nt_direct_row(size_t N, size_t K, const float *a, const T *Wm, size_t ldw, float alpha,
+                        const float *bias, float *c, const float *row_scales) {
     constexpr size_t TW = compact_kernels<B>() ? 1 : 8;
     float sums[TW];
     size_t j0 = 0;
@@ -252,12 +253,12 @@ void gemm_nt_direct_row(size_t N, size_t K, const float *a, const T *Wm, size_t 
         const T *w[TW];
         for (size_t u = 0; u < TW; ++u) w[u] = Wm + (j0 + u) * ldw;
         gemm_nt_direct_row_tile<B, TW>(K, a, w, sums);
-        for (size_t u = 0; u < TW; ++u) c[j0 + u] = scaled_sum(sums[u], row_scales, bias, j0 + u);
+        for (size_t u = 0; u < TW; ++u) c[j0 + u] = scaled_sum(sums[u], row_scales, alpha, bias, j0 + u);
     }
     for (; j0 < N; ++j0) {
         const T *w[1] = {Wm + j0 * ldw};
         gemm_nt_direct_row_tile<B, 1>(K, a, w, sums);
-        c[j0] = scaled_sum(sums[0], row_scales, bias, j0);
+        c[j0] = scaled_sum(sums[0], row_scales, alpha, bias, j0);
     }
 }
 
@@ -296,14 +297,16 @@ B gemm_nt_direct_tile(size_t full, size_t tail, const float *const *a, const T *
     return lane_sums(acc);
 }
 
-// W of stored weights T (int8: row_scales (N) multiply each output column).
+// C = alpha * A . W^T (+ bias), W of stored weights T (int8: row_scales (N)
+// multiply each output column).
 template <class B, class T>
-void gemm_nt_direct_typed(size_t M, size_t N, size_t K, const float *A, size_t lda, const T *Wm,
-                          size_t ldw, const float *row_scales, const float *bias, float *C, size_t ldc) {
+void gemm_nt_direct_typed(size_t M, size_t N, size_t K, float alpha, const float *A, size_t lda,
+                          const T *Wm, size_t ldw, const float *row_scales, const float *bias, float *C,
+                          size_t ldc) {
     constexpr size_t W = B::size, TW = W < 4 ? W : 4, TA = W / TW;
     if (M < TA) {  // fewer rows than the tile: one row at a time
         for (size_t i = 0; i < M; ++i)
-            gemm_nt_direct_row<B, T>(N, K, A + i * lda, Wm, ldw, bias, C + i * ldc, row_scales);
+            gemm_nt_direct_row<B, T>(N, K, A + i * lda, Wm, ldw, alpha, bias, C + i * ldc, row_scales);
         return;
     }
     const size_t full = K / W * W, tail = K - full;
@@ -319,21 +322,23 @@ void gemm_nt_direct_typed(size_t M, size_t N, size_t K, const float *A, size_t l
             gemm_nt_direct_tile<B, TA, TW, T>(full, tail, a, w).store_unaligned(sums);
             for (size_t t = 0; t < rows; ++t)
                 for (size_t u = 0; u < cols; ++u)
-                    C[(i0 + t) * ldc + j0 + u] = scaled_sum(sums[t * TW + u], row_scales, bias, j0 + u);
+                    C[(i0 + t) * ldc + j0 + u] = scaled_sum(sums[t * TW + u], row_scales, alpha, bias, j0 + u);
         }
     }
 }
 
 template <class B>
-void gemm_nt_direct(size_t M, size_t N, size_t K, const float *A, size_t lda, const float *Wm,
+void gemm_nt_direct(size_t M, size_t N, size_t K, float alpha, const float *A, size_t lda, const float *Wm,
                     size_t ldw, const float *bias, float *C, size_t ldc) {
-    gemm_nt_direct_typed<B, float>(M, N, K, A, lda, Wm, ldw, nullptr, bias, C, ldc);
+    gemm_nt_direct_typed<B, float>(M, N, K, alpha, A, lda, Wm, ldw, nullptr, bias, C, ldc);
 }
 
 template <class B, class T>
-void gemm_nt_direct_weights(size_t M, size_t N, size_t K, const float *A, size_t lda, const void *Wm,
-                            size_t ldw, const float *row_scales, const float *bias, float *C, size_t ldc) {
-    gemm_nt_direct_typed<B, T>(M, N, K, A, lda, static_cast<const T *>(Wm), ldw, row_scales, bias, C, ldc);
+void gemm_nt_direct_weights(size_t M, size_t N, size_t K, float alpha, const float *A, size_t lda,
+                            const void *Wm, size_t ldw, const float *row_scales, const float *bias, float *C,
+                            size_t ldc) {
+    gemm_nt_direct_typed<B, T>(M, N, K, alpha, A, lda, static_cast<const T *>(Wm), ldw, row_scales, bias, C,
+                               ldc);
 }
 
 // One row of C (+)= a (K) . Bm (K, columns): V whole vectors and a partial

@@ -16,6 +16,16 @@ namespace detail {
 // d2l's score for masked positions (sequence_mask's value in masked_softmax).
 constexpr float masked_score = -1e6f;
 
+// The keys [lo, hi) a row of scores sees (lo <= hi <= keys); the others
+// count as masked.
+struct key_interval {
+    size_t lo, hi;
+};
+
+// Rows per masked_softmax_rows call from the entry points (their visible
+// intervals live on the stack): a few of the kernel's groups.
+constexpr size_t softmax_rows_per_call = 8;
+
 // Products with stored (int8 or binary16) weights W (N, K), widened in
 // registers: C (M,N) = A (M,K) . W^T, times scales[j] per output column
 // (int8's per-channel scales; nullptr for binary16), plus bias (or nullptr).
@@ -24,9 +34,11 @@ struct stored_weight_kernels {
     // (pack_stored_weights_transposed), once or per call.
     void (*gemm_packed)(size_t M, size_t N, size_t K, const float *A, size_t lda, const void *packed,
                         const float *scales, const float *bias, float *C, size_t ldc);
-    // W (N, K), row stride ldw, read in place: for few rows.
-    void (*gemm_nt_direct)(size_t M, size_t N, size_t K, const float *A, size_t lda, const void *W,
-                           size_t ldw, const float *scales, const float *bias, float *C, size_t ldc);
+    // W (N, K), row stride ldw, read in place: for few rows; the sums are
+    // multiplied by scales[j] and then alpha (attention's 1/sqrt(d)).
+    void (*gemm_nt_direct)(size_t M, size_t N, size_t K, float alpha, const float *A, size_t lda,
+                           const void *W, size_t ldw, const float *scales, const float *bias, float *C,
+                           size_t ldc);
 };
 
 struct kernel_table {
@@ -45,17 +57,19 @@ struct kernel_table {
                         const float *packed, size_t panel_stride, const float *bias, float *C,
                         size_t ldc, bool accumulate);
 
-    // C (M,N) = A (M,K) . W (N,K)^T (+ bias), W read in place: for few rows.
-    void (*gemm_nt_direct)(size_t M, size_t N, size_t K, const float *A, size_t lda,
+    // C (M,N) = alpha * A (M,K) . W (N,K)^T (+ bias), W read in place: for
+    // few rows.
+    void (*gemm_nt_direct)(size_t M, size_t N, size_t K, float alpha, const float *A, size_t lda,
                            const float *W, size_t ldw, const float *bias, float *C, size_t ldc);
     // C (M,N) = A (M,K) . Bm (K,N), or C += it, Bm read in place: a few rows
     // of weights times the values of a KV cache, each value row read once.
     void (*gemm_nn_direct)(size_t M, size_t N, size_t K, const float *A, size_t lda,
                            const float *Bm, size_t ldb, float *C, size_t ldc, bool accumulate);
 
-    // d2l's masked softmax of one row of `keys` scores: positions outside
-    // [lo, hi) count as -1e6. y may equal x.
-    void (*masked_softmax_row)(const float *x, float *y, size_t keys, size_t lo, size_t hi);
+    // d2l's masked softmax of `rows` rows of `keys` scores, row r at x + r * ld
+    // (y + r * ld; y may equal x): positions outside visible[r] count as -1e6.
+    void (*masked_softmax_rows)(const float *x, float *y, size_t ld, size_t rows, size_t keys,
+                                const key_interval *visible);
 
     // One key block of a streaming softmax row, visible part [lo, hi)
     // (softmax.hpp); returns the factor for what was accumulated before.

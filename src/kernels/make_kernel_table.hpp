@@ -24,7 +24,7 @@ constexpr kernel_table make_kernel_table(edgeattn_isa isa) {
                         &gemm_packed<B>,
                         &gemm_nt_direct<B>,
                         &gemm_nn_direct<B>,
-                        &masked_softmax_row<B>,
+                        &masked_softmax_rows<B>,
                         &online_softmax_block<B>,
                         &exp_array<B>,
                         &exp_nonpositive_array<B>,

@@ -37,7 +37,7 @@ float first_lane(const B &v) {
 template <class B>
 struct batch_tag {};
 
-// n < B::size elements, the rest of the batch set to `fill`.
+// n <= B::size elements, the rest of the batch set to `fill`.
 template <class B>
 B partial_load(const float *p, size_t n, float fill, batch_tag<B>) {
     alignas(64) float lanes[B::size];

@@ -58,6 +58,7 @@ inline scalar_batch pow2n(scalar_batch n) {
     memcpy(&result, &bits, sizeof result);
     return result;
 }
+inline scalar_batch times_pow2(scalar_batch p, scalar_batch n) { return p * pow2n(n); }
 inline scalar_batch tanh(scalar_batch a) { return tanhf(a.value); }
 // Stored weights (weight_load.hpp): one at a time.
 inline scalar_batch widen_int8(const int8_t *p, batch_tag<scalar_batch>) { return widen(*p); }

@@ -37,6 +37,16 @@ xsimd::batch<float, A> pow2n(const xsimd::batch<float, A> &n) {
     return xsimd::bitwise_cast<xsimd::batch<float, A>>(bits);
 }
 
+// p * 2^n for whole n in [-126, 127]: AVX-512's vscalefps in one
+// instruction, else a multiply by pow2n.
+template <class A>
+xsimd::batch<float, A> times_pow2(const xsimd::batch<float, A> &p, const xsimd::batch<float, A> &n) {
+#if defined(__AVX512F__)
+    if constexpr (xsimd::batch<float, A>::size == 16) return _mm512_scalef_ps(p, n);
+#endif
+    return p * pow2n(n);
+}
+
 // Lane i of swizzle(v, rotation<S>) is lane (i + S) mod size of v.
 template <size_t Shift>
 struct lane_rotation {
