@@ -13,6 +13,11 @@
 #include <string>
 #include <vector>
 
+#if defined(__unix__)
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
+
 using edgeattn::detail::kernel_table;
 
 namespace {
@@ -181,3 +186,101 @@ TEST_CASE("streaming softmax blocks combine to the one-pass softmax") {
         }
     }
 }
+
+// d2l's rule in float64: positions outside [lo, hi) score -1e6.
+std::vector<double> masked_softmax_reference(const float *x, size_t keys, size_t lo, size_t hi) {
+    std::vector<double> s(keys);
+    double m = -INFINITY, sum = 0.0;
+    for (size_t j = 0; j < keys; ++j) {
+        s[j] = j >= lo && j < hi ? double(x[j]) : -1e6;
+        m = std::fmax(m, s[j]);
+    }
+    for (size_t j = 0; j < keys; ++j) sum += (s[j] = std::exp(s[j] - m));
+    for (double &v : s) v /= sum;
+    return s;
+}
+
+TEST_CASE("masked_softmax_rows: rows in groups, each with its own visible keys, against float64") {
+    std::mt19937 rng(13);
+    std::normal_distribution<float> g(0.0f, 2.0f);
+    for (const kernel_table *k : supported_paths()) {
+        INFO("path " << std::string(edgeattn_isa_name(k->isa)));
+        for (size_t keys : {1u, 4u, 16u, 37u, 130u}) {
+            const size_t rows = 11, ld = keys + 5;  // not a whole number of groups
+            std::vector<float> x(rows * ld), y(rows * ld, 7.0f);
+            for (float &v : x) v = g(rng);
+            std::vector<edgeattn::detail::key_interval> visible(rows);
+            for (size_t r = 0; r < rows; ++r) {  // empty, whole, prefixes, windows
+                const size_t lo = r % 3 == 2 ? (r * 7) % keys : 0;
+                const size_t hi = r == 0 ? 0 : r == 1 ? keys : std::min(keys, lo + 1 + (r * 5) % keys);
+                visible[r] = {lo, hi};
+            }
+            k->masked_softmax_rows(x.data(), y.data(), ld, rows, keys, visible.data());
+            for (size_t r = 0; r < rows; ++r) {
+                const std::vector<double> want =
+                    masked_softmax_reference(&x[r * ld], keys, visible[r].lo, visible[r].hi);
+                for (size_t j = 0; j < keys; ++j) {
+                    INFO("keys " << keys << " row " << r << " key " << j);
+                    REQUIRE(std::fabs(y[r * ld + j] - want[j]) < 1e-6);
+                }
+                for (size_t j = keys; j < ld; ++j) REQUIRE(y[r * ld + j] == 7.0f);  // row padding untouched
+            }
+        }
+    }
+}
+
+#if defined(__unix__)
+// 64 KiB of data, then an unreadable page: n floats placed at the end of
+// the data are followed by memory whose every read or write faults. The
+// kernels' tails (masked loads and stores on AVX-512 / AVX2, lane by lane
+// elsewhere) must stay inside [p, p + n).
+struct guarded_floats {
+    static constexpr size_t data_bytes = 64 * 1024;
+    size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    size_t mapped = data_bytes + page;  // data_bytes is a whole number of pages
+    unsigned char *base = static_cast<unsigned char *>(
+        mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    guarded_floats() {
+        REQUIRE(base != MAP_FAILED);
+        REQUIRE(data_bytes % page == 0);
+        REQUIRE(mprotect(base + data_bytes, page, PROT_NONE) == 0);
+    }
+    ~guarded_floats() { munmap(base, mapped); }
+    float *last(size_t n) {
+        REQUIRE(n * sizeof(float) <= data_bytes);
+        return reinterpret_cast<float *>(base + data_bytes) - n;
+    }
+};
+
+TEST_CASE("tails stop at the end of their data: a fault-on-access page right after it") {
+    guarded_floats xs, ys, ws;
+    for (const kernel_table *k : supported_paths()) {
+        INFO("path " << std::string(edgeattn_isa_name(k->isa)));
+        for (size_t n : {1u, 3u, 4u, 7u, 15u, 17u, 33u, 100u}) {
+            INFO("n " << n);
+            float *x = xs.last(n), *y = ys.last(n), *w = ws.last(n);
+            for (size_t j = 0; j < n; ++j) x[j] = w[j] = 0.25f * static_cast<float>(j % 7) - 0.5f;
+            const edgeattn::detail::key_interval all = {0, n}, part = {n / 3, n};
+            k->masked_softmax_rows(x, y, n, 1, n, &all);
+            const std::vector<double> want = masked_softmax_reference(x, n, 0, n);
+            for (size_t j = 0; j < n; ++j) REQUIRE(std::fabs(y[j] - want[j]) < 1e-6);
+            k->masked_softmax_rows(x, y, n, 1, n, &part);
+            k->exp(x, y, n);
+            k->exp_nonpositive(x, y, n);
+            k->add(x, w, y, n);
+            k->scale(y, n, 0.5f);
+            k->add_scaled(x, 0.5f, y, n);
+            // one row of A against n rows of W (n x n), and n rows of A: the
+            // last row of each ends at the guard
+            const size_t rows = n <= 33 ? n : 1;
+            float *a = xs.last(rows * n), *wm = ws.last(n * n), *c = ys.last(rows * n);
+            for (size_t j = 0; j < rows * n; ++j) a[j] = 0.5f;
+            for (size_t j = 0; j < n * n; ++j) wm[j] = 0.25f;
+            k->gemm_nt_direct(rows, n, n, 1.0f, a, n, wm, n, nullptr, c, n);
+            for (size_t j = 0; j < rows * n; ++j) REQUIRE(c[j] == doctest::Approx(0.125 * n));
+            k->gemm_nn_direct(rows, n, n, a, n, wm, n, c, n, false);
+            for (size_t j = 0; j < rows * n; ++j) REQUIRE(c[j] == doctest::Approx(0.125 * n));
+        }
+    }
+}
+#endif
