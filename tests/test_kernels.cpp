@@ -1,6 +1,8 @@
 // The kernels of every path this machine runs, against float64 references:
-// exp's error bound and range, the packed matrix product, the streaming
-// softmax block. (Ops built from them are tested against the golden cases.)
+// exp's error bound and range, the packed and in-place matrix products, the
+// streaming softmax block, the grouped masked softmax rows; and every tail
+// against a fault-on-access page after its data. (Ops built from them are
+// tested against the golden cases.)
 #include <doctest/doctest.h>
 
 #include "kernels/kernel_table.hpp"
