@@ -51,9 +51,12 @@ inline scalar_batch round_to_nearest(scalar_batch a) {
     constexpr float shifter = 12582912.0f;
     return (a.value + shifter) - shifter;
 }
-// 2^n for a whole n in [-126, 127], from the exponent bits.
+// 2^n for a whole n in [-126, 127], from the exponent bits. A NaN n (from
+// a NaN input, whose polynomial is NaN too) gives 2^0: converting NaN to an
+// integer is undefined in C++.
 inline scalar_batch pow2n(scalar_batch n) {
-    const uint32_t bits = static_cast<uint32_t>(static_cast<int32_t>(n.value) + 127) << 23;
+    const int32_t whole = n.value == n.value ? static_cast<int32_t>(n.value) : 0;
+    const uint32_t bits = static_cast<uint32_t>(whole + 127) << 23;
     float result;
     memcpy(&result, &bits, sizeof result);
     return result;
