@@ -96,8 +96,11 @@ void exp_nonpositive_each(B (&x)[N]) {
     B n[N];
 #pragma GCC unroll 8
     for (size_t i = 0; i < N; ++i) {
-        const B clamped = max(B(exp_flush_below), x[i]);
-        n[i] = round_to_nearest(clamped * B(log2e));  // in [-126, 0]: no clamp at the top
+        // Clamped to [-87.33, 0] (NaN kept, as exp_polynomial's clamps): a
+        // positive x only comes from a row whose maximum a NaN hid, and that
+        // row's sum is NaN anyway; the clamp keeps n in [-126, 0].
+        const B clamped = min(B(0.0f), max(B(exp_flush_below), x[i]));
+        n[i] = round_to_nearest(clamped * B(log2e));
         x[i] = exp_reduction(clamped, n[i]);
     }
     exp_of_reduced_each(x, n);
