@@ -220,16 +220,12 @@ void softmax_and_weighted_sum(const kernel_table &k, const attention_slice &s, s
     // row, only the keys some row sees enter the weighted sum (half the
     // products of a causal block).
     bool masked_keys_weigh = false;
-    for (size_t r0 = 0; r0 < rows; r0 += softmax_rows_per_call) {
-        const size_t count = min_size(softmax_rows_per_call, rows - r0);
-        key_interval visible[softmax_rows_per_call];
-        for (size_t r = 0; r < count; ++r) visible[r] = row_keys(s, mask, row0 + r0 + r);
-        k.masked_softmax_rows(weights + r0 * ldw, weights + r0 * ldw, ldw, count, K, visible);
-        for (size_t r = 0; r < count; ++r) {
-            const size_t masked_at = visible[r].lo > 0 ? 0 : visible[r].hi;
-            if (masked_at < K && weights[(r0 + r) * ldw + masked_at] != 0.0f) masked_keys_weigh = true;
-        }
-    }
+    masked_softmax_in_chunks(
+        k, weights, weights, ldw, rows, K, [&](size_t r) { return row_keys(s, mask, row0 + r); },
+        [&](size_t r, key_interval iv) {
+            const size_t masked_at = iv.lo > 0 ? 0 : iv.hi;
+            if (masked_at < K && weights[r * ldw + masked_at] != 0.0f) masked_keys_weigh = true;
+        });
     key_interval keys{0, K};
     if (!masked_keys_weigh) keys = block_keys(s, mask, row0, rows);
     const size_t key_block = key_block_for(K);

@@ -50,13 +50,12 @@ extern "C" edgeattn_status edgeattn_masked_softmax(const edgeattn_softmax_dims *
     const kernel_table &k = active_kernels();
     const size_t rows = batch * queries;
     parallel_for(rows, rows, 8.0 * keys, [&](size_t, size_t begin, size_t end) {
-        for (size_t r0 = begin; r0 < end; r0 += softmax_rows_per_call) {
-            const size_t count = end - r0 < softmax_rows_per_call ? end - r0 : softmax_rows_per_call;
-            key_interval visible[softmax_rows_per_call];
-            for (size_t r = 0; r < count; ++r)
-                visible[r] = {0, lens.of_row((r0 + r) / queries, (r0 + r) % queries, keys)};
-            k.masked_softmax_rows(X + r0 * keys, Y + r0 * keys, keys, count, keys, visible);
-        }
+        masked_softmax_in_chunks(
+            k, X + begin * keys, Y + begin * keys, keys, end - begin, keys,
+            [&](size_t r) {
+                return key_interval{0, lens.of_row((begin + r) / queries, (begin + r) % queries, keys)};
+            },
+            [](size_t, key_interval) {});
     });
     return EDGEATTN_OK;
 }

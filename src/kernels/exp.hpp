@@ -2,7 +2,7 @@
 // batch type (xsimd's or scalar_batch).
 //
 //   x = n ln2 + r, |r| <= ln2/2 (n = round(x / ln2), ln2 split in two parts
-//   so n * ln2_hi is exact); exp(r) by a degree-6 polynomial (7 fma);
+//   so n * ln2_hi is exact); exp(r) by a degree-6 polynomial (6 fma);
 //   exp(x) = 2^n exp(r), 2^n from the exponent bits (AVX-512: vscalefps).
 //
 // Valid range and error (tests/test_kernels.cpp checks both against
@@ -70,8 +70,8 @@ constexpr float log2e = 1.44269504088896341f;
 template <class B>
 B exp_of_clamped(const B &clamped) {
     // n <= 127 keeps 2^n a normal float; at the top of the range that leaves
-    // r up to 0.3466 instead of ln2/2 = 0.3466, still inside the polynomial's
-    // interval.
+    // r = 0.3465707 (88.376 - 127 ln2), just inside ln2/2 = 0.3465736, the
+    // polynomial's interval.
     const B n = min(round_to_nearest(clamped * B(log2e)), B(127.0f));
     return exp_of_reduced(exp_reduction(clamped, n), n);
 }

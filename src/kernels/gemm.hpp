@@ -206,11 +206,6 @@ void gemm_packed_weights(size_t M, size_t N, size_t K, const float *A, size_t ld
                             col_scales, bias, C, ldc, false);
 }
 
-// C (M,N) = A (M,K) . W (N,K)^T (+ bias) without packing, for a few rows
-// of A (d2l's 8-row projections), where packing W would cost 3x the product.
-// Both operands are read along K; a tile of TA rows of A by TW rows of W
-// keeps TA * TW = W (the batch width) accumulators, reduced together at the
-// end by sums_of_lanes (one transpose-and-add tree, not W reductions).
 // One row of gemm_nt_direct: c (N) = a (K) . W (N,K)^T (+ bias), eight rows
 // of W at a time, one reduction per output. A decode step's scores (one
 // query against a cache's keys) would otherwise fill the TA-row tile with
@@ -262,9 +257,13 @@ void gemm_nt_direct_row(size_t N, size_t K, const float *a, const T *Wm, size_t 
     }
 }
 
-// The TA x TW tile of gemm_nt_direct (TA * TW = W accumulators, all in
-// registers: every loop here is unrolled): lane t * TW + u of the result is
-// a[t] . w[u] over K = full + tail (tail < W).
+// C (M,N) = A (M,K) . W (N,K)^T (+ bias) without packing, for a few rows
+// of A (d2l's 8-row projections), where packing W would cost 3x the product.
+// Both operands are read along K; a tile of TA rows of A by TW rows of W
+// keeps TA * TW = W (the batch width) accumulators, all in registers (every
+// loop here is unrolled), reduced together at the end by lane_sums (one
+// transpose-and-add tree, not W reductions): lane t * TW + u of the result
+// is a[t] . w[u] over K = full + tail (tail < W).
 template <class B, size_t TA, size_t TW, class T>
 B gemm_nt_direct_tile(size_t full, size_t tail, const float *const *a, const T *const *w) {
     constexpr size_t W = B::size;

@@ -22,10 +22,6 @@ struct key_interval {
     size_t lo, hi;
 };
 
-// Rows per masked_softmax_rows call from the entry points (their visible
-// intervals live on the stack): a few of the kernel's groups.
-constexpr size_t softmax_rows_per_call = 8;
-
 // Products with stored (int8 or binary16) weights W (N, K), widened in
 // registers: C (M,N) = A (M,K) . W^T, times scales[j] per output column
 // (int8's per-channel scales; nullptr for binary16), plus bias (or nullptr).
@@ -142,6 +138,23 @@ EDGEATTN_DECLARE_PATH_TABLES(avx512)
 EDGEATTN_DECLARE_PATH_TABLES(neon)
 #endif
 #undef EDGEATTN_DECLARE_PATH_TABLES
+
+// d2l's masked softmax of `rows` rows (row r at x + r * ld, y + r * ld)
+// through k.masked_softmax_rows, eight rows a call (their visible intervals
+// live on the stack: a few of the kernel's groups); row r sees
+// visible_of(r), and seen(r, its interval) follows each row's softmax.
+template <class VisibleOf, class Seen>
+void masked_softmax_in_chunks(const kernel_table &k, const float *x, float *y, size_t ld, size_t rows,
+                              size_t keys, VisibleOf visible_of, Seen seen) {
+    constexpr size_t per_call = 8;
+    for (size_t r0 = 0; r0 < rows; r0 += per_call) {
+        const size_t count = rows - r0 < per_call ? rows - r0 : per_call;
+        key_interval visible[per_call];
+        for (size_t r = 0; r < count; ++r) visible[r] = visible_of(r0 + r);
+        k.masked_softmax_rows(x + r0 * ld, y + r0 * ld, ld, count, keys, visible);
+        for (size_t r = 0; r < count; ++r) seen(r0 + r, visible[r]);
+    }
+}
 
 // The table in use (chosen at the first call; see dispatch.cpp).
 const kernel_table &active_kernels();

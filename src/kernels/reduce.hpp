@@ -37,12 +37,18 @@ float first_lane(const B &v) {
 template <class B>
 struct batch_tag {};
 
-// n <= B::size elements, the rest of the batch set to `fill`.
+// n <= B::size elements, the rest of the batch set to `fill`, lane by lane
+// (what every batch type can do; also the fallback of xsimd_batch.hpp's).
 template <class B>
-B partial_load(const float *p, size_t n, float fill, batch_tag<B>) {
+B load_lanes(const float *p, size_t n, float fill) {
     alignas(64) float lanes[B::size];
     for (size_t i = 0; i < B::size; ++i) lanes[i] = i < n ? p[i] : fill;
     return B::load_unaligned(lanes);
+}
+
+template <class B>
+B partial_load(const float *p, size_t n, float fill, batch_tag<B>) {
+    return load_lanes<B>(p, n, fill);
 }
 
 template <class B>
@@ -52,7 +58,6 @@ void partial_store(const B &v, float *p, size_t n, batch_tag<B>) {
     for (size_t i = 0; i < n; ++i) p[i] = lanes[i];
 }
 
-// Lane i of the result is the sum of v[i]'s lanes (B::size batches).
 template <class B>
 B sums_of_lanes(const B *v, batch_tag<B>) {
     alignas(64) float sums[B::size];
@@ -60,6 +65,7 @@ B sums_of_lanes(const B *v, batch_tag<B>) {
     return B::load_unaligned(sums);
 }
 
+// n <= B::size elements, the rest of the batch set to `fill`.
 template <class B>
 B load_partial(const float *p, size_t n, float fill) {
     return partial_load(p, n, fill, batch_tag<B>());

@@ -93,9 +93,7 @@ xsimd::batch<float, A> partial_load(const float *p, size_t n, float fill,
                                   _mm256_castsi256_ps(inside)));
     }
 #endif
-    alignas(64) float lanes[B::size];
-    for (size_t i = 0; i < B::size; ++i) lanes[i] = i < n ? p[i] : fill;
-    return B::load_unaligned(lanes);
+    return load_lanes<B>(p, n, fill);
 }
 
 #if defined(__AVX512F__)
