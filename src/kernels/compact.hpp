@@ -9,6 +9,18 @@
 #ifndef EDGEATTN_KERNELS_COMPACT_HPP
 #define EDGEATTN_KERNELS_COMPACT_HPP
 
+// The hot inner helpers of the softmax (exp_table.hpp, softmax.hpp) are
+// inlined whatever the compiler's size heuristics say: GCC -O3 left
+// row_maximum_lanes, exponentials_and_sum_lanes and the table exp as calls
+// once masked_softmax_rows grew, passing four batches through the stack per
+// call (softmax 4096x128: 2x slower maximum pass). Builds for size keep the
+// compiler's choice.
+#if defined(__OPTIMIZE_SIZE__) || !(defined(__GNUC__) || defined(__clang__))
+#define EDGEATTN_HOT_INLINE inline
+#else
+#define EDGEATTN_HOT_INLINE inline __attribute__((always_inline))
+#endif
+
 namespace edgeattn {
 namespace detail {
 namespace {

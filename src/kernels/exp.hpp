@@ -17,6 +17,7 @@
 
 #include <stddef.h>
 
+#include "compact.hpp"
 #include "reduce.hpp"
 
 namespace edgeattn {
@@ -34,7 +35,7 @@ constexpr float exp_overflow_above = 88.37626266f; // ln(FLT_MAX)
 // other, and N side by side keep the FMA units busy (softmax's exponentials
 // of 4096x128 scores: 80 -> 70 us with N = 4).
 template <class B, size_t N>
-void exp_of_reduced_each(B (&r)[N], const B (&n)[N]) {
+EDGEATTN_HOT_INLINE void exp_of_reduced_each(B (&r)[N], const B (&n)[N]) {
     constexpr float c[] = {1.3838149607e-3f, 8.3748400211e-3f, 4.1668202728e-2f, 1.6666419804e-1f,
                            4.9999991059e-1f, 1.0f, 1.0f};
     B p[N];
@@ -92,7 +93,7 @@ B exp_polynomial(const B &x) {
 // (1024x1024 softmax: 529 -> 300 us). Same ULP bound on [-87.33, 0].
 // N batches side by side (exp_of_reduced_each), each result in x[i].
 template <class B, size_t N>
-void exp_nonpositive_each(B (&x)[N]) {
+EDGEATTN_HOT_INLINE void polynomial_exps_of_nonpositive(B (&x)[N]) {
     B n[N];
 #pragma GCC unroll 8
     for (size_t i = 0; i < N; ++i) {
@@ -106,8 +107,20 @@ void exp_nonpositive_each(B (&x)[N]) {
     exp_of_reduced_each(x, n);
 }
 
+// The polynomial on every batch type; xsimd_batch.hpp's overload takes
+// AVX-512 and AVX2 to exp_table.hpp's table-driven form.
+template <class B, size_t N>
+EDGEATTN_HOT_INLINE void nonpositive_exps(B (&x)[N], batch_tag<B>) {
+    polynomial_exps_of_nonpositive(x);
+}
+
+template <class B, size_t N>
+EDGEATTN_HOT_INLINE void exp_nonpositive_each(B (&x)[N]) {
+    nonpositive_exps(x, batch_tag<B>());
+}
+
 template <class B>
-B exp_nonpositive(const B &x) {
+EDGEATTN_HOT_INLINE B exp_nonpositive(const B &x) {
     B each[1] = {x};
     exp_nonpositive_each(each);
     return each[0];

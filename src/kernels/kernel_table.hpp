@@ -146,7 +146,7 @@ EDGEATTN_DECLARE_PATH_TABLES(neon)
 template <class VisibleOf, class Seen>
 void masked_softmax_in_chunks(const kernel_table &k, const float *x, float *y, size_t ld, size_t rows,
                               size_t keys, VisibleOf visible_of, Seen seen) {
-    constexpr size_t per_call = 8;
+    constexpr size_t per_call = 16;  // a multiple of every path's row group (B::size)
     for (size_t r0 = 0; r0 < rows; r0 += per_call) {
         const size_t count = rows - r0 < per_call ? rows - r0 : per_call;
         key_interval visible[per_call];

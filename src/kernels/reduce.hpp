@@ -65,6 +65,13 @@ B sums_of_lanes(const B *v, batch_tag<B>) {
     return B::load_unaligned(sums);
 }
 
+template <class B>
+B maxima_of_lanes(const B *v, batch_tag<B>) {
+    alignas(64) float maxima[B::size];
+    for (size_t i = 0; i < B::size; ++i) maxima[i] = horizontal_max(v[i]);
+    return B::load_unaligned(maxima);
+}
+
 // n <= B::size elements, the rest of the batch set to `fill`.
 template <class B>
 B load_partial(const float *p, size_t n, float fill) {
@@ -80,6 +87,12 @@ void store_partial(const B &v, float *p, size_t n) {
 template <class B>
 B lane_sums(const B *v) {
     return sums_of_lanes(v, batch_tag<B>());
+}
+
+// Lane i of the result is the maximum of v[i]'s lanes (B::size batches).
+template <class B>
+B lane_maxima(const B *v) {
+    return maxima_of_lanes(v, batch_tag<B>());
 }
 
 }  // namespace

@@ -28,6 +28,7 @@ struct scalar_batch {
     friend scalar_batch operator+(scalar_batch a, scalar_batch b) { return a.value + b.value; }
     friend scalar_batch operator-(scalar_batch a, scalar_batch b) { return a.value - b.value; }
     friend scalar_batch operator*(scalar_batch a, scalar_batch b) { return a.value * b.value; }
+    friend scalar_batch operator/(scalar_batch a, scalar_batch b) { return a.value / b.value; }
     friend bool operator<(scalar_batch a, scalar_batch b) { return a.value < b.value; }
     friend bool operator>(scalar_batch a, scalar_batch b) { return a.value > b.value; }
     scalar_batch &operator+=(scalar_batch b) {

@@ -28,10 +28,12 @@ namespace edgeattn {
 namespace detail {
 namespace {
 
-// The two passes both softmax kernels share, over x[0, n):
-// the maximum, and y = exp(x - shift) with the sum of y.
+// The two passes both softmax kernels share, over x[0, n): the maximum,
+// and y = exp(x - shift) with the sum of y. Each returns a batch of lanes
+// still to be reduced: masked_softmax_rows reduces a group's rows in one
+// tree (lane_maxima, lane_sums), the one-row forms below each alone.
 template <class B>
-float row_maximum(const float *x, size_t n) {
+EDGEATTN_HOT_INLINE B row_maximum_lanes(const float *x, size_t n) {
     constexpr size_t W = B::size;
     const float lowest = -__builtin_inff();
     const size_t full = n / W * W;
@@ -47,15 +49,23 @@ float row_maximum(const float *x, size_t n) {
         for (size_t c = 0; c < chains; ++c) m[c] = max(m[c], B::load_unaligned(x + j + c * W));
     for (; j < full; j += W) m[0] = max(m[0], B::load_unaligned(x + j));
     if (full < n) m[0] = max(m[0], load_partial<B>(x + full, n - full, lowest));
-    for (size_t step = 1; step < chains; step *= 2)
-        for (size_t c = 0; c + step < chains; c += 2 * step) m[c] = max(m[c], m[c + step]);
-    return horizontal_max(m[0]);
+    if constexpr (chains == 4) {
+        m[0] = max(m[0], m[1]);
+        m[2] = max(m[2], m[3]);
+        m[0] = max(m[0], m[2]);
+    }
+    return m[0];
+}
+
+template <class B>
+float row_maximum(const float *x, size_t n) {
+    return horizontal_max(row_maximum_lanes<B>(x, n));
 }
 
 // Four batches at a time (exp_nonpositive_each), one when compact.hpp asks
 // for size.
 template <class B>
-float exponentials_and_sum(const float *x, float *y, size_t n, float shift) {
+EDGEATTN_HOT_INLINE B exponentials_and_sum_lanes(const float *x, float *y, size_t n, float shift) {
     constexpr size_t W = B::size, N = compact_kernels<B>() ? 1 : 4;
     const size_t full = n / W * W;
     const B shift_b(shift);
@@ -89,7 +99,12 @@ float exponentials_and_sum(const float *x, float *y, size_t n, float shift) {
         store_partial(e, y + full, n - full);
         sum_lanes += e;
     }
-    return hadd(sum_lanes);
+    return sum_lanes;
+}
+
+template <class B>
+float exponentials_and_sum(const float *x, float *y, size_t n, float shift) {
+    return hadd(exponentials_and_sum_lanes<B>(x, y, n, shift));
 }
 
 // The limit of the softmax of a row whose maximum is +inf or -inf: weight
@@ -110,28 +125,26 @@ inline float infinite_row_weights(const float *x, float *y, size_t n, float row_
 inline bool is_infinite(float v) { return v == __builtin_inff() || v == -__builtin_inff(); }
 
 // Rows of d2l's masked softmax go through three steps, each done for a
-// group of rows before the next (masked_softmax_rows): one row's steps
-// depend on each other (maximum -> exponentials -> their sum -> 1/sum), so
-// a row of 128 scores alone waits on that chain most of the time (softmax
-// 4096x128 took 2.5x the time of its exponentials alone); the rows of a group
-// are independent, and the processor overlaps their chains.
-template <class B>
+// group of B::size rows before the next (masked_softmax_rows). One row's
+// steps wait on each other (maximum -> exponentials -> their sum -> 1/sum),
+// and each ends in a reduction across the lanes: alone, a row of 128
+// scores spent most of its time on those chains (softmax 4096x128 took 2.5x
+// the time of its exponentials). The rows of a group are independent: the
+// processor overlaps their loops, the group's maxima and sums are reduced
+// by one transpose tree each (lane_maxima, lane_sums) and its 1/sum by one
+// division (softmax 4096x128: 175 -> 105 us with exp_table.hpp's exp).
 struct softmax_row {
     const float *x;
     float *y;
-    size_t lo, hi;  // the visible part; the rest of the `keys` count as -1e6
-    bool done;      // written already: nothing visible, or an infinite maximum
-    bool one_batch; // the visible part fits one batch: `exps` holds it
-    float row_max, sum, masked_weight;
-    B exps;
+    size_t lo, hi;        // the visible part; the rest of the `keys` count as -1e6
+    bool done;            // written already: nothing visible, or an infinite maximum
+    float masked_weight;  // exp(-1e6 - max), each masked position's
 };
 
-// (1) the maximum of the visible scores, and -1e6 if anything is masked.
-// Rows that see nothing (uniform, 1/keys) or whose maximum is infinite are
-// written here (`done`).
-template <class B>
-void softmax_row_maximum(softmax_row<B> &row, size_t keys) {
-    constexpr size_t W = B::size;
+// (1), after the maximum of the visible scores: -1e6 joins it if anything
+// is masked. Rows that see nothing (uniform, 1/keys) or whose maximum is
+// infinite are written here (`done`).
+inline void softmax_row_maximum(softmax_row &row, float &row_max, size_t keys) {
     const size_t lo = row.lo, hi = row.hi;
     float *y = row.y;
     row.done = hi <= lo;
@@ -141,21 +154,11 @@ void softmax_row_maximum(softmax_row<B> &row, size_t keys) {
         return;
     }
     const size_t valid = hi - lo;
-    const float *xv = row.x + lo;
-    // A visible part of at most one batch (the short rows of small heads)
-    // stays in a register through all three steps: the same operations on
-    // the same lanes as the loops, without storing and reloading y.
-    row.one_batch = W > 1 && !compact_kernels<B>() && valid <= W;
-    if (row.one_batch) {
-        row.exps = load_partial<B>(xv, valid, -__builtin_inff());
-        row.row_max = horizontal_max(row.exps);
-    } else {
-        row.row_max = row_maximum<B>(xv, valid);
-    }
-    if (valid < keys && masked_score > row.row_max) row.row_max = masked_score;
-    if (is_infinite(row.row_max)) {  // +inf among the scores, or every score -inf
+    if (valid < keys && masked_score > row_max) row_max = masked_score;
+    if (is_infinite(row_max)) {  // +inf among the scores, or every score -inf
+        const float *xv = row.x + lo;
         float *yv = y + lo;
-        const float sum = infinite_row_weights(xv, yv, valid, row.row_max);
+        const float sum = infinite_row_weights(xv, yv, valid, row_max);
         const float rest = sum != sum ? sum : 0.0f;
         for (size_t j = 0; j < valid; ++j) yv[j] /= sum;
         for (size_t j = 0; j < lo; ++j) y[j] = rest;
@@ -164,41 +167,35 @@ void softmax_row_maximum(softmax_row<B> &row, size_t keys) {
     }
 }
 
-// (2) exponentials (stored in y, or kept in `exps`) and their sum; every
-// masked position weighs exp(-1e6 - max), exactly 0 unless the visible
-// scores are near -1e6.
+// (2), after the exponentials (stored in y) and their sum: every masked
+// position weighs exp(-1e6 - max), exactly 0 unless the visible scores are
+// near -1e6; it joins the sum.
 template <class B>
-void softmax_row_exponentials(softmax_row<B> &row, size_t keys) {
-    if (row.done) return;
-    const size_t valid = row.hi - row.lo, masked = keys - valid;
-    if (row.one_batch) {
-        row.exps = exp_nonpositive(row.exps - B(row.row_max));
-        row.sum = hadd(row.exps);
-    } else {
-        row.sum = exponentials_and_sum<B>(row.x + row.lo, row.y + row.lo, valid, row.row_max);
-    }
-    row.masked_weight = masked && masked_score - row.row_max >= exp_flush_below
-                            ? first_lane(exp_polynomial(B(masked_score - row.row_max)))
+void softmax_row_masked_weight(softmax_row &row, float row_max, float &sum, size_t keys) {
+    const size_t masked = keys - (row.hi - row.lo);
+    row.masked_weight = masked && masked_score - row_max >= exp_flush_below
+                            ? first_lane(exp_polynomial(B(masked_score - row_max)))
                             : 0.0f;
-    row.sum += static_cast<float>(masked) * row.masked_weight;
+    sum += static_cast<float>(masked) * row.masked_weight;
 }
 
-// (3) normalise, and write the masked positions' common weight.
+// (3) normalise by `scale` (1/sum): the visible part, either in y or kept
+// in a register (`kept`, a visible part of at most one batch), and the
+// masked positions' common weight.
 template <class B>
-void softmax_row_normalise(const softmax_row<B> &row, size_t keys) {
-    if (row.done) return;
+EDGEATTN_HOT_INLINE void softmax_row_normalise(const softmax_row &row, const B *kept, float scale, size_t keys) {
     constexpr size_t W = B::size;
     const size_t lo = row.lo, hi = row.hi, valid = hi - lo;
     const size_t full = valid / W * W, tail = valid - full;
     float *y = row.y, *yv = y + lo;
-    const B scale(1.0f / row.sum);
-    if (row.one_batch) {
-        store_partial(row.exps * scale, yv, valid);
+    const B scale_b(scale);
+    if (kept) {
+        store_partial(*kept * scale_b, yv, valid);
     } else {
-        for (size_t j = 0; j < full; j += W) (B::load_unaligned(yv + j) * scale).store_unaligned(yv + j);
-        if (tail) store_partial(load_partial<B>(yv + full, tail, 0.0f) * scale, yv + full, tail);
+        for (size_t j = 0; j < full; j += W) (B::load_unaligned(yv + j) * scale_b).store_unaligned(yv + j);
+        if (tail) store_partial(load_partial<B>(yv + full, tail, 0.0f) * scale_b, yv + full, tail);
     }
-    const float masked_value = row.masked_weight / row.sum;
+    const float masked_value = row.masked_weight * scale;
     const B masked_values(masked_value);
     size_t j = 0;
     for (; j + W <= lo; j += W) masked_values.store_unaligned(y + j);
@@ -208,27 +205,76 @@ void softmax_row_normalise(const softmax_row<B> &row, size_t keys) {
     for (; j < keys; ++j) y[j] = masked_value;
 }
 
+// out[r] = the maximum (or the sum) of lanes[r]'s lanes for the group's
+// `count` rows: one tree for the whole group (lanes past `count` filled
+// with `unused`), or for a few rows (attention of a handful of queries) one
+// reduction each, fewer instructions than a tree over mostly unused rows.
+template <class B>
+void reduce_softmax_lanes(B *lanes, size_t count, float *out, bool maximum, float unused) {
+    if (count * 4 <= B::size) {
+        for (size_t r = 0; r < count; ++r) out[r] = maximum ? horizontal_max(lanes[r]) : hadd(lanes[r]);
+        return;
+    }
+    for (size_t r = count; r < B::size; ++r) lanes[r] = B(unused);
+    (maximum ? lane_maxima(lanes) : lane_sums(lanes)).store_unaligned(out);
+}
+
 // d2l's masked softmax of `rows` rows of `keys` scores, row r at x + r * ld
 // (y + r * ld, y may equal x), visible part visible[r] (valid_lens give
 // [0, valid length), masks any interval; every other position counts as
-// -1e6). Groups of four rows step by step (one when compact.hpp asks for
-// size).
+// -1e6). Groups of B::size rows step by step (one row on the plain C++
+// path). A visible part of at most one batch (the short rows of small
+// heads) stays in a register from its load to its store: the same
+// operations on the same lanes as the loops, without storing and reloading
+// y.
 template <class B>
 void masked_softmax_rows(const float *x, float *y, size_t ld, size_t rows, size_t keys,
                          const key_interval *visible) {
-    constexpr size_t group = compact_kernels<B>() ? 1 : 4;
+    constexpr size_t W = B::size, group = B::size;
+    constexpr float lowest = -__builtin_inff();
     for (size_t r0 = 0; r0 < rows; r0 += group) {
         const size_t count = rows - r0 < group ? rows - r0 : group;
-        softmax_row<B> row[group];
+        softmax_row row[group];
+        bool one_batch[group];
+        B lanes[group];  // each row's maximum, then its sum, not yet reduced
+        B kept[group];   // the visible part, where one_batch
+        float row_max[group], scale[group];
         for (size_t r = 0; r < count; ++r) {
-            row[r].x = x + (r0 + r) * ld;
-            row[r].y = y + (r0 + r) * ld;
-            row[r].lo = visible[r0 + r].lo;
-            row[r].hi = visible[r0 + r].hi;
-            softmax_row_maximum(row[r], keys);
+            const key_interval v = visible[r0 + r];
+            row[r] = softmax_row{x + (r0 + r) * ld, y + (r0 + r) * ld, v.lo, v.hi, false, 0.0f};
+            const size_t valid = v.hi > v.lo ? v.hi - v.lo : 0;
+            one_batch[r] = W > 1 && valid > 0 && valid <= W;
+            if (one_batch[r]) {
+                kept[r] = load_partial<B>(row[r].x + v.lo, valid, lowest);
+                lanes[r] = kept[r];
+            } else {
+                lanes[r] = valid ? row_maximum_lanes<B>(row[r].x + v.lo, valid) : B(lowest);
+            }
         }
-        for (size_t r = 0; r < count; ++r) softmax_row_exponentials(row[r], keys);
-        for (size_t r = 0; r < count; ++r) softmax_row_normalise(row[r], keys);
+        reduce_softmax_lanes<B>(lanes, count, row_max, true, 0.0f);
+        for (size_t r = 0; r < count; ++r) {
+            softmax_row_maximum(row[r], row_max[r], keys);
+            if (row[r].done) {
+                lanes[r] = B(1.0f);
+            } else if (one_batch[r]) {
+                kept[r] = exp_nonpositive(kept[r] - B(row_max[r]));
+                lanes[r] = kept[r];
+            } else {
+                lanes[r] = exponentials_and_sum_lanes<B>(row[r].x + row[r].lo, row[r].y + row[r].lo,
+                                                         row[r].hi - row[r].lo, row_max[r]);
+            }
+        }
+        reduce_softmax_lanes<B>(lanes, count, scale, false, 1.0f);
+        for (size_t r = 0; r < count; ++r)  // rare: only rows with masked positions
+            if (!row[r].done && row[r].hi - row[r].lo < keys)
+                softmax_row_masked_weight<B>(row[r], row_max[r], scale[r], keys);
+        if (count * 4 <= group) {
+            for (size_t r = 0; r < count; ++r) scale[r] = 1.0f / scale[r];
+        } else {  // one division for the group (lanes past `count` hold 1)
+            (B(1.0f) / B::load_unaligned(scale)).store_unaligned(scale);
+        }
+        for (size_t r = 0; r < count; ++r)
+            if (!row[r].done) softmax_row_normalise<B>(row[r], one_batch[r] ? &kept[r] : nullptr, scale[r], keys);
     }
 }
 

@@ -102,49 +102,65 @@ inline void partial_store(const xsimd::batch<float, xsimd::avx512f> &v, float *p
     _mm512_mask_storeu_ps(p, static_cast<__mmask16>((1u << n) - 1u), v);
 }
 
-// Lane i = the sum of v[i]: a transpose-and-add tree (30 shuffles, 15 adds)
-// instead of 16 separate reductions (~130 instructions). Each level halves
-// the vectors: pairs of 32-bit lanes, of 64-bit lanes, then of 128-bit
-// blocks twice, after which lane 4j + k holds the sum of v[4j + k].
-inline xsimd::batch<float, xsimd::avx512f> sums_of_lanes(const xsimd::batch<float, xsimd::avx512f> *v,
-                                                         batch_tag<xsimd::batch<float, xsimd::avx512f>>) {
+// Lane i = v[i]'s lanes combined (added, or their maximum): a
+// transpose-and-combine tree (30 shuffles, 15 combines) instead of 16
+// separate reductions (~130 instructions). Each level halves the vectors:
+// pairs of 32-bit lanes, of 64-bit lanes, then of 128-bit blocks twice,
+// after which lane 4j + k holds v[4j + k]'s result.
+template <class V, class Combine>
+__m512 combine_lanes_512(const V *v, Combine combine) {  // V: a batch that converts to __m512
     __m512 pairs[8], quads[4], halves[2];
 #pragma GCC unroll 8
     for (int i = 0; i < 8; ++i)
-        pairs[i] = _mm512_add_ps(_mm512_unpacklo_ps(v[2 * i], v[2 * i + 1]),
-                                 _mm512_unpackhi_ps(v[2 * i], v[2 * i + 1]));
+        pairs[i] = combine(_mm512_unpacklo_ps(v[2 * i], v[2 * i + 1]), _mm512_unpackhi_ps(v[2 * i], v[2 * i + 1]));
 #pragma GCC unroll 4
     for (int i = 0; i < 4; ++i) {
         const __m512d a = _mm512_castps_pd(pairs[2 * i]), b = _mm512_castps_pd(pairs[2 * i + 1]);
-        quads[i] = _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(a, b)),
-                                 _mm512_castpd_ps(_mm512_unpackhi_pd(a, b)));
+        quads[i] = combine(_mm512_castpd_ps(_mm512_unpacklo_pd(a, b)), _mm512_castpd_ps(_mm512_unpackhi_pd(a, b)));
     }
 #pragma GCC unroll 2
     for (int i = 0; i < 2; ++i)
-        halves[i] = _mm512_add_ps(_mm512_shuffle_f32x4(quads[2 * i], quads[2 * i + 1], _MM_SHUFFLE(2, 0, 2, 0)),
-                                  _mm512_shuffle_f32x4(quads[2 * i], quads[2 * i + 1], _MM_SHUFFLE(3, 1, 3, 1)));
-    return _mm512_add_ps(_mm512_shuffle_f32x4(halves[0], halves[1], _MM_SHUFFLE(2, 0, 2, 0)),
-                         _mm512_shuffle_f32x4(halves[0], halves[1], _MM_SHUFFLE(3, 1, 3, 1)));
+        halves[i] = combine(_mm512_shuffle_f32x4(quads[2 * i], quads[2 * i + 1], _MM_SHUFFLE(2, 0, 2, 0)),
+                            _mm512_shuffle_f32x4(quads[2 * i], quads[2 * i + 1], _MM_SHUFFLE(3, 1, 3, 1)));
+    return combine(_mm512_shuffle_f32x4(halves[0], halves[1], _MM_SHUFFLE(2, 0, 2, 0)),
+                   _mm512_shuffle_f32x4(halves[0], halves[1], _MM_SHUFFLE(3, 1, 3, 1)));
+}
+
+inline xsimd::batch<float, xsimd::avx512f> sums_of_lanes(const xsimd::batch<float, xsimd::avx512f> *v,
+                                                         batch_tag<xsimd::batch<float, xsimd::avx512f>>) {
+    return combine_lanes_512(v, [](__m512 a, __m512 b) { return _mm512_add_ps(a, b); });
+}
+
+inline xsimd::batch<float, xsimd::avx512f> maxima_of_lanes(const xsimd::batch<float, xsimd::avx512f> *v,
+                                                           batch_tag<xsimd::batch<float, xsimd::avx512f>>) {
+    return combine_lanes_512(v, [](__m512 a, __m512 b) { return _mm512_max_ps(a, b); });
 }
 #endif
 
 #if defined(__AVX2__) && !defined(__AVX512F__)
-// Lane i = the sum of v[i] (8 batches): the same tree for 8 lanes.
-inline xsimd::batch<float, xsimd::fma3<xsimd::avx2>> sums_of_lanes(
-    const xsimd::batch<float, xsimd::fma3<xsimd::avx2>> *v, batch_tag<xsimd::batch<float, xsimd::fma3<xsimd::avx2>>>) {
+// The same trees for 8 lanes.
+template <class V, class Combine>
+__m256 combine_lanes_256(const V *v, Combine combine) {
     __m256 pairs[4], quads[2];
 #pragma GCC unroll 4
     for (int i = 0; i < 4; ++i)
-        pairs[i] = _mm256_add_ps(_mm256_unpacklo_ps(v[2 * i], v[2 * i + 1]),
-                                 _mm256_unpackhi_ps(v[2 * i], v[2 * i + 1]));
+        pairs[i] = combine(_mm256_unpacklo_ps(v[2 * i], v[2 * i + 1]), _mm256_unpackhi_ps(v[2 * i], v[2 * i + 1]));
 #pragma GCC unroll 2
     for (int i = 0; i < 2; ++i) {
         const __m256d a = _mm256_castps_pd(pairs[2 * i]), b = _mm256_castps_pd(pairs[2 * i + 1]);
-        quads[i] = _mm256_add_ps(_mm256_castpd_ps(_mm256_unpacklo_pd(a, b)),
-                                 _mm256_castpd_ps(_mm256_unpackhi_pd(a, b)));
+        quads[i] = combine(_mm256_castpd_ps(_mm256_unpacklo_pd(a, b)), _mm256_castpd_ps(_mm256_unpackhi_pd(a, b)));
     }
-    return _mm256_add_ps(_mm256_permute2f128_ps(quads[0], quads[1], 0x20),
-                         _mm256_permute2f128_ps(quads[0], quads[1], 0x31));
+    return combine(_mm256_permute2f128_ps(quads[0], quads[1], 0x20), _mm256_permute2f128_ps(quads[0], quads[1], 0x31));
+}
+
+using avx2_batch_type = xsimd::batch<float, xsimd::fma3<xsimd::avx2>>;
+
+inline avx2_batch_type sums_of_lanes(const avx2_batch_type *v, batch_tag<avx2_batch_type>) {
+    return combine_lanes_256(v, [](__m256 a, __m256 b) { return _mm256_add_ps(a, b); });
+}
+
+inline avx2_batch_type maxima_of_lanes(const avx2_batch_type *v, batch_tag<avx2_batch_type>) {
+    return combine_lanes_256(v, [](__m256 a, __m256 b) { return _mm256_max_ps(a, b); });
 }
 #endif
 
@@ -206,5 +222,9 @@ xsimd::batch<float, A> widen_half(const uint16_t *p, batch_tag<xsimd::batch<floa
 }  // namespace
 }  // namespace detail
 }  // namespace edgeattn
+
+// Last: exp.hpp's templates look up the helpers above where they are
+// defined.
+#include "exp_table.hpp"  // IWYU pragma: export
 
 #endif
