@@ -62,44 +62,46 @@ float row_maximum(const float *x, size_t n) {
     return horizontal_max(row_maximum_lanes<B>(x, n));
 }
 
-// Four batches at a time (exp_nonpositive_each), one when compact.hpp asks
-// for size.
+// y[j..] = exp(x[j..] - shift) for N batches side by side, added to `sums`.
+template <class B, size_t N>
+EDGEATTN_HOT_INLINE void exponentials_side_by_side(const float *x, float *y, const B &shift, B &sums) {
+    B e[N];
+#pragma GCC unroll 8
+    for (size_t i = 0; i < N; ++i) e[i] = B::load_unaligned(x + i * B::size) - shift;
+    exp_nonpositive_each(e);
+#pragma GCC unroll 8
+    for (size_t i = 0; i < N; ++i) {
+        e[i].store_unaligned(y + i * B::size);
+        sums += e[i];
+    }
+}
+
+// Eight batches at a time, then four, then one (exp_nonpositive_each: the
+// steps of one exp wait on each other; eight side by side keep the units
+// busy, and a row of 128 scores on AVX-512 takes no loop at all); one at a
+// time when compact.hpp asks for size.
 template <class B>
 EDGEATTN_HOT_INLINE B exponentials_and_sum_lanes(const float *x, float *y, size_t n, float shift) {
-    constexpr size_t W = B::size, N = compact_kernels<B>() ? 1 : 4;
+    constexpr size_t W = B::size;
+    constexpr bool wide = !compact_kernels<B>();
     const size_t full = n / W * W;
     const B shift_b(shift);
-    B sum_lanes(0.0f);
+    B sums[2] = {B(0.0f), B(0.0f)};
     size_t j = 0;
-    if (N > 1) {
-        B sums[N];
-#pragma GCC unroll 4
-        for (size_t i = 0; i < N; ++i) sums[i] = B(0.0f);
-        for (; j + N * W <= full; j += N * W) {
-            B e[N];
-#pragma GCC unroll 4
-            for (size_t i = 0; i < N; ++i) e[i] = B::load_unaligned(x + j + i * W) - shift_b;
-            exp_nonpositive_each(e);
-#pragma GCC unroll 4
-            for (size_t i = 0; i < N; ++i) {
-                e[i].store_unaligned(y + j + i * W);
-                sums[i] += e[i];
-            }
+    if (wide) {
+        for (; j + 8 * W <= full; j += 8 * W) exponentials_side_by_side<B, 8>(x + j, y + j, shift_b, sums[0]);
+        if (j + 4 * W <= full) {
+            exponentials_side_by_side<B, 4>(x + j, y + j, shift_b, sums[1]);
+            j += 4 * W;
         }
-#pragma GCC unroll 4
-        for (size_t i = 0; i < N; ++i) sum_lanes += sums[i];
     }
-    for (; j < full; j += W) {
-        const B e = exp_nonpositive(B::load_unaligned(x + j) - shift_b);
-        e.store_unaligned(y + j);
-        sum_lanes += e;
-    }
+    for (; j < full; j += W) exponentials_side_by_side<B, 1>(x + j, y + j, shift_b, sums[0]);
     if (full < n) {
         const B e = exp_nonpositive(load_partial<B>(x + full, n - full, -__builtin_inff()) - shift_b);
         store_partial(e, y + full, n - full);
-        sum_lanes += e;
+        sums[1] += e;
     }
-    return sum_lanes;
+    return sums[0] + sums[1];
 }
 
 template <class B>
@@ -192,9 +194,16 @@ EDGEATTN_HOT_INLINE void softmax_row_normalise(const softmax_row &row, const B *
     if (kept) {
         store_partial(*kept * scale_b, yv, valid);
     } else {
-        for (size_t j = 0; j < full; j += W) (B::load_unaligned(yv + j) * scale_b).store_unaligned(yv + j);
+        size_t j = 0;
+        if (!compact_kernels<B>())  // four at a time: a row of 128 scores is two steps, not eight
+            for (; j + 4 * W <= full; j += 4 * W)
+#pragma GCC unroll 4
+                for (size_t i = 0; i < 4; ++i)
+                    (B::load_unaligned(yv + j + i * W) * scale_b).store_unaligned(yv + j + i * W);
+        for (; j < full; j += W) (B::load_unaligned(yv + j) * scale_b).store_unaligned(yv + j);
         if (tail) store_partial(load_partial<B>(yv + full, tail, 0.0f) * scale_b, yv + full, tail);
     }
+    if (lo == 0 && hi == keys) return;  // nothing masked
     const float masked_value = row.masked_weight * scale;
     const B masked_values(masked_value);
     size_t j = 0;
