@@ -10,6 +10,7 @@
 
 #include <xsimd/xsimd.hpp>
 
+#include "compact.hpp"
 #include "reduce.hpp"
 #include "widen.hpp"
 
@@ -108,7 +109,7 @@ inline void partial_store(const xsimd::batch<float, xsimd::avx512f> &v, float *p
 // pairs of 32-bit lanes, of 64-bit lanes, then of 128-bit blocks twice,
 // after which lane 4j + k holds v[4j + k]'s result.
 template <class V, class Combine>
-__m512 combine_lanes_512(const V *v, Combine combine) {  // V: a batch that converts to __m512
+EDGEATTN_HOT_INLINE __m512 combine_lanes_512(const V *v, Combine combine) {  // V: a batch that converts to __m512
     __m512 pairs[8], quads[4], halves[2];
 #pragma GCC unroll 8
     for (int i = 0; i < 8; ++i)
@@ -140,7 +141,7 @@ inline xsimd::batch<float, xsimd::avx512f> maxima_of_lanes(const xsimd::batch<fl
 #if defined(__AVX2__) && !defined(__AVX512F__)
 // The same trees for 8 lanes.
 template <class V, class Combine>
-__m256 combine_lanes_256(const V *v, Combine combine) {
+EDGEATTN_HOT_INLINE __m256 combine_lanes_256(const V *v, Combine combine) {
     __m256 pairs[4], quads[2];
 #pragma GCC unroll 4
     for (int i = 0; i < 4; ++i)
