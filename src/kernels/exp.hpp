@@ -107,8 +107,8 @@ EDGEATTN_HOT_INLINE void polynomial_exps_of_nonpositive(B (&x)[N]) {
     exp_of_reduced_each(x, n);
 }
 
-// The polynomial on every batch type; xsimd_batch.hpp's overload takes
-// AVX-512 and AVX2 to exp_table.hpp's table-driven form.
+// The polynomial on every batch type; exp_table.hpp's overload takes
+// AVX-512 and AVX2 to the table-driven form.
 template <class B, size_t N>
 EDGEATTN_HOT_INLINE void nonpositive_exps(B (&x)[N], batch_tag<B>) {
     polynomial_exps_of_nonpositive(x);

@@ -1,21 +1,21 @@
 // exp(x) for x <= 0 (softmax's x - max) from a table of 2^(j/T), T = the
 // batch's lane count, for batch types that can permute their own lanes by
-// index in one instruction (AVX-512's and AVX2's vpermps: permute_lanes in
-// xsimd_batch.hpp). exp.hpp's polynomial needs degree 6 for |r| <= ln2/2;
-// with the table, |r| <= ln2/(2T) and degree 3 (T = 16) or 4 (T = 8) reach
-// the same accuracy, the table lookup runs beside the FMA units and the
-// power of two is an integer add: 7 of 15 instructions on the FMA units
-// instead of 10 (softmax's exponentials of 4096x128 scores: 75 -> 62 us on
-// AVX-512).
+// index in one instruction (AVX-512's and AVX2's vpermps: permute_lanes
+// below). exp.hpp's polynomial needs degree 6 for |r| <= ln2/2; with the
+// table, |r| <= ln2/(2T) and degree 3 (T = 16) or 4 (T = 8) reach the same
+// accuracy, the table lookup runs beside the FMA units and the power of two
+// is an integer add: 7 of 15 instructions on the FMA units instead of 10
+// (softmax's exponentials of 4096x128 scores: 75 -> 62 us on AVX-512).
 //
-//   x = (16 m + j) ln2/T + r (the whole number n = 16 m + j rounded from
+//   x = (T m + j) ln2/T + r (the whole number n = T m + j rounded from
 //   x T/ln2 by adding 1.5 * 2^23, which leaves n in the low mantissa bits);
 //   exp(x) = 2^m * 2^(j/T) * e^r, and e^r = 1 + r q(r) by Taylor's
 //   coefficients (their truncation error, 9e-9 for T = 16 and 1.3e-9 for
 //   T = 8, is far below a float's 6e-8), so exp(x) = t + t * r q(r) with
 //   t = 2^m 2^(j/T): rounded once at the end, plus the table's own rounding.
-//   Measured (tests/test_kernels.cpp, every 127th float of [-87.33, 0]
-//   against std::exp in double): 1.06 ULP at most.
+//   Measured (tests/test_kernels.cpp, the float line of [-87.33, 0] at
+//   relative steps of 1e-5, against std::exp in double): 1.06 ULP at most
+//   for T = 16, 0.90 for T = 8; the test's bound is 2.
 //
 // Below -87.33, as exp.hpp's exp_nonpositive: at most 2^-126 * 1.0; NaN
 // stays NaN (the clamp keeps it, and it flows through the arithmetic). A
