@@ -42,21 +42,16 @@ namespace edgeattn {
 namespace detail {
 namespace {
 
-// 2^(j/T) for j = 0..T-1, rounded to float.
+// 2^(j/16) for j = 0..15, rounded to float; T = 8 takes every other one.
+constexpr float exp2_sixteenths[16] = {1.0f,        1.04427378f, 1.09050773f, 1.13878863f, 1.18920712f, 1.24185781f,
+                                       1.29683955f, 1.35425555f, 1.41421356f, 1.47682615f, 1.54221083f, 1.61049033f,
+                                       1.68179283f, 1.75625216f, 1.83400809f, 1.91520656f};
+
+// 2^(j/T) for j = 0..T-1 (T = 16 or 8).
 template <size_t T>
-constexpr float exp2_fraction(size_t j);
-template <>
-constexpr float exp2_fraction<16>(size_t j) {
-    constexpr float table[16] = {1.0f,          1.04427378f, 1.09050773f, 1.13878863f, 1.18920712f, 1.24185781f,
-                                 1.29683955f,   1.35425555f, 1.41421356f, 1.47682615f, 1.54221083f, 1.61049033f,
-                                 1.68179283f,   1.75625216f, 1.83400809f, 1.91520656f};
-    return table[j];
-}
-template <>
-constexpr float exp2_fraction<8>(size_t j) {
-    constexpr float table[8] = {1.0f,        1.09050773f, 1.18920712f, 1.29683955f,
-                                1.41421356f, 1.54221083f, 1.68179283f, 1.83400809f};
-    return table[j];
+constexpr float exp2_fraction(size_t j) {
+    static_assert(T == 16 || T == 8, "a table of 16 or 8 entries");
+    return exp2_sixteenths[j * (16 / T)];
 }
 
 template <class A, size_t... J>

@@ -140,8 +140,8 @@ EDGEATTN_DECLARE_PATH_TABLES(neon)
 #undef EDGEATTN_DECLARE_PATH_TABLES
 
 // d2l's masked softmax of `rows` rows (row r at x + r * ld, y + r * ld)
-// through k.masked_softmax_rows, eight rows a call (their visible intervals
-// live on the stack: a few of the kernel's groups); row r sees
+// through k.masked_softmax_rows, sixteen rows a call (their visible
+// intervals live on the stack: one or more of the kernel's groups); row r sees
 // visible_of(r), and seen(r, its interval) follows each row's softmax.
 template <class VisibleOf, class Seen>
 void masked_softmax_in_chunks(const kernel_table &k, const float *x, float *y, size_t ld, size_t rows,

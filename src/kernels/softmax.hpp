@@ -215,12 +215,12 @@ EDGEATTN_HOT_INLINE void softmax_row_normalise(const softmax_row &row, const B *
 }
 
 // out[r] = the maximum (or the sum) of lanes[r]'s lanes for the group's
-// `count` rows: one tree for the whole group (lanes past `count` filled
-// with `unused`), or for a few rows (attention of a handful of queries) one
-// reduction each, fewer instructions than a tree over mostly unused rows.
+// `count` rows: one tree for the whole group when `tree` (lanes past
+// `count` filled with `unused`, so every lane of out is written), else one
+// reduction each.
 template <class B>
-void reduce_softmax_lanes(B *lanes, size_t count, float *out, bool maximum, float unused) {
-    if (count * 4 <= B::size) {
+void reduce_softmax_lanes(B *lanes, size_t count, bool tree, float *out, bool maximum, float unused) {
+    if (!tree) {
         for (size_t r = 0; r < count; ++r) out[r] = maximum ? horizontal_max(lanes[r]) : hadd(lanes[r]);
         return;
     }
@@ -243,6 +243,9 @@ void masked_softmax_rows(const float *x, float *y, size_t ld, size_t rows, size_
     constexpr float lowest = -__builtin_inff();
     for (size_t r0 = 0; r0 < rows; r0 += group) {
         const size_t count = rows - r0 < group ? rows - r0 : group;
+        // A few rows (attention of a handful of queries) are reduced one by
+        // one: fewer instructions than a tree over mostly unused rows.
+        const bool tree = count * 4 > group;
         softmax_row row[group];
         bool one_batch[group];
         B lanes[group];  // each row's maximum, then its sum, not yet reduced
@@ -260,7 +263,7 @@ void masked_softmax_rows(const float *x, float *y, size_t ld, size_t rows, size_
                 lanes[r] = valid ? row_maximum_lanes<B>(row[r].x + v.lo, valid) : B(lowest);
             }
         }
-        reduce_softmax_lanes<B>(lanes, count, row_max, true, 0.0f);
+        reduce_softmax_lanes<B>(lanes, count, tree, row_max, true, 0.0f);
         for (size_t r = 0; r < count; ++r) {
             softmax_row_maximum(row[r], row_max[r], keys);
             if (row[r].done) {
@@ -273,14 +276,14 @@ void masked_softmax_rows(const float *x, float *y, size_t ld, size_t rows, size_
                                                          row[r].hi - row[r].lo, row_max[r]);
             }
         }
-        reduce_softmax_lanes<B>(lanes, count, scale, false, 1.0f);
+        reduce_softmax_lanes<B>(lanes, count, tree, scale, false, 1.0f);
         for (size_t r = 0; r < count; ++r)  // rare: only rows with masked positions
             if (!row[r].done && row[r].hi - row[r].lo < keys)
                 softmax_row_masked_weight<B>(row[r], row_max[r], scale[r], keys);
-        if (count * 4 <= group) {
-            for (size_t r = 0; r < count; ++r) scale[r] = 1.0f / scale[r];
-        } else {  // one division for the group (lanes past `count` hold 1)
+        if (tree) {  // one division for the group (lanes past `count` hold 1)
             (B(1.0f) / B::load_unaligned(scale)).store_unaligned(scale);
+        } else {
+            for (size_t r = 0; r < count; ++r) scale[r] = 1.0f / scale[r];
         }
         for (size_t r = 0; r < count; ++r)
             if (!row[r].done) softmax_row_normalise<B>(row[r], one_batch[r] ? &kept[r] : nullptr, scale[r], keys);
