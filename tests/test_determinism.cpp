@@ -7,6 +7,7 @@
 
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #if defined(_OPENMP)
@@ -50,7 +51,7 @@ void check_deterministic(const char *what, Op op) {
             continue;
         }
         for (size_t i = 0; i < outputs.size(); ++i) {
-            INFO(what << ": output " << i << " with " << threads << " threads");
+            INFO(std::string(what) << ": output " << i << " with " << threads << " threads");
             CHECK(same_bits(outputs[i], first[i]));
         }
     }
@@ -242,6 +243,41 @@ TEST_CASE("reduced precision: int8 / fp16 weights and an int8 KV cache give the 
                                                cws.size() * 4) == EDGEATTN_OK);
         REQUIRE(edgeattn_kv_cache_attention_typed(&cache, &cache_dims, step.data(), &causal, &w, cws.data(),
                                                   cws.size() * 4, out.data(), attn.data()) == EDGEATTN_OK);
+        return std::vector<std::vector<float>>{out, attn};
+    });
+}
+
+// The row splits of the two tests above leave every softmax row in a group
+// of the same rows at any thread count (one thread, or blocks that start at
+// the same multiples of 16). These shapes do not: 2 threads cut the softmax
+// at row 594 = 37 * 16 + 2 and the attention's 42 queries at row 24, so some
+// rows sit in groups of 2 where one thread puts them in groups of 16, and
+// per-query valid lengths from 0 to past `keys` give rows of one batch or
+// less beside longer rows. A row's bits must not depend on its neighbours.
+TEST_CASE("softmax rows cut at other places by other thread counts: same bits") {
+    const size_t B = 2, Q = 594, K = 600;
+    const auto x = random_floats(B * Q * K, 31, 25.0f);
+    std::vector<int32_t> lens(B * Q);
+    for (size_t i = 0; i < lens.size(); ++i) lens[i] = static_cast<int32_t>((i * 37) % (K + 9)) / (i % 3 ? 1 : 40);
+    const edgeattn_valid_lens vl{EDGEATTN_VALID_LENS_PER_QUERY, lens.data()};
+    const edgeattn_softmax_dims sdims{B, Q, K};
+    check_deterministic("masked softmax, rows cut at 16k + 2", [&] {
+        std::vector<float> y(x.size());
+        REQUIRE(edgeattn_masked_softmax(&sdims, x.data(), &vl, y.data()) == EDGEATTN_OK);
+        return std::vector<std::vector<float>>{y};
+    });
+
+    const size_t queries = 42, keys = 2000, d = 64;
+    const auto q = random_floats(queries * d, 32, 3.0f), k = random_floats(keys * d, 33), v = random_floats(keys * d, 34);
+    std::vector<int32_t> qlens(queries);
+    for (size_t i = 0; i < queries; ++i) qlens[i] = static_cast<int32_t>(i < 36 ? 100 + 50 * i : i - 30);
+    const edgeattn_valid_lens qvl{EDGEATTN_VALID_LENS_PER_QUERY, qlens.data()};
+    const edgeattn_attention_dims dims{1, queries, keys, d, d, d, 0, 0, 0};
+    std::vector<float> ws(edgeattn_dot_product_attention_workspace_size(&dims, 8) / sizeof(float));
+    check_deterministic("dot product with weights, queries cut at 24", [&] {
+        std::vector<float> out(queries * d), attn(queries * keys);
+        REQUIRE(edgeattn_dot_product_attention(&dims, q.data(), k.data(), v.data(), &qvl, ws.data(),
+                                               ws.size() * sizeof(float), out.data(), attn.data()) == EDGEATTN_OK);
         return std::vector<std::vector<float>>{out, attn};
     });
 }

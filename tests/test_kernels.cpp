@@ -231,6 +231,74 @@ TEST_CASE("masked_softmax_rows: rows in groups, each with its own visible keys, 
     }
 }
 
+// Rows visible whole and longer than a batch go through the pipeline
+// (softmax.hpp: the maximum, the exponentials and the normalisation of three
+// rows side by side), the others through the group kernel, run by run. Runs
+// longer than the pipeline's ring of rows, runs of masked and of short rows
+// between them, lengths with a single batch and a tail after the pairs,
+// special scores whose limits the float64 reference gives, and in place.
+TEST_CASE("masked_softmax_rows: rows visible whole through the pipeline, runs of masked rows between, against float64") {
+    std::mt19937 rng(17);
+    std::normal_distribution<float> g(0.0f, 3.0f);
+    const float inf = std::numeric_limits<float>::infinity();
+    for (const kernel_table *k : supported_paths()) {
+        INFO("path " << std::string(edgeattn_isa_name(k->isa)));
+        for (size_t keys : {5u, 20u, 33u, 130u, 300u, 1030u}) {  // 1030: a row of a page or more, mirrored
+            const size_t rows = 31, ld = keys + 3;
+            std::vector<float> x(rows * ld);
+            for (float &v : x) v = g(rng);
+            std::vector<edgeattn::detail::key_interval> visible(rows, edgeattn::detail::key_interval{0, keys});
+            for (size_t r = 9; r < 16; ++r) {  // masked: prefixes and windows
+                const size_t lo = r % 2 ? (r * 11) % (keys / 2) : 0;
+                visible[r] = {lo, std::min(keys, lo + 1 + (r * 29) % keys)};
+            }
+            for (size_t r = 16; r < 19; ++r) visible[r] = {0, 1 + r % 3};  // short
+            for (size_t j = 0; j < keys; ++j) x[20 * ld + j] = 1e30f * (j % 2 ? -1.0f : 1.0f);  // huge spread
+            for (size_t j = 0; j < keys; ++j) x[21 * ld + j] = -1e6f + static_cast<float>(j % 7);  // near d2l's -1e6
+            visible[21] = {0, keys / 2};  // masked positions weigh as much as the visible ones
+            for (size_t j = 0; j < keys; j += 3) x[22 * ld + j] = -inf;  // -inf beside finite scores
+            std::vector<float> y(rows * ld, 7.0f), z = x;
+            k->masked_softmax_rows(x.data(), y.data(), ld, rows, keys, visible.data());
+            k->masked_softmax_rows(z.data(), z.data(), ld, rows, keys, visible.data());
+            for (size_t r = 0; r < rows; ++r) {
+                const std::vector<double> want =
+                    masked_softmax_reference(&x[r * ld], keys, visible[r].lo, visible[r].hi);
+                for (size_t j = 0; j < keys; ++j) {
+                    INFO("keys " << keys << " row " << r << " key " << j);
+                    REQUIRE(std::fabs(y[r * ld + j] - want[j]) < 1e-6);
+                    REQUIRE(std::memcmp(&z[r * ld + j], &y[r * ld + j], sizeof(float)) == 0);  // in place: the same bits
+                }
+                for (size_t j = keys; j < ld; ++j) REQUIRE(y[r * ld + j] == 7.0f);  // row padding untouched
+            }
+            // +inf (the reference cannot: inf - inf) in rows 5, 6 and 9 of a
+            // run of 12: the limit shares the row's weight among its +inf
+            // positions, a row of -inf is uniform, and the rows after them
+            // (the pipeline skips their later stages) are plain softmaxes.
+            const size_t run = 12;
+            std::vector<float> limits(run * keys);
+            for (float &v : limits) v = g(rng);
+            const std::vector<float> plain = limits;
+            for (size_t j = 0; j < keys; ++j) {
+                limits[5 * keys + j] = j == keys - 2 ? inf : g(rng);
+                limits[6 * keys + j] = j == 1 || j == keys / 2 ? inf : -inf;
+                limits[9 * keys + j] = -inf;
+            }
+            const std::vector<edgeattn::detail::key_interval> all(run, edgeattn::detail::key_interval{0, keys});
+            k->masked_softmax_rows(limits.data(), limits.data(), keys, run, keys, all.data());
+            for (size_t j = 0; j < keys; ++j) {
+                INFO("keys " << keys << " key " << j);
+                CHECK(limits[5 * keys + j] == (j == keys - 2 ? 1.0f : 0.0f));
+                CHECK(limits[6 * keys + j] == (j == 1 || j == keys / 2 ? 0.5f : 0.0f));
+                CHECK(limits[9 * keys + j] == doctest::Approx(1.0 / double(keys)).epsilon(1e-6));
+            }
+            for (size_t r : {0u, 4u, 7u, 8u, 10u, 11u}) {
+                const std::vector<double> want = masked_softmax_reference(&plain[r * keys], keys, 0, keys);
+                for (size_t j = 0; j < keys; ++j) REQUIRE(std::fabs(limits[r * keys + j] - want[j]) < 1e-6);
+            }
+        }
+    }
+}
+
 #if defined(__unix__)
 // 64 KiB of data, then an unreadable page: n floats placed at the end of
 // the data are followed by memory whose every read or write faults. The

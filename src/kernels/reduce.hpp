@@ -72,6 +72,19 @@ B maxima_of_lanes(const B *v, batch_tag<B>) {
     return B::load_unaligned(maxima);
 }
 
+template <class B>
+float horizontal_sum_of(const B &v, batch_tag<B>) {
+    return hadd(v);
+}
+
+// The sum of v's lanes, with the bits lane_sums gives v's lane: a row's
+// sum must not depend on whether it was reduced alone or in a group (and
+// so on how a call's rows were cut into groups, or among threads).
+template <class B>
+float horizontal_sum(const B &v) {
+    return horizontal_sum_of(v, batch_tag<B>());
+}
+
 // n <= B::size elements, the rest of the batch set to `fill`.
 template <class B>
 B load_partial(const float *p, size_t n, float fill) {

@@ -221,24 +221,22 @@ EDGEATTN_HOT_INLINE void softmax_row_normalise(const softmax_row &row, const B *
 template <class B>
 void reduce_softmax_lanes(B *lanes, size_t count, bool tree, float *out, bool maximum, float unused) {
     if (!tree) {
-        for (size_t r = 0; r < count; ++r) out[r] = maximum ? horizontal_max(lanes[r]) : hadd(lanes[r]);
+        for (size_t r = 0; r < count; ++r) out[r] = maximum ? horizontal_max(lanes[r]) : horizontal_sum(lanes[r]);
         return;
     }
     for (size_t r = count; r < B::size; ++r) lanes[r] = B(unused);
     (maximum ? lane_maxima(lanes) : lane_sums(lanes)).store_unaligned(out);
 }
 
-// d2l's masked softmax of `rows` rows of `keys` scores, row r at x + r * ld
-// (y + r * ld, y may equal x), visible part visible[r] (valid_lens give
-// [0, valid length), masks any interval; every other position counts as
-// -1e6). Groups of B::size rows step by step (one row on the plain C++
-// path). A visible part of at most one batch (the short rows of small
-// heads) stays in a register from its load to its store: the same
-// operations on the same lanes as the loops, without storing and reloading
-// y.
+// masked_softmax_rows (below) for rows of short visible parts, and every
+// row on the plain C++ path: groups of B::size rows step by step (one row
+// on the plain C++ path). A visible part of at most one batch (the short
+// rows of small heads) stays in a register from its load to its store: the
+// same operations on the same lanes as the loops, without storing and
+// reloading y.
 template <class B>
-void masked_softmax_rows(const float *x, float *y, size_t ld, size_t rows, size_t keys,
-                         const key_interval *visible) {
+void masked_softmax_row_groups(const float *x, float *y, size_t ld, size_t rows, size_t keys,
+                               const key_interval *visible) {
     constexpr size_t W = B::size, group = B::size;
     constexpr float lowest = -__builtin_inff();
     for (size_t r0 = 0; r0 < rows; r0 += group) {
@@ -287,6 +285,156 @@ void masked_softmax_rows(const float *x, float *y, size_t ld, size_t rows, size_
         }
         for (size_t r = 0; r < count; ++r)
             if (!row[r].done) softmax_row_normalise<B>(row[r], one_batch[r] ? &kept[r] : nullptr, scale[r], keys);
+    }
+}
+
+// The pipeline's one rare case, out of line (a call in its loop would make
+// GCC keep no vector across it: the SysV ABI saves none): a row whose
+// maximum is infinite, written here as its limit (softmax_row_maximum).
+inline __attribute__((noinline)) void pipelined_infinite_row(const float *x, float *y, float row_max, size_t keys) {
+    softmax_row row{x, y, 0, keys, false, 0.0f};
+    softmax_row_maximum(row, row_max, keys);
+}
+
+// masked_softmax_rows (below) for rows visible whole (no mask: a plain
+// softmax, attention without valid lengths) and longer than a batch, on the
+// SIMD paths: a pipeline of three stages, each on a row of its own, side by
+// side: the maximum of row r, the exponentials of row r - 2 (stored in y,
+// and summed), the normalisation of row r - 4. Done a pass at a time (the
+// group kernel), the maximum and the normalisation are bound by the loads
+// and the stores (Zen 4: 2 cycles a batch each, the FMA units idle) and the
+// exponentials by the FMA units; side by side, the memory work runs under
+// the arithmetic. Each row's maximum and sum are reduced across its lanes
+// on their own, two rows before they are needed, so the reductions'
+// latency overlaps other rows' work (distances 1 and 2 instead of 2 and 4:
+// 8% slower at 128 keys). All rows have the same length, so the three
+// stages go side by side to the end: two batches a step, then one, then the
+// tail.
+//
+// Why whole rows only: with masks, rows of one call differ in length, a
+// stage that finishes its row alone runs without the others beside it, and
+// the masked positions and weights add per-row work; measured (Zen 4, rows
+// of 128 keys): 32 or 48 visible keys a row 25% and 50% slower than the
+// group kernel, 1000 of 1024 the same (bench/NOTES.md). Per-row work is
+// what short rows pay for (a row of 128 scores is four steps): the state
+// is two floats and a flag in rings indexed by row, and the iterations
+// between the pipeline's filling and draining, where every stage has a row,
+// are compiled apart with that known.
+template <class B>
+struct softmax_pipeline {
+    static constexpr size_t W = B::size, ring = 8;  // ring: more than the 5 rows in flight
+    static constexpr size_t to_exponentials = 2, to_normalisation = 4;
+    const float *x;
+    float *y;
+    size_t ld, rows, keys;
+    // The maximum and the normalisation take a row's pairs of batches from
+    // its end, the exponentials from its start. A row of 1024 floats or more
+    // covers a whole 4 KiB page, so in step order every stream would meet at
+    // the same page offsets, and a load whose address matches an earlier
+    // store's low 12 bits is held as if it depended on it (Zen 4, 1024x1024,
+    // y 64 bytes past x's page offset: 268 us in step order, 220 mirrored,
+    // 242 by groups). Shorter rows keep step order (128 keys: 120 us in
+    // order, 127 mirrored).
+    bool mirrored;
+    float row_max[ring], scale[ring];
+    bool written[ring];  // by the first stage: an infinite maximum's limit
+
+    // N batches of each stage's row: the exponentials' from position j on,
+    // the maximum's and the normalisation's from j_other (N = 0: the tail,
+    // a partial batch of keys - j, where j_other = j).
+    template <size_t N>
+    EDGEATTN_HOT_INLINE void step(size_t j, size_t j_other, bool a, bool b, bool c, const float *xa, const float *xb,
+                                  float *yb, float *yc, const B &shift, const B &scale_c, B (&maxima)[2], B &sums) const {
+        constexpr float lowest = -__builtin_inff();
+        if constexpr (N == 0) {
+            const size_t n = keys - j;
+            if (a) maxima[0] = max(maxima[0], load_partial<B>(xa + j, n, lowest));
+            if (b) {
+                const B e = exp_nonpositive(load_partial<B>(xb + j, n, lowest) - shift);
+                store_partial(e, yb + j, n);
+                sums += e;
+            }
+            if (c) store_partial(load_partial<B>(yc + j, n, 0.0f) * scale_c, yc + j, n);
+        } else {
+            if (a)
+#pragma GCC unroll 2
+                for (size_t i = 0; i < N; ++i) maxima[i] = max(maxima[i], B::load_unaligned(xa + j_other + i * W));
+            if (b) exponentials_side_by_side<B, N>(xb + j, yb + j, shift, sums);
+            if (c)
+#pragma GCC unroll 2
+                for (size_t i = 0; i < N; ++i)
+                    (B::load_unaligned(yc + j_other + i * W) * scale_c).store_unaligned(yc + j_other + i * W);
+        }
+    }
+
+    // Row r's maximum, row r - 2's exponentials, row r - 4's normalisation,
+    // each where that row exists (`every_stage`: all do) and was not written
+    // by the first stage.
+    template <bool every_stage>
+    EDGEATTN_HOT_INLINE void iteration(size_t r) {
+        constexpr float lowest = -__builtin_inff();
+        const size_t rb = r - to_exponentials, rc = r - to_normalisation;  // wrap below 0: not used then
+        const bool a = every_stage || r < rows;
+        const bool b = (every_stage || (r >= to_exponentials && rb < rows)) && !written[rb % ring];
+        const bool c = (every_stage || r >= to_normalisation) && !written[rc % ring];
+        const float *xa = x + r * ld, *xb = x + rb * ld;
+        float *yb = y + rb * ld, *yc = y + rc * ld;
+        const B shift(b ? row_max[rb % ring] : 0.0f), scale_c(c ? scale[rc % ring] : 0.0f);
+        B maxima[2] = {B(lowest), B(lowest)}, sums(0.0f);
+        const size_t pairs = keys / (2 * W) * (2 * W);
+        size_t j = 0;
+        for (; j < pairs; j += 2 * W)
+            step<2>(j, mirrored ? pairs - 2 * W - j : j, a, b, c, xa, xb, yb, yc, shift, scale_c, maxima, sums);
+        if (j + W <= keys) {
+            step<1>(j, j, a, b, c, xa, xb, yb, yc, shift, scale_c, maxima, sums);
+            j += W;
+        }
+        if (j < keys) step<0>(j, j, a, b, c, xa, xb, yb, yc, shift, scale_c, maxima, sums);
+        if (a) {
+            const float m = horizontal_max(max(maxima[0], maxima[1]));
+            const bool infinite = is_infinite(m);
+            if (infinite) pipelined_infinite_row(xa, y + r * ld, m, keys);
+            row_max[r % ring] = m;
+            written[r % ring] = infinite;
+        }
+        if (b) scale[rb % ring] = 1.0f / horizontal_sum(sums);
+    }
+};
+
+template <class B>
+void masked_softmax_rows_pipelined(const float *x, float *y, size_t ld, size_t rows, size_t keys) {
+    using pipeline = softmax_pipeline<B>;
+    pipeline p{x, y, ld, rows, keys, keys * sizeof(float) >= 4096, {}, {}, {}};
+    const size_t full = pipeline::to_normalisation, end = rows + pipeline::to_normalisation;
+    size_t r = 0;
+    for (; r < end && r < full; ++r) p.template iteration<false>(r);  // filling
+    for (; r < rows; ++r) p.template iteration<true>(r);
+    for (; r < end; ++r) p.template iteration<false>(r);  // draining
+}
+
+// d2l's masked softmax of `rows` rows of `keys` scores, row r at x + r * ld
+// (y + r * ld, y may equal x), visible part visible[r] (valid_lens give
+// [0, valid length), masks any interval; every other position counts as
+// -1e6). On a SIMD path, rows visible whole and longer than a batch go
+// through the pipeline and the others by groups, a run of consecutive rows
+// of one kind at a time: the choice is the row's own, so its bits do not
+// depend on the rows beside it. The plain C++ path takes every row by
+// groups.
+template <class B>
+void masked_softmax_rows(const float *x, float *y, size_t ld, size_t rows, size_t keys,
+                         const key_interval *visible) {
+    if constexpr (B::size > 1) {
+        const auto pipelined = [&](size_t r) { return keys > B::size && visible[r].lo == 0 && visible[r].hi == keys; };
+        for (size_t r0 = 0, r1; r0 < rows; r0 = r1) {
+            const bool whole = pipelined(r0);
+            for (r1 = r0 + 1; r1 < rows && pipelined(r1) == whole;) ++r1;
+            if (whole)
+                masked_softmax_rows_pipelined<B>(x + r0 * ld, y + r0 * ld, ld, r1 - r0, keys);
+            else
+                masked_softmax_row_groups<B>(x + r0 * ld, y + r0 * ld, ld, r1 - r0, keys, visible + r0);
+        }
+    } else {
+        masked_softmax_row_groups<B>(x, y, ld, rows, keys, visible);
     }
 }
 

@@ -55,7 +55,7 @@ struct lane_rotation {
 };
 
 template <class A, size_t Shift>
-xsimd::batch<float, A> max_over_rotations(const xsimd::batch<float, A> &v) {
+EDGEATTN_HOT_INLINE xsimd::batch<float, A> max_over_rotations(const xsimd::batch<float, A> &v) {
     using lanes = xsimd::batch<uint32_t, A>;
     const xsimd::batch<float, A> m =
         xsimd::max(v, xsimd::swizzle(v, xsimd::make_batch_constant<lanes, lane_rotation<Shift>>()));
@@ -67,9 +67,12 @@ xsimd::batch<float, A> max_over_rotations(const xsimd::batch<float, A> &v) {
 
 // The maximum of the lanes in registers (log2(size) rotate-and-max steps):
 // no round trip through memory, whose store-to-load forwarding of one wide
-// store to narrow loads the row softmax would wait on once per row.
+// store to narrow loads the row softmax would wait on once per row. Inlined
+// whatever GCC's heuristics say: as a call (recursive, it was one) it made
+// the pipelined softmax spill and reload its live registers once a row
+// (the SysV ABI keeps no vector register across a call).
 template <class A>
-float horizontal_max(const xsimd::batch<float, A> &v) {
+EDGEATTN_HOT_INLINE float horizontal_max(const xsimd::batch<float, A> &v) {
     return max_over_rotations<A, xsimd::batch<float, A>::size / 2>(v).get(0);
 }
 
@@ -130,6 +133,19 @@ EDGEATTN_HOT_INLINE __m512 combine_lanes_512(const V *v, Combine combine) {  // 
 inline xsimd::batch<float, xsimd::avx512f> sums_of_lanes(const xsimd::batch<float, xsimd::avx512f> *v,
                                                          batch_tag<xsimd::batch<float, xsimd::avx512f>>) {
     return combine_lanes_512(v, [](__m512 a, __m512 b) { return _mm512_add_ps(a, b); });
+}
+
+// One batch's sum in sums_of_lanes' order: lanes i and i + 2 of each
+// 128-bit block, then neighbours, then blocks 0 + 1 and 2 + 3, then the
+// halves (xsimd's hadd adds in another order and differs in the last bit
+// for about a third of rows). AVX2's tree and hadd already agree.
+inline float horizontal_sum_of(const xsimd::batch<float, xsimd::avx512f> &v,
+                               batch_tag<xsimd::batch<float, xsimd::avx512f>>) {
+    __m512 s = _mm512_add_ps(v, _mm512_permute_ps(v, _MM_SHUFFLE(1, 0, 3, 2)));
+    s = _mm512_add_ps(s, _mm512_permute_ps(s, _MM_SHUFFLE(2, 3, 0, 1)));
+    s = _mm512_add_ps(s, _mm512_shuffle_f32x4(s, s, _MM_SHUFFLE(2, 3, 0, 1)));
+    s = _mm512_add_ps(s, _mm512_shuffle_f32x4(s, s, _MM_SHUFFLE(1, 0, 3, 2)));
+    return _mm512_cvtss_f32(s);
 }
 
 inline xsimd::batch<float, xsimd::avx512f> maxima_of_lanes(const xsimd::batch<float, xsimd::avx512f> *v,
