@@ -231,9 +231,10 @@ TEST_CASE("masked_softmax_rows: rows in groups, each with its own visible keys, 
     }
 }
 
-// Rows visible whole and longer than a batch go through the pipeline
-// (softmax.hpp: the maximum, the exponentials and the normalisation of three
-// rows side by side), the others through the group kernel, run by run. Runs
+// Rows visible whole and longer than a batch go through the pipeline on the
+// AVX-512 and AVX2 paths (softmax.hpp: the maximum, the exponentials and the
+// normalisation of three rows side by side), the others through the group
+// kernel, run by run (every row on the other paths). Runs
 // longer than the pipeline's ring of rows, runs of masked and of short rows
 // between them, lengths with a single batch and a tail after the pairs,
 // special scores whose limits the float64 reference gives, and in place.
@@ -269,6 +270,15 @@ TEST_CASE("masked_softmax_rows: rows visible whole through the pipeline, runs of
                     REQUIRE(std::memcmp(&z[r * ld + j], &y[r * ld + j], sizeof(float)) == 0);  // in place: the same bits
                 }
                 for (size_t j = keys; j < ld; ++j) REQUIRE(y[r * ld + j] == 7.0f);  // row padding untouched
+            }
+            // No intervals (null): every row sees every key; rows 0-8 and 23-30
+            // were given as whole intervals above: the same bits.
+            for (size_t first : {0u, 23u}) {
+                const size_t count = first == 0 ? 9 : 8;
+                std::vector<float> w(count * ld, 7.0f);
+                k->masked_softmax_rows(&x[first * ld], w.data(), ld, count, keys, nullptr);
+                INFO("keys " << keys << ", null intervals from row " << first);
+                REQUIRE(std::memcmp(w.data(), &y[first * ld], count * ld * sizeof(float)) == 0);
             }
             // +inf (the reference cannot: inf - inf) in rows 5, 6 and 9 of a
             // run of 12: the limit shares the row's weight among its +inf

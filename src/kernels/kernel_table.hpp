@@ -63,7 +63,8 @@ struct kernel_table {
                            const float *Bm, size_t ldb, float *C, size_t ldc, bool accumulate);
 
     // d2l's masked softmax of `rows` rows of `keys` scores, row r at x + r * ld
-    // (y + r * ld; y may equal x): positions outside visible[r] count as -1e6.
+    // (y + r * ld; y may equal x): positions outside visible[r] count as -1e6;
+    // visible null: every row sees every key.
     void (*masked_softmax_rows)(const float *x, float *y, size_t ld, size_t rows, size_t keys,
                                 const key_interval *visible);
 
@@ -139,31 +140,35 @@ EDGEATTN_DECLARE_PATH_TABLES(neon)
 #endif
 #undef EDGEATTN_DECLARE_PATH_TABLES
 
-// Rows a masked_softmax_rows call takes, their visible intervals on the
-// stack (16 bytes a row): a multiple of every path's row group (B::size).
-// The SIMD paths' pipeline (softmax.hpp) fills and drains once a call
-// (Zen 4, softmax 4096x128: 133 us at 16 rows a call, 126 at 64); a build
-// with the plain C++ path alone (Cortex-M) keeps its stack at 16 rows.
-#if defined(EDGEATTN_HAVE_SSE2) || defined(EDGEATTN_HAVE_AVX2) || defined(EDGEATTN_HAVE_AVX512) || \
-    defined(EDGEATTN_HAVE_NEON)
-constexpr size_t softmax_rows_per_call = 64;
-#else
-constexpr size_t softmax_rows_per_call = 16;
-#endif
-
 // d2l's masked softmax of `rows` rows (row r at x + r * ld, y + r * ld)
-// through k.masked_softmax_rows, softmax_rows_per_call rows a call; row r
-// sees visible_of(r), and seen(r, its interval) follows each row's softmax.
+// through k.masked_softmax_rows; row r sees visible_of(r), and seen(r, its
+// interval) follows each row's softmax. A run of rows that see every key
+// goes in one call without intervals (the AVX paths' pipeline, softmax.hpp,
+// fills and drains once a call: Zen 4, softmax 4096x128 in calls of 16 rows
+// 133 us, of 64 126 us, in one 123 us); other rows go sixteen a call, their
+// intervals on the stack (a multiple of every path's row group, B::size).
 template <class VisibleOf, class Seen>
 void masked_softmax_in_chunks(const kernel_table &k, const float *x, float *y, size_t ld, size_t rows,
                               size_t keys, VisibleOf visible_of, Seen seen) {
-    constexpr size_t per_call = softmax_rows_per_call;
-    for (size_t r0 = 0; r0 < rows; r0 += per_call) {
+    constexpr size_t per_call = 16;
+    const auto whole = [&](size_t r) {
+        const key_interval v = visible_of(r);
+        return v.lo == 0 && v.hi == keys;
+    };
+    for (size_t r0 = 0; r0 < rows;) {
+        size_t end = r0;
+        while (end < rows && whole(end)) ++end;
+        if (end > r0) {
+            k.masked_softmax_rows(x + r0 * ld, y + r0 * ld, ld, end - r0, keys, nullptr);
+            for (; r0 < end; ++r0) seen(r0, key_interval{0, keys});
+            continue;
+        }
         const size_t count = rows - r0 < per_call ? rows - r0 : per_call;
         key_interval visible[per_call];
         for (size_t r = 0; r < count; ++r) visible[r] = visible_of(r0 + r);
         k.masked_softmax_rows(x + r0 * ld, y + r0 * ld, ld, count, keys, visible);
         for (size_t r = 0; r < count; ++r) seen(r0 + r, visible[r]);
+        r0 += count;
     }
 }
 

@@ -250,7 +250,7 @@ void masked_softmax_row_groups(const float *x, float *y, size_t ld, size_t rows,
         B kept[group];   // the visible part, where one_batch
         float row_max[group], scale[group];
         for (size_t r = 0; r < count; ++r) {
-            const key_interval v = visible[r0 + r];
+            const key_interval v = visible ? visible[r0 + r] : key_interval{0, keys};
             row[r] = softmax_row{x + (r0 + r) * ld, y + (r0 + r) * ld, v.lo, v.hi, false, 0.0f};
             const size_t valid = v.hi > v.lo ? v.hi - v.lo : 0;
             one_batch[r] = W > 1 && valid > 0 && valid <= W;
@@ -298,7 +298,7 @@ inline __attribute__((noinline)) void pipelined_infinite_row(const float *x, flo
 
 // masked_softmax_rows (below) for rows visible whole (no mask: a plain
 // softmax, attention without valid lengths) and longer than a batch, on the
-// SIMD paths: a pipeline of three stages, each on a row of its own, side by
+// AVX-512 and AVX2 paths: a pipeline of three stages, each on a row of its own, side by
 // side: the maximum of row r, the exponentials of row r - 2 (stored in y,
 // and summed), the normalisation of row r - 4. Done a pass at a time (the
 // group kernel), the maximum and the normalisation are bound by the loads
@@ -412,26 +412,39 @@ void masked_softmax_rows_pipelined(const float *x, float *y, size_t ld, size_t r
     for (; r < end; ++r) p.template iteration<false>(r);  // draining
 }
 
+// The paths whose rows visible whole go through the pipeline: AVX-512 and
+// AVX2 (Zen 4, one thread, softmax 4096x128 / 1024x1024 / 64x4096: AVX-512
+// 147 -> 129, 259 -> 215, 61 -> 47 us; AVX2 197 -> 166, 331 -> 299,
+// 79 -> 72 us). SSE2 lost 30-45% (16 registers of 4 lanes, exp.hpp's
+// longer polynomial: 615 -> 817 us at 4096x128); NEON, as wide, is not
+// measured (no board here) and keeps the groups too; the plain C++ path
+// keeps one row a group.
+template <class B>
+constexpr bool pipelined_softmax() {
+    return B::size >= 8;
+}
+
 // d2l's masked softmax of `rows` rows of `keys` scores, row r at x + r * ld
 // (y + r * ld, y may equal x), visible part visible[r] (valid_lens give
 // [0, valid length), masks any interval; every other position counts as
-// -1e6). On a SIMD path, rows visible whole and longer than a batch go
-// through the pipeline and the others by groups, a run of consecutive rows
-// of one kind at a time: the choice is the row's own, so its bits do not
-// depend on the rows beside it. The plain C++ path takes every row by
-// groups.
+// -1e6), every key where visible is null. Rows visible whole and longer
+// than a batch go through the pipeline where it pays (above) and the others
+// by groups, a run of consecutive rows of one kind at a time: the choice is
+// the row's own, so its bits do not depend on the rows beside it.
 template <class B>
 void masked_softmax_rows(const float *x, float *y, size_t ld, size_t rows, size_t keys,
                          const key_interval *visible) {
-    if constexpr (B::size > 1) {
-        const auto pipelined = [&](size_t r) { return keys > B::size && visible[r].lo == 0 && visible[r].hi == keys; };
+    if constexpr (pipelined_softmax<B>()) {
+        const auto pipelined = [&](size_t r) {
+            return keys > B::size && (!visible || (visible[r].lo == 0 && visible[r].hi == keys));
+        };
         for (size_t r0 = 0, r1; r0 < rows; r0 = r1) {
             const bool whole = pipelined(r0);
             for (r1 = r0 + 1; r1 < rows && pipelined(r1) == whole;) ++r1;
             if (whole)
                 masked_softmax_rows_pipelined<B>(x + r0 * ld, y + r0 * ld, ld, r1 - r0, keys);
             else
-                masked_softmax_row_groups<B>(x + r0 * ld, y + r0 * ld, ld, r1 - r0, keys, visible + r0);
+                masked_softmax_row_groups<B>(x + r0 * ld, y + r0 * ld, ld, r1 - r0, keys, visible ? visible + r0 : nullptr);
         }
     } else {
         masked_softmax_row_groups<B>(x, y, ld, rows, keys, visible);
