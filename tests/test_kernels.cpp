@@ -202,6 +202,20 @@ std::vector<double> masked_softmax_reference(const float *x, size_t keys, size_t
     return s;
 }
 
+// Every row of y against the float64 masked softmax of the same row of x
+// (1e-6), and its padding past `keys` untouched (7).
+void require_rows_match_reference(const std::vector<float> &x, const std::vector<float> &y, size_t ld, size_t keys,
+                                  const std::vector<edgeattn::detail::key_interval> &visible) {
+    for (size_t r = 0; r < visible.size(); ++r) {
+        const std::vector<double> want = masked_softmax_reference(&x[r * ld], keys, visible[r].lo, visible[r].hi);
+        for (size_t j = 0; j < keys; ++j) {
+            INFO("keys " << keys << " row " << r << " key " << j);
+            REQUIRE(std::fabs(y[r * ld + j] - want[j]) < 1e-6);
+        }
+        for (size_t j = keys; j < ld; ++j) REQUIRE(y[r * ld + j] == 7.0f);
+    }
+}
+
 TEST_CASE("masked_softmax_rows: rows in groups, each with its own visible keys, against float64") {
     std::mt19937 rng(13);
     std::normal_distribution<float> g(0.0f, 2.0f);
@@ -218,15 +232,7 @@ TEST_CASE("masked_softmax_rows: rows in groups, each with its own visible keys, 
                 visible[r] = {lo, hi};
             }
             k->masked_softmax_rows(x.data(), y.data(), ld, rows, keys, visible.data());
-            for (size_t r = 0; r < rows; ++r) {
-                const std::vector<double> want =
-                    masked_softmax_reference(&x[r * ld], keys, visible[r].lo, visible[r].hi);
-                for (size_t j = 0; j < keys; ++j) {
-                    INFO("keys " << keys << " row " << r << " key " << j);
-                    REQUIRE(std::fabs(y[r * ld + j] - want[j]) < 1e-6);
-                }
-                for (size_t j = keys; j < ld; ++j) REQUIRE(y[r * ld + j] == 7.0f);  // row padding untouched
-            }
+            require_rows_match_reference(x, y, ld, keys, visible);
         }
     }
 }
@@ -261,15 +267,10 @@ TEST_CASE("masked_softmax_rows: rows visible whole through the pipeline, runs of
             std::vector<float> y(rows * ld, 7.0f), z = x;
             k->masked_softmax_rows(x.data(), y.data(), ld, rows, keys, visible.data());
             k->masked_softmax_rows(z.data(), z.data(), ld, rows, keys, visible.data());
-            for (size_t r = 0; r < rows; ++r) {
-                const std::vector<double> want =
-                    masked_softmax_reference(&x[r * ld], keys, visible[r].lo, visible[r].hi);
-                for (size_t j = 0; j < keys; ++j) {
-                    INFO("keys " << keys << " row " << r << " key " << j);
-                    REQUIRE(std::fabs(y[r * ld + j] - want[j]) < 1e-6);
-                    REQUIRE(std::memcmp(&z[r * ld + j], &y[r * ld + j], sizeof(float)) == 0);  // in place: the same bits
-                }
-                for (size_t j = keys; j < ld; ++j) REQUIRE(y[r * ld + j] == 7.0f);  // row padding untouched
+            require_rows_match_reference(x, y, ld, keys, visible);
+            for (size_t r = 0; r < rows; ++r) {  // in place: the same bits
+                INFO("keys " << keys << " row " << r << " in place");
+                REQUIRE(std::memcmp(&z[r * ld], &y[r * ld], keys * sizeof(float)) == 0);
             }
             // No intervals (null): every row sees every key; rows 0-8 and 23-30
             // were given as whole intervals above: the same bits.
@@ -280,15 +281,25 @@ TEST_CASE("masked_softmax_rows: rows visible whole through the pipeline, runs of
                 INFO("keys " << keys << ", null intervals from row " << first);
                 REQUIRE(std::memcmp(w.data(), &y[first * ld], count * ld * sizeof(float)) == 0);
             }
-            // +inf (the reference cannot: inf - inf) in rows 5, 6 and 9 of a
-            // run of 12: the limit shares the row's weight among its +inf
-            // positions, a row of -inf is uniform, and the rows after them
-            // (the pipeline skips their later stages) are plain softmaxes.
+            // A row alone (the group kernel reduces a few rows one by one, a
+            // group by one tree; the pipeline each row alone): the same bits.
+            for (size_t r = 0; r < 3; ++r) {
+                std::vector<float> w(ld, 7.0f);
+                k->masked_softmax_rows(&x[r * ld], w.data(), ld, 1, keys, &visible[r]);
+                INFO("keys " << keys << ", row " << r << " alone");
+                REQUIRE(std::memcmp(w.data(), &y[r * ld], ld * sizeof(float)) == 0);
+            }
+            // +inf (the reference cannot: inf - inf) in rows 0, 5, 6 and 9 of
+            // a run of 12: the limit shares the row's weight among its +inf
+            // positions, a row of -inf is uniform, and the rows around them
+            // (the pipeline ends at such a row and starts again after it,
+            // also while it fills) are plain softmaxes.
             const size_t run = 12;
             std::vector<float> limits(run * keys);
             for (float &v : limits) v = g(rng);
             const std::vector<float> plain = limits;
             for (size_t j = 0; j < keys; ++j) {
+                limits[j] = j == keys / 3 ? inf : g(rng);
                 limits[5 * keys + j] = j == keys - 2 ? inf : g(rng);
                 limits[6 * keys + j] = j == 1 || j == keys / 2 ? inf : -inf;
                 limits[9 * keys + j] = -inf;
@@ -297,11 +308,12 @@ TEST_CASE("masked_softmax_rows: rows visible whole through the pipeline, runs of
             k->masked_softmax_rows(limits.data(), limits.data(), keys, run, keys, all.data());
             for (size_t j = 0; j < keys; ++j) {
                 INFO("keys " << keys << " key " << j);
+                CHECK(limits[j] == (j == keys / 3 ? 1.0f : 0.0f));
                 CHECK(limits[5 * keys + j] == (j == keys - 2 ? 1.0f : 0.0f));
                 CHECK(limits[6 * keys + j] == (j == 1 || j == keys / 2 ? 0.5f : 0.0f));
                 CHECK(limits[9 * keys + j] == doctest::Approx(1.0 / double(keys)).epsilon(1e-6));
             }
-            for (size_t r : {0u, 4u, 7u, 8u, 10u, 11u}) {
+            for (size_t r : {1u, 2u, 3u, 4u, 7u, 8u, 10u, 11u}) {
                 const std::vector<double> want = masked_softmax_reference(&plain[r * keys], keys, 0, keys);
                 for (size_t j = 0; j < keys; ++j) REQUIRE(std::fabs(limits[r * keys + j] - want[j]) < 1e-6);
             }

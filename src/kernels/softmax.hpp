@@ -317,9 +317,12 @@ inline __attribute__((noinline)) void pipelined_infinite_row(const float *x, flo
 // of 128 keys): 32 or 48 visible keys a row 25% and 50% slower than the
 // group kernel, 1000 of 1024 the same (bench/NOTES.md). Per-row work is
 // what short rows pay for (a row of 128 scores is four steps): the state
-// is two floats and a flag in rings indexed by row, and the iterations
-// between the pipeline's filling and draining, where every stage has a row,
-// are compiled apart with that known.
+// is two floats in rings indexed by row, and the iterations between the
+// pipeline's filling and draining, where every stage has a row, are
+// compiled apart with that known. A row whose maximum is infinite (its
+// limit written at once) ends the pipeline there: the rows before it
+// drain, and a new pipeline starts after it, so no stage tests a per-row
+// flag (a flag tested by the later stages cost 5% at 128 keys).
 template <class B>
 struct softmax_pipeline {
     static constexpr size_t W = B::size, ring = 8;  // ring: more than the 5 rows in flight
@@ -337,7 +340,6 @@ struct softmax_pipeline {
     // order, 127 mirrored).
     bool mirrored;
     float row_max[ring], scale[ring];
-    bool written[ring];  // by the first stage: an infinite maximum's limit
 
     // N batches of each stage's row: the exponentials' from position j on,
     // the maximum's and the normalisation's from j_other (N = 0: the tail,
@@ -368,15 +370,16 @@ struct softmax_pipeline {
     }
 
     // Row r's maximum, row r - 2's exponentials, row r - 4's normalisation,
-    // each where that row exists (`every_stage`: all do) and was not written
-    // by the first stage.
+    // each where that row exists (`every_stage`: all do). A row whose
+    // maximum is infinite is written as its limit and becomes the end of
+    // `rows`, so its later stages do not run.
     template <bool every_stage>
     EDGEATTN_HOT_INLINE void iteration(size_t r) {
         constexpr float lowest = -__builtin_inff();
         const size_t rb = r - to_exponentials, rc = r - to_normalisation;  // wrap below 0: not used then
         const bool a = every_stage || r < rows;
-        const bool b = (every_stage || (r >= to_exponentials && rb < rows)) && !written[rb % ring];
-        const bool c = (every_stage || r >= to_normalisation) && !written[rc % ring];
+        const bool b = every_stage || (r >= to_exponentials && rb < rows);
+        const bool c = every_stage || (r >= to_normalisation && rc < rows);
         const float *xa = x + r * ld, *xb = x + rb * ld;
         float *yb = y + rb * ld, *yc = y + rc * ld;
         const B shift(b ? row_max[rb % ring] : 0.0f), scale_c(c ? scale[rc % ring] : 0.0f);
@@ -390,26 +393,35 @@ struct softmax_pipeline {
             j += W;
         }
         if (j < keys) step<0>(j, j, a, b, c, xa, xb, yb, yc, shift, scale_c, maxima, sums);
+        if (b) scale[rb % ring] = 1.0f / horizontal_sum(sums);
         if (a) {
             const float m = horizontal_max(max(maxima[0], maxima[1]));
-            const bool infinite = is_infinite(m);
-            if (infinite) pipelined_infinite_row(xa, y + r * ld, m, keys);
             row_max[r % ring] = m;
-            written[r % ring] = infinite;
+            if (is_infinite(m)) {
+                pipelined_infinite_row(xa, y + r * ld, m, keys);
+                rows = r;  // the rows before r drain; r is done
+            }
         }
-        if (b) scale[rb % ring] = 1.0f / horizontal_sum(sums);
+    }
+
+    // Runs the pipeline; returns the rows done: all, or up to and with the
+    // first row whose maximum is infinite.
+    size_t run() {
+        const size_t all = rows;
+        size_t r = 0;
+        for (; r < rows + to_normalisation && r < to_normalisation; ++r) iteration<false>(r);  // filling
+        for (; r < rows; ++r) iteration<true>(r);
+        for (; r < rows + to_normalisation; ++r) iteration<false>(r);  // draining
+        return rows < all ? rows + 1 : all;
     }
 };
 
 template <class B>
 void masked_softmax_rows_pipelined(const float *x, float *y, size_t ld, size_t rows, size_t keys) {
-    using pipeline = softmax_pipeline<B>;
-    pipeline p{x, y, ld, rows, keys, keys * sizeof(float) >= 4096, {}, {}, {}};
-    const size_t full = pipeline::to_normalisation, end = rows + pipeline::to_normalisation;
-    size_t r = 0;
-    for (; r < end && r < full; ++r) p.template iteration<false>(r);  // filling
-    for (; r < rows; ++r) p.template iteration<true>(r);
-    for (; r < end; ++r) p.template iteration<false>(r);  // draining
+    for (size_t r0 = 0; r0 < rows;) {
+        softmax_pipeline<B> p{x + r0 * ld, y + r0 * ld, ld, rows - r0, keys, keys * sizeof(float) >= 4096, {}, {}};
+        r0 += p.run();
+    }
 }
 
 // The paths whose rows visible whole go through the pipeline: AVX-512 and

@@ -138,7 +138,7 @@ inline xsimd::batch<float, xsimd::avx512f> sums_of_lanes(const xsimd::batch<floa
 // One batch's sum in sums_of_lanes' order: lanes i and i + 2 of each
 // 128-bit block, then neighbours, then blocks 0 + 1 and 2 + 3, then the
 // halves (xsimd's hadd adds in another order and differs in the last bit
-// for about a third of rows). AVX2's tree and hadd already agree.
+// for about a third of rows).
 inline float horizontal_sum_of(const xsimd::batch<float, xsimd::avx512f> &v,
                                batch_tag<xsimd::batch<float, xsimd::avx512f>>) {
     __m512 s = _mm512_add_ps(v, _mm512_permute_ps(v, _MM_SHUFFLE(1, 0, 3, 2)));
@@ -174,6 +174,15 @@ using avx2_batch_type = xsimd::batch<float, xsimd::fma3<xsimd::avx2>>;
 
 inline avx2_batch_type sums_of_lanes(const avx2_batch_type *v, batch_tag<avx2_batch_type>) {
     return combine_lanes_256(v, [](__m256 a, __m256 b) { return _mm256_add_ps(a, b); });
+}
+
+// One batch's sum in sums_of_lanes' order (as the AVX-512 one above; xsimd's
+// hadd pairs neighbours first).
+inline float horizontal_sum_of(const avx2_batch_type &v, batch_tag<avx2_batch_type>) {
+    __m256 s = _mm256_add_ps(v, _mm256_permute_ps(v, _MM_SHUFFLE(1, 0, 3, 2)));
+    s = _mm256_add_ps(s, _mm256_permute_ps(s, _MM_SHUFFLE(2, 3, 0, 1)));
+    s = _mm256_add_ps(s, _mm256_permute2f128_ps(s, s, 0x01));
+    return _mm256_cvtss_f32(s);
 }
 
 inline avx2_batch_type maxima_of_lanes(const avx2_batch_type *v, batch_tag<avx2_batch_type>) {
