@@ -298,18 +298,18 @@ inline __attribute__((noinline)) void pipelined_infinite_row(const float *x, flo
 
 // masked_softmax_rows (below) for rows visible whole (no mask: a plain
 // softmax, attention without valid lengths) and longer than a batch, on the
-// AVX-512 and AVX2 paths: a pipeline of three stages, each on a row of its own, side by
-// side: the maximum of row r, the exponentials of row r - 2 (stored in y,
-// and summed), the normalisation of row r - 4. Done a pass at a time (the
-// group kernel), the maximum and the normalisation are bound by the loads
-// and the stores (Zen 4: 2 cycles a batch each, the FMA units idle) and the
-// exponentials by the FMA units; side by side, the memory work runs under
-// the arithmetic. Each row's maximum and sum are reduced across its lanes
-// on their own, two rows before they are needed, so the reductions'
-// latency overlaps other rows' work (distances 1 and 2 instead of 2 and 4:
-// 8% slower at 128 keys). All rows have the same length, so the three
-// stages go side by side to the end: two batches a step, then one, then the
-// tail.
+// AVX-512 and AVX2 paths: a pipeline of three stages, each on a row of its
+// own, side by side: the maximum of row r, the exponentials of row r - 2
+// (stored in y, and summed), the normalisation of row r - 4. Done a pass at
+// a time (the group kernel), the maximum and the normalisation are bound by
+// the loads and the stores (Zen 4: 2 cycles a batch each, the FMA units
+// idle) and the exponentials by the FMA units; side by side, the memory work
+// runs under the arithmetic. Each row's maximum and sum are reduced across
+// its lanes on their own, two rows before they are needed, so the
+// reductions' latency overlaps other rows' work (distances 1 and 2 instead
+// of 2 and 4: 8% slower at 128 keys). All rows have the same length, so the
+// three stages go side by side to the end: two batches a step, then one,
+// then the tail.
 //
 // Why whole rows only: with masks, rows of one call differ in length, a
 // stage that finishes its row alone runs without the others beside it, and
@@ -345,8 +345,9 @@ struct softmax_pipeline {
     // the maximum's and the normalisation's from j_other (N = 0: the tail,
     // a partial batch of keys - j, where j_other = j).
     template <size_t N>
-    EDGEATTN_HOT_INLINE void step(size_t j, size_t j_other, bool a, bool b, bool c, const float *xa, const float *xb,
-                                  float *yb, float *yc, const B &shift, const B &scale_c, B (&maxima)[2], B &sums) const {
+    EDGEATTN_HOT_INLINE void step(size_t j, size_t j_other, bool a, bool b, bool c, const float *xa,
+                                  const float *xb, float *yb, float *yc, const B &shift, const B &scale_c,
+                                  B (&maxima)[2], B &sums) const {
         constexpr float lowest = -__builtin_inff();
         if constexpr (N == 0) {
             const size_t n = keys - j;
@@ -380,8 +381,9 @@ struct softmax_pipeline {
         const bool a = every_stage || r < rows;
         const bool b = every_stage || (r >= to_exponentials && rb < rows);
         const bool c = every_stage || (r >= to_normalisation && rc < rows);
-        const float *xa = x + r * ld, *xb = x + rb * ld;
-        float *yb = y + rb * ld, *yc = y + rc * ld;
+        // Only the rows that exist: a stage without one would point outside x and y.
+        const float *xa = a ? x + r * ld : x, *xb = b ? x + rb * ld : x;
+        float *yb = b ? y + rb * ld : y, *yc = c ? y + rc * ld : y;
         const B shift(b ? row_max[rb % ring] : 0.0f), scale_c(c ? scale[rc % ring] : 0.0f);
         B maxima[2] = {B(lowest), B(lowest)}, sums(0.0f);
         const size_t pairs = keys / (2 * W) * (2 * W);
@@ -456,7 +458,8 @@ void masked_softmax_rows(const float *x, float *y, size_t ld, size_t rows, size_
             if (whole)
                 masked_softmax_rows_pipelined<B>(x + r0 * ld, y + r0 * ld, ld, r1 - r0, keys);
             else
-                masked_softmax_row_groups<B>(x + r0 * ld, y + r0 * ld, ld, r1 - r0, keys, visible ? visible + r0 : nullptr);
+                masked_softmax_row_groups<B>(x + r0 * ld, y + r0 * ld, ld, r1 - r0, keys,
+                                             visible ? visible + r0 : nullptr);
         }
     } else {
         masked_softmax_row_groups<B>(x, y, ld, rows, keys, visible);
