@@ -1642,9 +1642,13 @@ struct KvFuzz {
         for (std::size_t b = 0; b < cB; ++b) {
             const std::size_t len = n[b];
             std::vector<double> out(Q * he, 0.0), wts(He * Q * cap, 0.0);
-            if (len == 0) {  // zero heads: the output is b_o
+            if (len == 0) {  // zero heads: the output is 0 W_o^T + b_o (0 times an infinite weight is NaN)
                 for (std::size_t i = 0; i < Q; ++i)
-                    for (std::size_t j = 0; j < he; ++j) out[i * he + j] = r.has_b[3] ? r.b[3][j] : 0.0;
+                    for (std::size_t j = 0; j < he; ++j) {
+                        double v = r.has_b[3] ? r.b[3][j] : 0.0;
+                        for (std::size_t c = 0; c < he; ++c) v += 0.0 * rw.W_o[j * he + c];
+                        out[i * he + j] = v;
+                    }
             } else {
                 std::vector<double> o(Q * he), w1(He * Q * len);
                 const std::vector<double> q = doubles_at(a.q, b * Q * qs, Q * qs);
