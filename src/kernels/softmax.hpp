@@ -278,11 +278,11 @@ void masked_softmax_row_groups(const float *x, float *y, size_t ld, size_t rows,
         for (size_t r = 0; r < count; ++r)  // rare: only rows with masked positions
             if (!row[r].done && row[r].hi - row[r].lo < keys)
                 softmax_row_masked_weight<B>(row[r], row_max[r], scale[r], keys);
-        if (tree) {  // one division for the group (lanes past `count` hold 1)
-            (B(1.0f) / B::load_unaligned(scale)).store_unaligned(scale);
-        } else {
-            for (size_t r = 0; r < count; ++r) scale[r] = 1.0f / scale[r];
-        }
+        // One division for the group, however many rows it has: xsimd's NEON
+        // division is a refined reciprocal estimate, not always the scalar
+        // 1 / sum, and a row's bits must not depend on its group.
+        for (size_t r = count; r < group; ++r) scale[r] = 1.0f;
+        (B(1.0f) / B::load_unaligned(scale)).store_unaligned(scale);
         for (size_t r = 0; r < count; ++r)
             if (!row[r].done) softmax_row_normalise<B>(row[r], one_batch[r] ? &kept[r] : nullptr, scale[r], keys);
     }
