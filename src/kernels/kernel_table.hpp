@@ -22,6 +22,9 @@ struct key_interval {
     size_t lo, hi;
 };
 
+// Whether v is every one of `keys` keys: nothing masked.
+inline bool sees_every_key(key_interval v, size_t keys) { return v.lo == 0 && v.hi == keys; }
+
 // Products with stored (int8 or binary16) weights W (N, K), widened in
 // registers: C (M,N) = A (M,K) . W^T, times scales[j] per output column
 // (int8's per-channel scales; nullptr for binary16), plus bias (or nullptr).
@@ -151,13 +154,9 @@ template <class VisibleOf, class Seen>
 void masked_softmax_in_chunks(const kernel_table &k, const float *x, float *y, size_t ld, size_t rows,
                               size_t keys, VisibleOf visible_of, Seen seen) {
     constexpr size_t per_call = 16;
-    const auto whole = [&](size_t r) {
-        const key_interval v = visible_of(r);
-        return v.lo == 0 && v.hi == keys;
-    };
     for (size_t r0 = 0; r0 < rows;) {
         size_t end = r0;
-        while (end < rows && whole(end)) ++end;
+        while (end < rows && sees_every_key(visible_of(end), keys)) ++end;
         if (end > r0) {
             k.masked_softmax_rows(x + r0 * ld, y + r0 * ld, ld, end - r0, keys, nullptr);
             for (; r0 < end; ++r0) seen(r0, key_interval{0, keys});

@@ -203,7 +203,7 @@ EDGEATTN_HOT_INLINE void softmax_row_normalise(const softmax_row &row, const B *
         for (; j < full; j += W) (B::load_unaligned(yv + j) * scale_b).store_unaligned(yv + j);
         if (tail) store_partial(load_partial<B>(yv + full, tail, 0.0f) * scale_b, yv + full, tail);
     }
-    if (lo == 0 && hi == keys) return;  // nothing masked
+    if (sees_every_key(key_interval{lo, hi}, keys)) return;
     const float masked_value = row.masked_weight * scale;
     const B masked_values(masked_value);
     size_t j = 0;
@@ -450,7 +450,7 @@ void masked_softmax_rows(const float *x, float *y, size_t ld, size_t rows, size_
                          const key_interval *visible) {
     if constexpr (pipelined_softmax<B>()) {
         const auto pipelined = [&](size_t r) {
-            return keys > B::size && (!visible || (visible[r].lo == 0 && visible[r].hi == keys));
+            return keys > B::size && (!visible || sees_every_key(visible[r], keys));
         };
         for (size_t r0 = 0, r1; r0 < rows; r0 = r1) {
             const bool whole = pipelined(r0);
