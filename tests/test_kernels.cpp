@@ -321,6 +321,56 @@ TEST_CASE("masked_softmax_rows: rows visible whole through the pipeline, runs of
     }
 }
 
+// The pipeline takes a row's exponentials from its scores as they are
+// (no x - max) while the row's maximum m is at most 936 in size on
+// AVX-512 (4006 on AVX2), and from x - m beyond (softmax.hpp,
+// row_exponentials); both forms, rows each side of the limit, scores
+// spread past the exp's floor (m - 87.33), and NaN, against float64 element
+// by element: relative error, which the absolute 1e-6 above cannot see
+// for small weights.
+TEST_CASE("masked_softmax_rows: scores far from 0 and either side of the pipeline's unshifted limit, against float64") {
+    std::mt19937 rng(29);
+    std::normal_distribution<float> g(0.0f, 3.0f);
+    const float offsets[] = {0.0f,    1.5f,    -7.0f,   500.0f,  -500.0f, 930.0f, -930.0f, 942.0f, -942.0f,
+                             3990.0f, 4020.0f, -4020.0f, 2.5e4f, -2.5e4f, 1e6f,   -1e6f,   3e30f};
+    for (const kernel_table *k : supported_paths()) {
+        INFO("path " << std::string(edgeattn_isa_name(k->isa)));
+        for (size_t keys : {20u, 128u, 300u}) {
+            const size_t rows = sizeof(offsets) / sizeof(offsets[0]) + 2;
+            std::vector<float> x(rows * keys), y(rows * keys);
+            for (size_t r = 0; r + 2 < rows; ++r)
+                for (size_t j = 0; j < keys; ++j) x[r * keys + j] = offsets[r] + g(rng);
+            for (size_t j = 0; j < keys; ++j) {  // spread past the floor: weights of e^-120 and less
+                x[(rows - 2) * keys + j] = 500.0f - (j % 4 == 1 ? 120.0f + static_cast<float>(j) : g(rng));
+                x[(rows - 1) * keys + j] = 2000.0f - (j % 4 == 1 ? 1e4f : g(rng));
+            }
+            k->masked_softmax_rows(x.data(), y.data(), keys, rows, keys, nullptr);
+            double worst = 0.0;
+            for (size_t r = 0; r < rows; ++r) {
+                const std::vector<double> want = masked_softmax_reference(&x[r * keys], keys, 0, keys);
+                for (size_t j = 0; j < keys; ++j) {
+                    INFO("keys " << keys << " row " << r << " key " << j << " score " << x[r * keys + j]);
+                    const double error = std::fabs(y[r * keys + j] - want[j]);
+                    REQUIRE(error <= 2e-6 * want[j] + 1e-37);
+                    if (want[j] > 1e-30) worst = std::fmax(worst, error / want[j]);
+                }
+            }
+            MESSAGE("keys " << keys << ": largest relative error " << worst);
+            // A NaN among a row's scores makes that row NaN, in either form.
+            for (float offset : {0.0f, 700.0f, 2e4f}) {
+                std::vector<float> row(keys), out(keys);
+                for (float &v : row) v = offset + g(rng);
+                row[keys / 3] = std::numeric_limits<float>::quiet_NaN();
+                k->masked_softmax_rows(row.data(), out.data(), keys, 1, keys, nullptr);
+                for (size_t j = 0; j < keys; ++j) {
+                    INFO("keys " << keys << " offset " << offset << " key " << j);
+                    REQUIRE(std::isnan(out[j]));
+                }
+            }
+        }
+    }
+}
+
 #if defined(__unix__)
 // 64 KiB of data, then an unreadable page: n floats placed at the end of
 // the data are followed by memory whose every read or write faults. The

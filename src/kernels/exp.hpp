@@ -66,6 +66,9 @@ B exp_reduction(const B &x, const B &n) {
 }
 
 constexpr float log2e = 1.44269504088896341f;
+// 1.5 * 2^23: adding it rounds a float of magnitude below 2^22 to a whole
+// number and leaves that number in the low mantissa bits.
+constexpr float exp_round_shift = 12582912.0f;
 
 // exp of x already clamped to [exp_flush_below, exp_overflow_above] (or NaN).
 template <class B>

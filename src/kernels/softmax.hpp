@@ -296,6 +296,57 @@ inline __attribute__((noinline)) void pipelined_infinite_row(const float *x, flo
     softmax_row_maximum(row, row_max, keys);
 }
 
+// How the pipeline (below) takes a row's exponentials: exp(x - m) times a
+// factor common to the row, which its normalisation divides out.
+// `unshifted`: the scores go to table_exps_scaled as they are, with k =
+// m T/ln2 rounded and the floor m - 87.33 (no subtraction: one vector
+// instruction fewer a batch of the pipeline's ~20, 4096x128: 108 -> 104 us
+// on Zen 4), which is exact while the scores' size stays under
+// scaled_exps_exact_for; otherwise, or for a NaN maximum, x - m with k = 0
+// and the floor -87.33, as the group kernel takes them. Either way a row's
+// choice depends on that row alone.
+template <class B>
+struct row_exponentials {
+    // A row's numbers as floats, found once its maximum m is (kept in the
+    // pipeline's ring of rows until the exponentials' stage takes them).
+    struct of_row {
+        float row_max, lowest, round_shift_less_k;
+        bool unshifted;
+    };
+    static of_row of(float m) {
+        if (!scaled_exps_exact_for(m, batch_tag<B>())) return {m, exp_flush_below, exp_round_shift, false};
+        return {m, m + exp_flush_below, exp_round_shift - scaled_exps_power(m, batch_tag<B>()), true};
+    }
+
+    B row_max, lowest, round_shift_less_k;
+    explicit row_exponentials(const of_row &f)
+        : row_max(f.row_max), lowest(f.lowest), round_shift_less_k(f.round_shift_less_k) {}
+
+    // N batches of a row's exponentials from x, stored in y and added to
+    // `sums` (N = 0: the n < B::size scores left; the lanes past them read
+    // as -inf, come out at most 2^-126 and leave a sum of at least
+    // e^(-ln2/64) as it is).
+    template <size_t N, bool unshifted>
+    EDGEATTN_HOT_INLINE void side_by_side(const float *x, float *y, B &sums, size_t n = 0) const {
+        constexpr size_t count = N == 0 ? 1 : N;
+        B e[count];
+#pragma GCC unroll 8
+        for (size_t i = 0; i < count; ++i) {
+            e[i] = N == 0 ? load_partial<B>(x, n, -__builtin_inff()) : B::load_unaligned(x + i * B::size);
+            if constexpr (!unshifted) e[i] = e[i] - row_max;
+        }
+        scaled_exps(e, lowest, round_shift_less_k, batch_tag<B>());
+#pragma GCC unroll 8
+        for (size_t i = 0; i < count; ++i) {
+            if constexpr (N == 0)
+                store_partial(e[i], y, n);
+            else
+                e[i].store_unaligned(y + i * B::size);
+            sums += e[i];
+        }
+    }
+};
+
 // masked_softmax_rows (below) for rows visible whole (no mask: a plain
 // softmax, attention without valid lengths) and longer than a batch, on the
 // AVX-512 and AVX2 paths: a pipeline of three stages, each on a row of its
@@ -337,32 +388,33 @@ struct softmax_pipeline {
     // store's low 12 bits is held as if it depended on it (Zen 4, 1024x1024,
     // y 64 bytes past x's page offset: 268 us in step order, 220 mirrored,
     // 242 by groups). Shorter rows keep step order (128 keys: 120 us in
-    // order, 127 mirrored).
-    bool mirrored;
-    float row_max[ring], scale[ring];
+    // order, 127 mirrored). A template argument of the iterations, so the
+    // steps test nothing for it.
+    static bool mirrored_rows(size_t keys) { return keys * sizeof(float) >= 4096; }
+    // The rows in flight, by row mod ring: how the exponentials' stage takes
+    // them (found with the maximum, as floats, so that the stage broadcasts
+    // them from memory, no shuffle) and 1 / their sum.
+    typename row_exponentials<B>::of_row found[ring];
+    float scale[ring];
 
     // N batches of each stage's row: the exponentials' from position j on,
     // the maximum's and the normalisation's from j_other (N = 0: the tail,
     // a partial batch of keys - j, where j_other = j).
-    template <size_t N>
+    template <size_t N, bool unshifted>
     EDGEATTN_HOT_INLINE void step(size_t j, size_t j_other, bool a, bool b, bool c, const float *xa,
-                                  const float *xb, float *yb, float *yc, const B &shift, const B &scale_c,
-                                  B (&maxima)[2], B &sums) const {
+                                  const float *xb, float *yb, float *yc, const row_exponentials<B> &ex,
+                                  const B &scale_c, B (&maxima)[2], B &sums) const {
         constexpr float lowest = -__builtin_inff();
         if constexpr (N == 0) {
             const size_t n = keys - j;
             if (a) maxima[0] = max(maxima[0], load_partial<B>(xa + j, n, lowest));
-            if (b) {
-                const B e = exp_nonpositive(load_partial<B>(xb + j, n, lowest) - shift);
-                store_partial(e, yb + j, n);
-                sums += e;
-            }
+            if (b) ex.template side_by_side<0, unshifted>(xb + j, yb + j, sums, n);
             if (c) store_partial(load_partial<B>(yc + j, n, 0.0f) * scale_c, yc + j, n);
         } else {
             if (a)
 #pragma GCC unroll 2
                 for (size_t i = 0; i < N; ++i) maxima[i] = max(maxima[i], B::load_unaligned(xa + j_other + i * W));
-            if (b) exponentials_side_by_side<B, N>(xb + j, yb + j, shift, sums);
+            if (b) ex.template side_by_side<N, unshifted>(xb + j, yb + j, sums);
             if (c)
 #pragma GCC unroll 2
                 for (size_t i = 0; i < N; ++i)
@@ -374,31 +426,44 @@ struct softmax_pipeline {
     // each where that row exists (`every_stage`: all do). A row whose
     // maximum is infinite is written as its limit and becomes the end of
     // `rows`, so its later stages do not run.
-    template <bool every_stage>
+    template <bool every_stage, bool mirrored>
     EDGEATTN_HOT_INLINE void iteration(size_t r) {
+        const size_t rb = r - to_exponentials;  // wraps below 0: not used then
+        const bool b = every_stage || (r >= to_exponentials && rb < rows);
+        if (!b || found[rb % ring].unshifted)
+            iteration_taking<every_stage, mirrored, true>(r, b);
+        else
+            iteration_taking<every_stage, mirrored, false>(r, b);
+    }
+
+    // The iteration with row r - 2's exponentials taken `unshifted` or not
+    // (row_exponentials); b: that row exists.
+    template <bool every_stage, bool mirrored, bool unshifted>
+    EDGEATTN_HOT_INLINE void iteration_taking(size_t r, bool b) {
         constexpr float lowest = -__builtin_inff();
         const size_t rb = r - to_exponentials, rc = r - to_normalisation;  // wrap below 0: not used then
         const bool a = every_stage || r < rows;
-        const bool b = every_stage || (r >= to_exponentials && rb < rows);
         const bool c = every_stage || (r >= to_normalisation && rc < rows);
         // Only the rows that exist: a stage without one would point outside x and y.
         const float *xa = a ? x + r * ld : x, *xb = b ? x + rb * ld : x;
         float *yb = b ? y + rb * ld : y, *yc = c ? y + rc * ld : y;
-        const B shift(b ? row_max[rb % ring] : 0.0f), scale_c(c ? scale[rc % ring] : 0.0f);
+        const row_exponentials<B> ex(found[rb % ring]);  // not used without row rb
+        const B scale_c(c ? scale[rc % ring] : 0.0f);
         B maxima[2] = {B(lowest), B(lowest)}, sums(0.0f);
         const size_t pairs = keys / (2 * W) * (2 * W);
         size_t j = 0;
         for (; j < pairs; j += 2 * W)
-            step<2>(j, mirrored ? pairs - 2 * W - j : j, a, b, c, xa, xb, yb, yc, shift, scale_c, maxima, sums);
+            step<2, unshifted>(j, mirrored ? pairs - 2 * W - j : j, a, b, c, xa, xb, yb, yc, ex, scale_c, maxima,
+                               sums);
         if (j + W <= keys) {
-            step<1>(j, j, a, b, c, xa, xb, yb, yc, shift, scale_c, maxima, sums);
+            step<1, unshifted>(j, j, a, b, c, xa, xb, yb, yc, ex, scale_c, maxima, sums);
             j += W;
         }
-        if (j < keys) step<0>(j, j, a, b, c, xa, xb, yb, yc, shift, scale_c, maxima, sums);
+        if (j < keys) step<0, unshifted>(j, j, a, b, c, xa, xb, yb, yc, ex, scale_c, maxima, sums);
         if (b) scale[rb % ring] = 1.0f / horizontal_sum(sums);
         if (a) {
             const float m = horizontal_max(max(maxima[0], maxima[1]));
-            row_max[r % ring] = m;
+            found[r % ring] = row_exponentials<B>::of(m);
             if (is_infinite(m)) {
                 pipelined_infinite_row(xa, y + r * ld, m, keys);
                 rows = r;  // the rows before r drain; r is done
@@ -408,12 +473,15 @@ struct softmax_pipeline {
 
     // Runs the pipeline; returns the rows done: all, or up to and with the
     // first row whose maximum is infinite.
-    size_t run() {
+    size_t run() { return mirrored_rows(keys) ? run_in<true>() : run_in<false>(); }
+
+    template <bool mirrored>
+    size_t run_in() {
         const size_t all = rows;
         size_t r = 0;
-        for (; r < rows + to_normalisation && r < to_normalisation; ++r) iteration<false>(r);  // filling
-        for (; r < rows; ++r) iteration<true>(r);
-        for (; r < rows + to_normalisation; ++r) iteration<false>(r);  // draining
+        for (; r < rows + to_normalisation && r < to_normalisation; ++r) iteration<false, mirrored>(r);  // filling
+        for (; r < rows; ++r) iteration<true, mirrored>(r);
+        for (; r < rows + to_normalisation; ++r) iteration<false, mirrored>(r);  // draining
         return rows < all ? rows + 1 : all;
     }
 };
@@ -421,7 +489,7 @@ struct softmax_pipeline {
 template <class B>
 void masked_softmax_rows_pipelined(const float *x, float *y, size_t ld, size_t rows, size_t keys) {
     for (size_t r0 = 0; r0 < rows;) {
-        softmax_pipeline<B> p{x + r0 * ld, y + r0 * ld, ld, rows - r0, keys, keys * sizeof(float) >= 4096, {}, {}};
+        softmax_pipeline<B> p{x + r0 * ld, y + r0 * ld, ld, rows - r0, keys, {}, {}};
         r0 += p.run();
     }
 }
