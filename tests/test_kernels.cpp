@@ -371,6 +371,34 @@ TEST_CASE("masked_softmax_rows: scores far from 0 and either side of the pipelin
     }
 }
 
+// The pipeline walks its rows in an order chosen from where y lies from x
+// modulo 4 KiB (softmax.hpp, step_order: from the row's end when y is 64 to
+// 575 bytes past x); a row's sum is taken in one order whatever the walk, so
+// the same scores give the same bits wherever the output lies.
+TEST_CASE("masked_softmax_rows: the same bits wherever y lies from x") {
+    std::mt19937 rng(31);
+    std::normal_distribution<float> g(0.0f, 3.0f);
+    for (const kernel_table *k : supported_paths()) {
+        INFO("path " << std::string(edgeattn_isa_name(k->isa)));
+        for (size_t keys : {20u, 33u, 100u, 128u, 300u, 1030u}) {
+            const size_t rows = 19;
+            // x at a page's start; y at each distance past a page boundary.
+            std::vector<float> space(rows * keys + 4096 / sizeof(float) * 3);
+            float *x = space.data() + (4096 - reinterpret_cast<uintptr_t>(space.data()) % 4096) / sizeof(float);
+            for (size_t i = 0; i < rows * keys; ++i) x[i] = g(rng);
+            std::vector<float> first(rows * keys);
+            k->masked_softmax_rows(x, first.data(), keys, rows, keys, nullptr);
+            for (size_t apart : {0u, 64u, 128u, 320u, 512u, 576u, 1024u, 2048u, 4032u}) {
+                std::vector<float> out(rows * keys + 4096 / sizeof(float) * 2);
+                float *y = out.data() + (4096 - reinterpret_cast<uintptr_t>(out.data()) % 4096 + apart) / sizeof(float);
+                k->masked_softmax_rows(x, y, keys, rows, keys, nullptr);
+                INFO("keys " << keys << ", y " << apart << " bytes past x modulo 4 KiB");
+                REQUIRE(std::memcmp(y, first.data(), rows * keys * sizeof(float)) == 0);
+            }
+        }
+    }
+}
+
 #if defined(__unix__)
 // 64 KiB of data, then an unreadable page: n floats placed at the end of
 // the data are followed by memory whose every read or write faults. The

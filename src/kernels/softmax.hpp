@@ -18,6 +18,7 @@
 #define EDGEATTN_KERNELS_SOFTMAX_HPP
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "compact.hpp"
 #include "exp.hpp"
@@ -322,12 +323,11 @@ struct row_exponentials {
     explicit row_exponentials(const of_row &f)
         : row_max(f.row_max), lowest(f.lowest), round_shift_less_k(f.round_shift_less_k) {}
 
-    // N batches of a row's exponentials from x, stored in y and added to
-    // `sums` (N = 0: the n < B::size scores left; the lanes past them read
-    // as -inf, come out at most 2^-126 and leave a sum of at least
-    // e^(-ln2/64) as it is).
+    // N batches of a row's exponentials from x, stored in y; returns their
+    // sum, a pair's as e0 + e1 (N = 0: the n < B::size scores left, the
+    // lanes past them read as -inf and at most 2^-126 in the sum).
     template <size_t N, bool unshifted>
-    EDGEATTN_HOT_INLINE void side_by_side(const float *x, float *y, B &sums, size_t n = 0) const {
+    EDGEATTN_HOT_INLINE B side_by_side(const float *x, float *y, size_t n = 0) const {
         constexpr size_t count = N == 0 ? 1 : N;
         B e[count];
 #pragma GCC unroll 8
@@ -336,31 +336,38 @@ struct row_exponentials {
             if constexpr (!unshifted) e[i] = e[i] - row_max;
         }
         scaled_exps(e, lowest, round_shift_less_k, batch_tag<B>());
+        if constexpr (N == 0)
+            store_partial(e[0], y, n);
+        else
 #pragma GCC unroll 8
-        for (size_t i = 0; i < count; ++i) {
-            if constexpr (N == 0)
-                store_partial(e[i], y, n);
-            else
-                e[i].store_unaligned(y + i * B::size);
-            sums += e[i];
-        }
+            for (size_t i = 0; i < N; ++i) e[i].store_unaligned(y + i * B::size);
+        if constexpr (N == 2)
+            return e[0] + e[1];
+        else
+            return e[0];
     }
 };
 
 // masked_softmax_rows (below) for rows visible whole (no mask: a plain
 // softmax, attention without valid lengths) and longer than a batch, on the
-// AVX-512 and AVX2 paths: a pipeline of three stages, each on a row of its
-// own, side by side: the maximum of row r, the exponentials of row r - 2
-// (stored in y, and summed), the normalisation of row r - 4. Done a pass at
-// a time (the group kernel), the maximum and the normalisation are bound by
-// the loads and the stores (Zen 4: 2 cycles a batch each, the FMA units
-// idle) and the exponentials by the FMA units; side by side, the memory work
-// runs under the arithmetic. Each row's maximum and sum are reduced across
-// its lanes on their own, two rows before they are needed, so the
-// reductions' latency overlaps other rows' work (distances 1 and 2 instead
-// of 2 and 4: 8% slower at 128 keys). All rows have the same length, so the
-// three stages go side by side to the end: two batches a step, then one,
-// then the tail.
+// AVX-512 and AVX2 paths: a pipeline of stages, each on a row of its own,
+// side by side: the maximum of row r, the exponentials of row r - 2 (stored
+// in y), the sum of row r - 4 (read back from y), the normalisation of row
+// r - 6. Done a pass at a time (the group kernel), the maximum and the
+// normalisation are bound by the loads and the stores (Zen 4: 2 cycles a
+// batch each, the FMA units idle) and the exponentials by the FMA units;
+// side by side, the memory work runs under the arithmetic. Each row's
+// maximum and sum are reduced across its lanes on their own, two rows before
+// they are needed, so the reductions' latency overlaps other rows' work
+// (distances 1 and 2 instead of 2 and 4: 8% slower at 128 keys). The sum as
+// a stage of its own (an added load a batch, the exponentials' chain one
+// add shorter): 4096x128 107 -> 96 us, 1024x512 91 -> 85; it also makes a
+// row's sum independent of the order the exponentials walk it in
+// (step_order). Rows of a page or more keep the sum in the exponentials'
+// stage and the normalisation at r - 4: the stage of its own made them
+// slower (1024x1024 172 -> 190 us, 64x4096 43.4 -> 53). All rows have the
+// same length, so the stages go side by side to the end: two batches a step,
+// one, and the tail.
 //
 // Why whole rows only: with masks, rows of one call differ in length, a
 // stage that finishes its row alone runs without the others beside it, and
@@ -368,7 +375,7 @@ struct row_exponentials {
 // of 128 keys): 32 or 48 visible keys a row 25% and 50% slower than the
 // group kernel, 1000 of 1024 the same (bench/NOTES.md). Per-row work is
 // what short rows pay for (a row of 128 scores is four steps): the state
-// is two floats in rings indexed by row, and the iterations between the
+// is a few floats in rings indexed by row, and the iterations between the
 // pipeline's filling and draining, where every stage has a row, are
 // compiled apart with that known. A row whose maximum is infinite (its
 // limit written at once) ends the pipeline there: the rows before it
@@ -376,31 +383,54 @@ struct row_exponentials {
 // flag (a flag tested by the later stages cost 5% at 128 keys).
 template <class B>
 struct softmax_pipeline {
-    static constexpr size_t W = B::size, ring = 8;  // ring: more than the 5 rows in flight
-    static constexpr size_t to_exponentials = 2, to_normalisation = 4;
+    static constexpr size_t W = B::size, ring = 8;  // ring: more than the 7 rows in flight
+    static constexpr size_t to_exponentials = 2, to_sum = 4;
+    static constexpr size_t to_normalisation(int order) { return order == mirrored ? 4 : 6; }
     const float *x;
     float *y;
     size_t ld, rows, keys;
-    // The maximum and the normalisation take a row's pairs of batches from
-    // its end, the exponentials from its start. A row of 1024 floats or more
-    // covers a whole 4 KiB page, so in step order every stream would meet at
-    // the same page offsets, and a load whose address matches an earlier
-    // store's low 12 bits is held as if it depended on it (Zen 4, 1024x1024,
-    // y 64 bytes past x's page offset: 268 us in step order, 220 mirrored,
-    // 242 by groups). Shorter rows keep step order (128 keys: 120 us in
-    // order, 127 mirrored). A template argument of the iterations, so the
-    // steps test nothing for it.
-    static bool mirrored_rows(size_t keys) { return keys * sizeof(float) >= 4096; }
+    // The order in which the stages walk their rows, chosen per call from
+    // the row length and where y lies from x. A load whose address matches
+    // an earlier store's low 12 bits is held as if it depended on it (4K
+    // aliasing), so (Zen 4, one thread):
+    // - `mirrored`: a row of 1024 floats or more covers a whole 4 KiB page,
+    //   and in one order every stream would meet at the same page offsets:
+    //   the maximum and the normalisation walk from the row's end, the
+    //   exponentials from its start (1024x1024, y 64 bytes past x's page
+    //   offset: 268 us in one order, 220 apart, 242 by groups);
+    // - `reversed`: in a shorter row, the exponentials' loads of x meet
+    //   their own stores to y a few steps back when y lies 64 to ~512 bytes
+    //   past x modulo 4 KiB (two buffers of one size from malloc, one after
+    //   the other: Google Benchmark's lie 128 bytes apart): the stages then
+    //   walk from the row's end (tail, last batch, pairs), so each store
+    //   follows the loads it could match (4096x128 at 128 bytes apart: 117
+    //   -> 97 us, 1024x512 116 -> 84); `in_order` elsewhere (reversed at 0,
+    //   1024 and 2048 bytes apart: +6-11% at 4096x128).
+    // The sum stage walks every row from its start, pairs as e0 + e1, so
+    // where y lies changes no bit of the result. (The exponentials' stage
+    // summing in its own order, each pair's sum kept in a slot and added
+    // after the row: +10%, one store a pair.) A template argument of the
+    // iterations: the steps test nothing for it.
+    static constexpr int in_order = 0, mirrored = 1, reversed = 2;
+    static int step_order(const float *x, const float *y, size_t keys) {
+        if (keys * sizeof(float) >= 4096) return mirrored;
+        const size_t apart = static_cast<size_t>(reinterpret_cast<uintptr_t>(y) - reinterpret_cast<uintptr_t>(x)) % 4096;
+        return apart >= 64 && apart < 576 ? reversed : in_order;
+    }
     // The rows in flight, by row mod ring: how the exponentials' stage takes
-    // them (found with the maximum, as floats, so that the stage broadcasts
-    // them from memory, no shuffle) and 1 / their sum.
+    // them (found with the maximum, as floats, which the stage broadcasts
+    // from memory) and 1 / their sum.
     typename row_exponentials<B>::of_row found[ring];
     float scale[ring];
 
     // N batches of each stage's row: the exponentials' from position j on,
     // the maximum's and the normalisation's from j_other (N = 0: the tail,
     // a partial batch of keys - j, where j_other = j).
-    template <size_t N, bool unshifted>
+    // N batches of each stage's row: the exponentials' from position j on,
+    // the maximum's and the normalisation's from j_other (N = 0: the tail,
+    // a partial batch of keys - j, where j_other = j).
+    // `b_sums`: the exponentials add their sum to `sums` (the mirrored order).
+    template <size_t N, bool unshifted, bool b_sums>
     EDGEATTN_HOT_INLINE void step(size_t j, size_t j_other, bool a, bool b, bool c, const float *xa,
                                   const float *xb, float *yb, float *yc, const row_exponentials<B> &ex,
                                   const B &scale_c, B (&maxima)[2], B &sums) const {
@@ -408,13 +438,19 @@ struct softmax_pipeline {
         if constexpr (N == 0) {
             const size_t n = keys - j;
             if (a) maxima[0] = max(maxima[0], load_partial<B>(xa + j, n, lowest));
-            if (b) ex.template side_by_side<0, unshifted>(xb + j, yb + j, sums, n);
+            if (b) {
+                const B e = ex.template side_by_side<0, unshifted>(xb + j, yb + j, n);
+                if constexpr (b_sums) sums += e;
+            }
             if (c) store_partial(load_partial<B>(yc + j, n, 0.0f) * scale_c, yc + j, n);
         } else {
             if (a)
 #pragma GCC unroll 2
                 for (size_t i = 0; i < N; ++i) maxima[i] = max(maxima[i], B::load_unaligned(xa + j_other + i * W));
-            if (b) ex.template side_by_side<N, unshifted>(xb + j, yb + j, sums);
+            if (b) {
+                const B e = ex.template side_by_side<N, unshifted>(xb + j, yb + j);
+                if constexpr (b_sums) sums += e;
+            }
             if (c)
 #pragma GCC unroll 2
                 for (size_t i = 0; i < N; ++i)
@@ -422,45 +458,90 @@ struct softmax_pipeline {
         }
     }
 
-    // Row r's maximum, row r - 2's exponentials, row r - 4's normalisation,
-    // each where that row exists (`every_stage`: all do). A row whose
+    // The summing stage's part of a step: N batches of its row's stored
+    // exponentials from ys added to `sums` (N = 2: as one pair's sum e0 + e1;
+    // N = 0: the tail, keys - j of them).
+    template <size_t N>
+    EDGEATTN_HOT_INLINE void add_stored(const float *ys, size_t j, B &sums) const {
+        if constexpr (N == 2)
+            sums += B::load_unaligned(ys + j) + B::load_unaligned(ys + j + W);
+        else if constexpr (N == 1)
+            sums += B::load_unaligned(ys + j);
+        else
+            sums += load_partial<B>(ys + j, keys - j, 0.0f);
+    }
+
+    // Row r's maximum, row r - 2's exponentials, row r - 4's sum, row r - 6's
+    // normalisation (mirrored: row r - 2's exponentials and sum, row r - 4's
+    // normalisation), each where that row exists (`every_stage`: all do). A row whose
     // maximum is infinite is written as its limit and becomes the end of
     // `rows`, so its later stages do not run.
-    template <bool every_stage, bool mirrored>
+    template <bool every_stage, int order>
     EDGEATTN_HOT_INLINE void iteration(size_t r) {
         const size_t rb = r - to_exponentials;  // wraps below 0: not used then
         const bool b = every_stage || (r >= to_exponentials && rb < rows);
         if (!b || found[rb % ring].unshifted)
-            iteration_taking<every_stage, mirrored, true>(r, b);
+            iteration_taking<every_stage, order, true>(r, b);
         else
-            iteration_taking<every_stage, mirrored, false>(r, b);
+            iteration_taking<every_stage, order, false>(r, b);
     }
 
     // The iteration with row r - 2's exponentials taken `unshifted` or not
     // (row_exponentials); b: that row exists.
-    template <bool every_stage, bool mirrored, bool unshifted>
+    template <bool every_stage, int order, bool unshifted>
     EDGEATTN_HOT_INLINE void iteration_taking(size_t r, bool b) {
         constexpr float lowest = -__builtin_inff();
-        const size_t rb = r - to_exponentials, rc = r - to_normalisation;  // wrap below 0: not used then
+        constexpr bool b_sums = order == mirrored;
+        constexpr size_t to_c = to_normalisation(order);
+        // wrap below 0: not used then
+        const size_t rb = r - to_exponentials, rs = r - to_sum, rc = r - to_c;
         const bool a = every_stage || r < rows;
-        const bool c = every_stage || (r >= to_normalisation && rc < rows);
+        const bool s = !b_sums && (every_stage || (r >= to_sum && rs < rows));
+        const bool c = every_stage || (r >= to_c && rc < rows);
         // Only the rows that exist: a stage without one would point outside x and y.
         const float *xa = a ? x + r * ld : x, *xb = b ? x + rb * ld : x;
         float *yb = b ? y + rb * ld : y, *yc = c ? y + rc * ld : y;
+        const float *ys = s ? y + rs * ld : y;
         const row_exponentials<B> ex(found[rb % ring]);  // not used without row rb
         const B scale_c(c ? scale[rc % ring] : 0.0f);
         B maxima[2] = {B(lowest), B(lowest)}, sums(0.0f);
         const size_t pairs = keys / (2 * W) * (2 * W);
-        size_t j = 0;
-        for (; j < pairs; j += 2 * W)
-            step<2, unshifted>(j, mirrored ? pairs - 2 * W - j : j, a, b, c, xa, xb, yb, yc, ex, scale_c, maxima,
-                               sums);
-        if (j + W <= keys) {
-            step<1, unshifted>(j, j, a, b, c, xa, xb, yb, yc, ex, scale_c, maxima, sums);
-            j += W;
+        const bool single = pairs + W <= keys;
+        const size_t tail = single ? pairs + W : pairs;  // where the tail starts, if keys > tail
+        if constexpr (order == reversed) {
+            // The row's end first; the sum's last terms wait in registers.
+            B last(0.0f), after_last(0.0f);
+            if (tail < keys) {
+                step<0, unshifted, false>(tail, tail, a, b, c, xa, xb, yb, yc, ex, scale_c, maxima, sums);
+                if (s) add_stored<0>(ys, tail, after_last);
+            }
+            if (single) {
+                step<1, unshifted, false>(pairs, pairs, a, b, c, xa, xb, yb, yc, ex, scale_c, maxima, sums);
+                if (s) add_stored<1>(ys, pairs, last);
+            }
+            for (size_t j = 0; j < pairs; j += 2 * W) {
+                const size_t back = pairs - 2 * W - j;
+                step<2, unshifted, false>(back, back, a, b, c, xa, xb, yb, yc, ex, scale_c, maxima, sums);
+                if (s) add_stored<2>(ys, j, sums);
+            }
+            if (single) sums += last;
+            if (tail < keys) sums += after_last;
+        } else {
+            for (size_t j = 0; j < pairs; j += 2 * W) {
+                step<2, unshifted, b_sums>(j, order == mirrored ? pairs - 2 * W - j : j, a, b, c, xa, xb, yb, yc,
+                                           ex, scale_c, maxima, sums);
+                if (s) add_stored<2>(ys, j, sums);
+            }
+            if (single) {
+                step<1, unshifted, b_sums>(pairs, pairs, a, b, c, xa, xb, yb, yc, ex, scale_c, maxima, sums);
+                if (s) add_stored<1>(ys, pairs, sums);
+            }
+            if (tail < keys) {
+                step<0, unshifted, b_sums>(tail, tail, a, b, c, xa, xb, yb, yc, ex, scale_c, maxima, sums);
+                if (s) add_stored<0>(ys, tail, sums);
+            }
         }
-        if (j < keys) step<0, unshifted>(j, j, a, b, c, xa, xb, yb, yc, ex, scale_c, maxima, sums);
-        if (b) scale[rb % ring] = 1.0f / horizontal_sum(sums);
+        if (b_sums ? b : s) scale[(b_sums ? rb : rs) % ring] = 1.0f / horizontal_sum(sums);
         if (a) {
             const float m = horizontal_max(max(maxima[0], maxima[1]));
             found[r % ring] = row_exponentials<B>::of(m);
@@ -473,15 +554,22 @@ struct softmax_pipeline {
 
     // Runs the pipeline; returns the rows done: all, or up to and with the
     // first row whose maximum is infinite.
-    size_t run() { return mirrored_rows(keys) ? run_in<true>() : run_in<false>(); }
+    size_t run() {
+        switch (step_order(x, y, keys)) {
+            case in_order: return run_in<in_order>();
+            case mirrored: return run_in<mirrored>();
+            default: return run_in<reversed>();
+        }
+    }
 
-    template <bool mirrored>
+    template <int order>
     size_t run_in() {
         const size_t all = rows;
         size_t r = 0;
-        for (; r < rows + to_normalisation && r < to_normalisation; ++r) iteration<false, mirrored>(r);  // filling
-        for (; r < rows; ++r) iteration<true, mirrored>(r);
-        for (; r < rows + to_normalisation; ++r) iteration<false, mirrored>(r);  // draining
+        constexpr size_t to_c = to_normalisation(order);
+        for (; r < rows + to_c && r < to_c; ++r) iteration<false, order>(r);  // filling
+        for (; r < rows; ++r) iteration<true, order>(r);
+        for (; r < rows + to_c; ++r) iteration<false, order>(r);  // draining
         return rows < all ? rows + 1 : all;
     }
 };
