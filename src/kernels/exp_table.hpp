@@ -1,22 +1,22 @@
-// exp(x) for x <= 0 (softmax's x - max) from a table of 2^(j/T), T = the
-// batch's lane count, for batch types that can permute their own lanes by
-// index in one instruction (AVX-512's and AVX2's vpermps: permute_lanes
-// below). exp.hpp's polynomial needs degree 6 for |r| <= ln2/2; with the
-// table, |r| <= ln2/(2T) and degree 3 (T = 16) or 4 (T = 8) reach the same
-// accuracy, the table lookup runs beside the FMA units and the power of two
-// is an integer add: 7 of 14 instructions on the FMA units instead of 10
-// (softmax's exponentials of 4096x128 scores: 75 -> 62 us on AVX-512).
+// exp(x) for x <= 0 (softmax's x - max) from a table of 2^(j/T), for batch
+// types that can permute their own lanes by index in one instruction: T =
+// 32 on AVX-512 (two registers, vpermt2ps), 8 on AVX2 (vpermps). exp.hpp's
+// polynomial needs degree 6 for |r| <= ln2/2; with the table, |r| <=
+// ln2/(2T), and degree 2 (T = 32) or 4 (T = 8) is enough, the lookup runs
+// beside the FMA units and the power of two is an integer add.
 //
 //   x = (T m + j) ln2/T + r (the whole number n = T m + j rounded from
 //   x T/ln2 by adding 1.5 * 2^23, which leaves n in the low mantissa bits);
 //   exp(x) = 2^m * 2^(j/T) * e^r, 2^m 2^(j/T) as one integer add (below),
-//   and e^r = 1 + r q(r) by Taylor's
-//   coefficients (their truncation error, 9e-9 for T = 16 and 1.3e-9 for
-//   T = 8, is far below a float's 6e-8), so exp(x) = t + t * r q(r) with
-//   t = 2^m 2^(j/T): rounded once at the end, plus the table's own rounding.
-//   Measured (tests/test_kernels.cpp, the float line of [-87.33, 0] at
-//   relative steps of 1e-5, against std::exp in double): 1.06 ULP at most
-//   for T = 16, 0.90 for T = 8; the test's bound is 2.
+//   and e^r = 1 + q(r): for T = 8 Taylor's degree 4 (truncation 1.3e-9),
+//   for T = 32 degree 2 with Chebyshev-economised coefficients (5.3e-8, see
+//   exp_table_c1), so exp(x) = t + t q(r) with t = 2^m 2^(j/T): rounded
+//   once at the end, plus the table's own rounding. Measured
+//   (tests/test_kernels.cpp, the float line of [-87.33, 0] at relative
+//   steps of 1e-5, against std::exp in double): 1.73 ULP at most for T = 32
+//   (session 7's degree 3 on 16 entries: 1.06), 0.90 for T = 8; the test's
+//   bound is 2. The degree-2 form takes one FMA of the seven on the FMA
+//   pipes off each batch (Zen 4, softmax 4096x128: 116 -> 112 us).
 //
 // Below -87.33, as exp.hpp's exp_nonpositive: at most 2^-126 * 1.0; NaN
 // stays NaN (the clamp keeps it, and it flows through the arithmetic). A
