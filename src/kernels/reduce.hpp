@@ -12,22 +12,15 @@ namespace edgeattn {
 namespace detail {
 namespace {
 
-// v's lanes folded by halves, op(lane i, lane i + half) for half = size/2,
-// size/4, ... 1: a tree of depth log2 of the width, not a chain of width - 1
-// (the row softmax waits on this once per row, so its latency is per-row
-// cost).
-template <class B, class Op>
-float fold_lanes_by_halves(const B &v, Op op) {
+// A tree of maxima (depth log2 of the width, not a chain of width - 1):
+// the row softmax waits on this once per row, so its latency is per-row cost.
+template <class B>
+float horizontal_max(const B &v) {
     alignas(64) float lanes[B::size];
     v.store_unaligned(lanes);
     for (size_t half = B::size / 2; half >= 1; half /= 2)
-        for (size_t i = 0; i < half; ++i) lanes[i] = op(lanes[i], lanes[i + half]);
+        for (size_t i = 0; i < half; ++i) lanes[i] = lanes[i + half] > lanes[i] ? lanes[i + half] : lanes[i];
     return lanes[0];
-}
-
-template <class B>
-float horizontal_max(const B &v) {
-    return fold_lanes_by_halves(v, [](float a, float b) { return b > a ? b : a; });
 }
 
 template <class B>

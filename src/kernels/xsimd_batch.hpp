@@ -66,65 +66,40 @@ EDGEATTN_HOT_INLINE xsimd::batch<float, A> max_over_rotations(const xsimd::batch
 }
 
 #if defined(__SSE2__)
-// The maximum of registers of 4 and 8 floats (fold_by_halves).
-struct max_of_registers {
-    __m128 operator()(__m128 a, __m128 b) const { return _mm_max_ps(a, b); }
-#if defined(__AVX__)
-    __m256 operator()(__m256 a, __m256 b) const { return _mm256_max_ps(a, b); }
-#endif
-};
-
-// reduce.hpp's fold_lanes_by_halves in registers, for AVX-512's and AVX's
-// batches: each step takes the upper half down and works at half the
-// width. On Zen 4 an operation on 512 bits holds its pipes twice as long as
-// one on 256, and the pipelined softmax folds a row's maximum once a row
-// (4096x128: 112 -> 107.5 us in the harness). horizontal_sum's order is
-// the group kernel's tree (its last step is taken at half the width too);
-// a pipelined row's sum by halves measured no faster.
-template <class A, class Op>
-EDGEATTN_HOT_INLINE float fold_by_halves(const xsimd::batch<float, A> &v, Op op) {
-    constexpr size_t size = xsimd::batch<float, A>::size;
-    static_assert(size == 16 || size == 8, "AVX-512's or AVX's batches");
-    __m256 eight;
-#if defined(__AVX512F__)
-    if constexpr (size == 16) {
-        const __m512 all = v;
-        eight = op(_mm512_castps512_ps256(all), _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(all), 1)));
-    }
-#endif
-#if defined(__AVX__)
-    if constexpr (size == 8) eight = v;
-    __m128 four = op(_mm256_castps256_ps128(eight), _mm256_extractf128_ps(eight, 1));
-    four = op(four, _mm_movehl_ps(four, four));
-    return _mm_cvtss_f32(op(four, _mm_shuffle_ps(four, four, _MM_SHUFFLE(1, 1, 1, 1))));
-#else
-    return 0.0f;  // not reached: the callers ask only where AVX is
-#endif
-}
-
-template <class A>
-constexpr bool folds_in_registers() {
-#if defined(__AVX512F__)
-    if (xsimd::batch<float, A>::size == 16) return true;
-#endif
-#if defined(__AVX__)
-    if (xsimd::batch<float, A>::size == 8) return true;
-#endif
-    return false;
+// The maximum of an SSE register's four lanes, in lane 0.
+EDGEATTN_HOT_INLINE __m128 max_of_four_lanes(__m128 m) {
+    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    return _mm_max_ss(m, _mm_shuffle_ps(m, m, _MM_SHUFFLE(1, 1, 1, 1)));
 }
 #endif
 
 // The maximum of the lanes in registers: no round trip through memory,
 // whose store-to-load forwarding of one wide store to narrow loads the row
-// softmax would wait on once per row. A maximum is exact in any order, so
-// the fold's order changes no result. Inlined whatever GCC's heuristics
-// say: as a call (recursive, it was one) it made the pipelined softmax spill
-// and reload its live registers once a row (the SysV ABI keeps no vector
+// softmax would wait on once per row. On AVX-512 and AVX each step takes
+// the upper half down and works at half the width: on Zen 4 an operation
+// on 512 bits holds its pipes twice as long as one on 256, and the
+// pipelined softmax takes a row's maximum once a row (4096x128: 112 ->
+// 107.5 us in the harness). A maximum is exact in any order, so the steps'
+// order changes no result. Inlined whatever GCC's heuristics say: as a
+// call (recursive, it was one) it made the pipelined softmax spill and
+// reload its live registers once a row (the SysV ABI keeps no vector
 // register across a call).
 template <class A>
 EDGEATTN_HOT_INLINE float horizontal_max(const xsimd::batch<float, A> &v) {
-#if defined(__SSE2__)
-    if constexpr (folds_in_registers<A>()) return fold_by_halves(v, max_of_registers());
+#if defined(__AVX512F__)
+    if constexpr (xsimd::batch<float, A>::size == 16) {
+        const __m512 m = v;
+        const __m256 half = _mm256_max_ps(_mm512_castps512_ps256(m),
+                                          _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(m), 1)));
+        return _mm_cvtss_f32(
+            max_of_four_lanes(_mm_max_ps(_mm256_castps256_ps128(half), _mm256_extractf128_ps(half, 1))));
+    }
+#endif
+#if defined(__AVX__)
+    if constexpr (xsimd::batch<float, A>::size == 8) {
+        const __m256 m = v;
+        return _mm_cvtss_f32(max_of_four_lanes(_mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1))));
+    }
 #endif
     return max_over_rotations<A, xsimd::batch<float, A>::size / 2>(v).get(0);
 }
@@ -197,7 +172,8 @@ inline float horizontal_sum_of(const xsimd::batch<float, xsimd::avx512f> &v,
     __m512 s = _mm512_add_ps(v, _mm512_permute_ps(v, _MM_SHUFFLE(1, 0, 3, 2)));
     s = _mm512_add_ps(s, _mm512_permute_ps(s, _MM_SHUFFLE(2, 3, 0, 1)));
     s = _mm512_add_ps(s, _mm512_shuffle_f32x4(s, s, _MM_SHUFFLE(2, 3, 0, 1)));
-    // The halves' sum at half the width (horizontal_max says why).
+    // The halves' sum at half the width (horizontal_max says why); the
+    // order is still the tree's.
     return _mm256_cvtss_f32(_mm256_add_ps(_mm512_castps512_ps256(s),
                                           _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(s), 1))));
 }
