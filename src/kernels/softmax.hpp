@@ -426,9 +426,6 @@ struct softmax_pipeline {
     // N batches of each stage's row: the exponentials' from position j on,
     // the maximum's and the normalisation's from j_other (N = 0: the tail,
     // a partial batch of keys - j, where j_other = j).
-    // N batches of each stage's row: the exponentials' from position j on,
-    // the maximum's and the normalisation's from j_other (N = 0: the tail,
-    // a partial batch of keys - j, where j_other = j).
     // `b_sums`: the exponentials add their sum to `sums` (the mirrored order).
     template <size_t N, bool unshifted, bool b_sums>
     EDGEATTN_HOT_INLINE void step(size_t j, size_t j_other, bool a, bool b, bool c, const float *xa,
@@ -473,9 +470,9 @@ struct softmax_pipeline {
 
     // Row r's maximum, row r - 2's exponentials, row r - 4's sum, row r - 6's
     // normalisation (mirrored: row r - 2's exponentials and sum, row r - 4's
-    // normalisation), each where that row exists (`every_stage`: all do). A row whose
-    // maximum is infinite is written as its limit and becomes the end of
-    // `rows`, so its later stages do not run.
+    // normalisation), each where that row exists (`every_stage`: all do). A
+    // row whose maximum is infinite is written as its limit and becomes the
+    // end of `rows`, so its later stages do not run.
     template <bool every_stage, int order>
     EDGEATTN_HOT_INLINE void iteration(size_t r) {
         const size_t rb = r - to_exponentials;  // wraps below 0: not used then
@@ -493,8 +490,7 @@ struct softmax_pipeline {
         constexpr float lowest = -__builtin_inff();
         constexpr bool b_sums = order == mirrored;
         constexpr size_t to_c = to_normalisation(order);
-        // wrap below 0: not used then
-        const size_t rb = r - to_exponentials, rs = r - to_sum, rc = r - to_c;
+        const size_t rb = r - to_exponentials, rs = r - to_sum, rc = r - to_c;  // wrap below 0: not used then
         const bool a = every_stage || r < rows;
         const bool s = !b_sums && (every_stage || (r >= to_sum && rs < rows));
         const bool c = every_stage || (r >= to_c && rc < rows);
