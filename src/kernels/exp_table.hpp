@@ -44,7 +44,7 @@ namespace detail {
 namespace {
 
 // 2^(j/32) for j = 0..31, each rounded to the nearest float (checked
-// against 60-digit values); T = 16 takes every other one, T = 8 every fourth.
+// against 60-digit values); T = 8 takes every fourth.
 constexpr float exp2_thirty_seconds[32] = {
     0x1.000000p+0f, 0x1.059b0ep+0f, 0x1.0b5586p+0f, 0x1.11301ep+0f, 0x1.172b84p+0f, 0x1.1d4874p+0f, 0x1.2387a6p+0f,
     0x1.29e9e0p+0f, 0x1.306fe0p+0f, 0x1.371a74p+0f, 0x1.3dea64p+0f, 0x1.44e086p+0f, 0x1.4bfdaep+0f, 0x1.5342b6p+0f,
@@ -52,16 +52,16 @@ constexpr float exp2_thirty_seconds[32] = {
     0x1.93737cp+0f, 0x1.9c4918p+0f, 0x1.a5503cp+0f, 0x1.ae89fap+0f, 0x1.b7f770p+0f, 0x1.c199bep+0f, 0x1.cb720ep+0f,
     0x1.d5818ep+0f, 0x1.dfc974p+0f, 0x1.ea4afap+0f, 0x1.f50766p+0f};
 
-constexpr int exp_table_index_bits(size_t T) { return T == 32 ? 5 : T == 16 ? 4 : 3; }
+constexpr int exp_table_index_bits(size_t T) { return T == 32 ? 5 : 3; }
 
-// Entry j of the table: the bits of 2^(j/T) (T = 32, 16 or 8) less j moved
+// Entry j of the table: the bits of 2^(j/T) (T = 32 or 8) less j moved
 // up to where n's shift (table_exps_of_nonpositive) leaves it, so that
 // adding that shifted n gives 2^(j/T) 2^m with no mask in between:
 //   (n << (23 - index_bits)) mod 2^32 = (m << 23) + (j << (23 - index_bits)),
 // where the word holds n in its low mantissa bits (n = T m + j, 0 <= j < T).
 template <size_t T>
 constexpr int32_t exp2_fraction_entry(size_t j) {
-    static_assert(T == 32 || T == 16 || T == 8, "a table of 32, 16 or 8 entries");
+    static_assert(T == 32 || T == 8, "a table of 32 or 8 entries");
     return __builtin_bit_cast(int32_t, exp2_thirty_seconds[j * (32 / T)]) -
            static_cast<int32_t>(j << (23 - exp_table_index_bits(T)));
 }
