@@ -65,11 +65,12 @@ EDGEATTN_HOT_INLINE xsimd::batch<float, A> max_over_rotations(const xsimd::batch
         return m;
 }
 
-#if defined(__SSE2__)
-// The maximum of an SSE register's four lanes, in lane 0.
-EDGEATTN_HOT_INLINE __m128 max_of_four_lanes(__m128 m) {
+#if defined(__AVX__)
+// The maximum of an AVX register's eight lanes, each step at half the width.
+EDGEATTN_HOT_INLINE float max_of_eight_lanes(__m256 v) {
+    __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
     m = _mm_max_ps(m, _mm_movehl_ps(m, m));
-    return _mm_max_ss(m, _mm_shuffle_ps(m, m, _MM_SHUFFLE(1, 1, 1, 1)));
+    return _mm_cvtss_f32(_mm_max_ss(m, _mm_shuffle_ps(m, m, _MM_SHUFFLE(1, 1, 1, 1))));
 }
 #endif
 
@@ -89,17 +90,12 @@ EDGEATTN_HOT_INLINE float horizontal_max(const xsimd::batch<float, A> &v) {
 #if defined(__AVX512F__)
     if constexpr (xsimd::batch<float, A>::size == 16) {
         const __m512 m = v;
-        const __m256 half = _mm256_max_ps(_mm512_castps512_ps256(m),
-                                          _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(m), 1)));
-        return _mm_cvtss_f32(
-            max_of_four_lanes(_mm_max_ps(_mm256_castps256_ps128(half), _mm256_extractf128_ps(half, 1))));
+        return max_of_eight_lanes(_mm256_max_ps(_mm512_castps512_ps256(m),
+                                                _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(m), 1))));
     }
 #endif
 #if defined(__AVX__)
-    if constexpr (xsimd::batch<float, A>::size == 8) {
-        const __m256 m = v;
-        return _mm_cvtss_f32(max_of_four_lanes(_mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1))));
-    }
+    if constexpr (xsimd::batch<float, A>::size == 8) return max_of_eight_lanes(v);
 #endif
     return max_over_rotations<A, xsimd::batch<float, A>::size / 2>(v).get(0);
 }
