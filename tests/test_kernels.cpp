@@ -238,8 +238,8 @@ TEST_CASE("masked_softmax_rows: rows in groups, each with its own visible keys, 
 }
 
 // Rows visible whole and longer than a batch go through the pipeline on the
-// AVX-512 and AVX2 paths (softmax.hpp: the maximum, the exponentials and the
-// normalisation of three rows side by side), the others through the group
+// AVX-512 and AVX2 paths (softmax.hpp: the maximum, the exponentials, the
+// sum and the normalisation of rows side by side), the others through the group
 // kernel, run by run (every row on the other paths). Runs
 // longer than the pipeline's ring of rows, runs of masked and of short rows
 // between them, lengths with a single batch and a tail after the pairs,
