@@ -46,17 +46,6 @@ key_interval rows_seeing(const attention_slice &s, const attention_mask_view &ma
     return r;
 }
 
-// Whether some of rows [row0, row0 + rows) see only part of keys
-// [key0, key0 + n).
-bool partly_seen(const attention_slice &s, const attention_mask_view &mask, size_t row0, size_t rows,
-                 size_t key0, size_t n) {
-    for (size_t r = 0; r < rows; ++r) {
-        const key_interval iv = row_keys(s, mask, row0 + r);
-        if (iv.lo > key0 || iv.hi < key0 + n) return true;
-    }
-    return false;
-}
-
 constexpr size_t diagonal_step = keys_per_block / 4;
 
 // out += w * value row j (a masked key's share of a row's weighted sum).
@@ -142,10 +131,107 @@ void attention_with_weights(const kernel_table &k, const attention_slice &s, siz
     softmax_and_weighted_sum(k, s, row0, rows, mask, weights, ldw, slot);
 }
 
+// How a row takes one chunk [key0, key0 + n) of the streaming key grid:
+// not at all (it sees none of it), in one online-softmax step (it sees all
+// of it, or the chunk is a quarter or less), or in quarters (it sees part
+// of it: the diagonal of a causal mask, a window's edge), so that rows above
+// a quarter's diagonal skip it: causal attention at 2048 keys does 52% of
+// the full products instead of 56%. A property of the row alone, so a row's
+// steps, and so its bits, never depend on which rows share its block.
+enum class chunk_steps { none, whole, quarters };
+
+chunk_steps steps_of(key_interval iv, size_t key0, size_t n) {
+    if (iv.lo >= iv.hi || iv.lo >= key0 + n || iv.hi <= key0) return chunk_steps::none;
+    if (n <= diagonal_step || (iv.lo <= key0 && iv.hi >= key0 + n)) return chunk_steps::whole;
+    return chunk_steps::quarters;
+}
+
+// One online-softmax step of rows [first, last) of the block over keys
+// [key0, key0 + n), whose scores go to column `col` of the slot's rows.
+// only_visible: one row, whose weighted sum reads only the values it sees.
+void streaming_step(const kernel_table &k, const attention_slice &s, size_t row0, size_t first, size_t last,
+                    const attention_mask_view &mask, size_t key0, size_t n, size_t col,
+                    const scratch_slot &slot, bool only_visible) {
+    const size_t ld = key_block_for(s.num_keys);
+    const float scale = 1.0f / sqrtf(static_cast<float>(s.d));
+    float *scores = slot.scores + first * ld + col;
+    block_scores(k, s, row0 + first, last - first, key0, n, scale, scores, ld, slot);
+    size_t lo = 0, hi = 0;
+    for (size_t r = first; r < last; ++r) {
+        float *p = slot.scores + r * ld + col;
+        const key_interval iv = row_keys(s, mask, row0 + r);
+        lo = min_size(max_size(iv.lo, key0), key0 + n) - key0;
+        hi = max_size(min_size(iv.hi, key0 + n), key0) - key0;
+        hi = max_size(hi, lo);
+        add_bias(k, s, mask, row0 + r, key0, lo + key0, hi + key0, p);
+        const float correction =
+            k.online_softmax_block(p, p, n, lo, hi, slot.running_max + r, slot.running_sum + r);
+        if (correction != 1.0f) k.scale(s.output + (row0 + r) * s.output_stride, s.dv, correction);
+    }
+    if (!only_visible)
+        block_weighted_sum(k, s, row0 + first, last - first, key0, n, scores, ld, true, slot);
+    else if (lo < hi)
+        block_weighted_sum(k, s, row0 + first, 1, key0 + lo, hi - lo, scores + lo, ld, true, slot);
+}
+
+// Rows [first, last) of the block, which all take chunk [key0, key0 + n)
+// in `steps`.
+void streaming_chunk(const kernel_table &k, const attention_slice &s, size_t row0, size_t first, size_t last,
+                     const attention_mask_view &mask, size_t key0, size_t n, chunk_steps steps,
+                     const scratch_slot &slot, bool only_visible) {
+    if (steps == chunk_steps::whole) {
+        streaming_step(k, s, row0, first, last, mask, key0, n, 0, slot, only_visible);
+        return;
+    }
+    for (size_t q0 = key0; q0 < key0 + n; q0 += diagonal_step) {
+        const size_t m = min_size(diagonal_step, key0 + n - q0);
+        const key_interval seeing = rows_seeing(s, mask, row0 + first, last - first, q0, m);
+        if (seeing.lo < seeing.hi)
+            streaming_step(k, s, row0, first + seeing.lo, first + seeing.hi, mask, q0, m, q0 - key0, slot,
+                           only_visible);
+    }
+}
+
+// Output rows [row0, row0 + rows) = weights (rows, K) . values over keys
+// [keys.lo, keys.hi), in chunks on the key grid (multiples of the key block
+// from key 0), so a row's sums split at the same keys whatever other rows
+// share the call; keys outside a row's own add exact zeros.
+void weighted_sum(const kernel_table &k, const attention_slice &s, size_t row0, size_t rows, key_interval keys,
+                  const float *weights, size_t ldw, const scratch_slot &slot) {
+    const size_t key_block = key_block_for(s.num_keys);
+    bool accumulate = false;
+    for (size_t key0 = keys.lo / key_block * key_block; key0 < keys.hi; key0 += key_block) {
+        const size_t lo = max_size(key0, keys.lo), hi = min_size(key0 + key_block, keys.hi);
+        block_weighted_sum(k, s, row0, rows, lo, hi - lo, weights + lo, ldw, accumulate, slot);
+        accumulate = true;
+    }
+    if (!accumulate)  // no key weighs anything (cannot happen with K > 0; kept exact)
+        for (size_t r = 0; r < rows; ++r)
+            for (size_t c = 0; c < s.dv; ++c) s.output[(row0 + r) * s.output_stride + c] = 0.0f;
+}
+
+// Whether any of out's n floats is NaN or infinite; makes zeros +0 (a sum
+// of zero terms may be -0 or +0 by the order the terms came in).
+bool finish_row(float *out, size_t n) {
+    bool finite = true;
+    for (size_t c = 0; c < n; ++c) {
+        if (out[c] == 0.0f) out[c] = 0.0f;
+        finite = finite && out[c] - out[c] == 0.0f;
+    }
+    return !finite;
+}
+
 // FlashAttention's online softmax over key blocks; keys a row does not see
-// are skipped and added back exactly at the end (d2l's -1e6 rule).
+// are skipped and added back exactly at the end (d2l's -1e6 rule). The key
+// chunks lie on one grid (multiples of the key block from key 0) and each
+// row's steps are its own (steps_of), so a row's bits are the same in any
+// block of rows. Rows of a block that take a chunk the same way share its
+// products; a row between them that sees none of it adds exact zeros.
+// A row whose result is NaN or infinite may have met a non-finite value at
+// a key it does not see (a zero weight times NaN): it is computed again
+// alone, reading only the values it sees (masked positions are never read).
 void attention_streaming(const kernel_table &k, const attention_slice &s, size_t row0, size_t rows,
-                         const attention_mask_view &mask, const scratch_slot &slot) {
+                         const attention_mask_view &mask, const scratch_slot &slot, bool only_visible) {
     const size_t K = s.num_keys, dv = s.dv;
     for (size_t r = 0; r < rows; ++r) {
         slot.running_max[r] = -__builtin_inff();
@@ -154,36 +240,28 @@ void attention_streaming(const kernel_table &k, const attention_slice &s, size_t
         for (size_t c = 0; c < dv; ++c) out[c] = 0.0f;
     }
     const key_interval keys = block_keys(s, mask, row0, rows);
-    const float scale = 1.0f / sqrtf(static_cast<float>(s.d));
     const size_t key_block = key_block_for(K);
-    for (size_t key0 = keys.lo, n = 0; key0 < keys.hi; key0 += n) {
-        n = min_size(key_block, keys.hi - key0);
-        key_interval seeing = rows_seeing(s, mask, row0, rows, key0, n);
-        if (seeing.lo == seeing.hi) continue;
-        // A block some of whose rows see only part of it (the diagonal of a
-        // causal mask) goes in quarters, so the rows above each quarter's
-        // diagonal skip it: causal attention at 2048 keys does 52% of the
-        // full products instead of 56%.
-        if (n > diagonal_step && partly_seen(s, mask, row0 + seeing.lo, seeing.hi - seeing.lo, key0, n)) {
-            n = diagonal_step;
-            seeing = rows_seeing(s, mask, row0, rows, key0, n);
-            if (seeing.lo == seeing.hi) continue;
+    for (size_t key0 = keys.lo / key_block * key_block; key0 < keys.hi; key0 += key_block) {
+        const size_t n = min_size(key_block, K - key0);
+        // Runs of rows that take the chunk the same way.
+        for (size_t first = 0; first < rows;) {
+            const chunk_steps steps = steps_of(row_keys(s, mask, row0 + first), key0, n);
+            if (steps == chunk_steps::none) {
+                ++first;
+                continue;
+            }
+            size_t last = first + 1;
+            for (size_t r = last; r < rows; ++r) {
+                const chunk_steps other = steps_of(row_keys(s, mask, row0 + r), key0, n);
+                if (other == chunk_steps::none) continue;
+                if (other != steps) break;
+                last = r + 1;
+            }
+            streaming_chunk(k, s, row0, first, last, mask, key0, n, steps, slot, only_visible);
+            first = last;
         }
-        const size_t first = seeing.lo, count = seeing.hi - seeing.lo;
-        float *scores = slot.scores + first * key_block;
-        block_scores(k, s, row0 + first, count, key0, n, scale, scores, key_block, slot);
-        for (size_t r = first; r < seeing.hi; ++r) {
-            float *p = slot.scores + r * key_block;
-            const key_interval iv = row_keys(s, mask, row0 + r);
-            const size_t lo = min_size(max_size(iv.lo, key0), key0 + n) - key0;
-            const size_t hi = max_size(min_size(iv.hi, key0 + n), key0) - key0;
-            add_bias(k, s, mask, row0 + r, key0, lo + key0, max_size(hi, lo) + key0, p);
-            const float correction = k.online_softmax_block(p, p, n, lo, hi, slot.running_max + r,
-                                                            slot.running_sum + r);
-            if (correction != 1.0f) k.scale(s.output + (row0 + r) * s.output_stride, dv, correction);
-        }
-        block_weighted_sum(k, s, row0 + first, count, key0, n, scores, key_block, true, slot);
     }
+    bool redo = false;
     for (size_t r = 0; r < rows; ++r) {
         float *out = s.output + (row0 + r) * s.output_stride;
         float row_max = slot.running_max[r], sum = slot.running_sum[r];
@@ -207,6 +285,16 @@ void attention_streaming(const kernel_table &k, const attention_slice &s, size_t
             }
         }
         k.scale(out, dv, 1.0f / sum);
+        if (finish_row(out, dv) && visible < K) redo = true;
+    }
+    if (!redo || only_visible) return;
+    // The block's scratch is free again: one row at a time reuses it.
+    for (size_t r = 0; r < rows; ++r) {
+        const key_interval iv = row_keys(s, mask, row0 + r);
+        float *out = s.output + (row0 + r) * s.output_stride;
+        bool finite = true;
+        for (size_t c = 0; c < dv; ++c) finite = finite && out[c] - out[c] == 0.0f;
+        if (!finite && !sees_every_key(iv, K)) attention_streaming(k, s, row0 + r, 1, mask, slot, true);
     }
 }
 
@@ -216,28 +304,32 @@ void softmax_and_weighted_sum(const kernel_table &k, const attention_slice &s, s
                               size_t rows, const attention_mask_view &mask, float *weights,
                               size_t ldw, const scratch_slot &slot) {
     const size_t K = s.num_keys;
-    // Every masked key of a row weighs the same; when that is 0 for every
-    // row, only the keys some row sees enter the weighted sum (half the
-    // products of a causal block).
+    // The keys whose weight row r needs: every key when its masked keys
+    // weigh something (rows near -1e6, or uniform ones), else those it sees.
+    auto keys_needed = [&](size_t r, key_interval iv) {
+        const size_t masked_at = iv.lo > 0 ? 0 : iv.hi;
+        return masked_at < K && weights[r * ldw + masked_at] != 0.0f ? key_interval{0, K} : iv;
+    };
+    // When no row's masked keys weigh anything, only the keys some row
+    // sees enter the weighted sum (half the products of a causal block).
     bool masked_keys_weigh = false;
     masked_softmax_in_chunks(
         k, weights, weights, ldw, rows, K, [&](size_t r) { return row_keys(s, mask, row0 + r); },
         [&](size_t r, key_interval iv) {
-            const size_t masked_at = iv.lo > 0 ? 0 : iv.hi;
-            if (masked_at < K && weights[r * ldw + masked_at] != 0.0f) masked_keys_weigh = true;
+            if (!sees_every_key(iv, K) && sees_every_key(keys_needed(r, iv), K)) masked_keys_weigh = true;
         });
-    key_interval keys{0, K};
-    if (!masked_keys_weigh) keys = block_keys(s, mask, row0, rows);
-    const size_t key_block = key_block_for(K);
-    bool accumulate = false;
-    for (size_t key0 = keys.lo; key0 < keys.hi; key0 += key_block) {
-        const size_t n = min_size(key_block, keys.hi - key0);
-        block_weighted_sum(k, s, row0, rows, key0, n, weights + key0, ldw, accumulate, slot);
-        accumulate = true;
+    const key_interval keys = masked_keys_weigh ? key_interval{0, K} : block_keys(s, mask, row0, rows);
+    weighted_sum(k, s, row0, rows, keys, weights, ldw, slot);
+    // A row whose sum met a NaN or infinite value at a key it does not need
+    // (zero weight times NaN) is summed again over its own keys alone.
+    for (size_t r = 0; r < rows; ++r) {
+        float *out = s.output + (row0 + r) * s.output_stride;
+        if (!finish_row(out, s.dv)) continue;
+        const key_interval own = keys_needed(r, row_keys(s, mask, row0 + r));
+        if (own.lo == keys.lo && own.hi == keys.hi) continue;
+        weighted_sum(k, s, row0 + r, 1, own, weights + r * ldw, ldw, slot);
+        finish_row(out, s.dv);
     }
-    if (!accumulate)  // no key weighs anything (cannot happen with K > 0; kept exact)
-        for (size_t r = 0; r < rows; ++r)
-            for (size_t c = 0; c < s.dv; ++c) s.output[(row0 + r) * s.output_stride + c] = 0.0f;
 }
 
 void dot_product_attention_block(const kernel_table &k, const attention_slice &s, size_t row0,
@@ -252,7 +344,7 @@ void dot_product_attention_block(const kernel_table &k, const attention_slice &s
     else if (s.num_keys <= keys_per_block)
         attention_with_weights(k, s, row0, rows, mask, slot.scores, s.num_keys, slot);
     else
-        attention_streaming(k, s, row0, rows, mask, slot);
+        attention_streaming(k, s, row0, rows, mask, slot, false);
 }
 
 }  // namespace detail

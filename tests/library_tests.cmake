@@ -99,3 +99,11 @@ add_executable(test_reduced_precision test_reduced_precision.cpp reference.cpp $
 target_link_libraries(test_reduced_precision PRIVATE edgeattn::edgeattn edgeattn_doctest)
 edgeattn_test_options(test_reduced_precision)
 add_test(NAME test_reduced_precision COMMAND test_reduced_precision)
+
+# Bits independent of the work split: every masked op at 1..8 threads and
+# workspaces sized for 1, 3 and 8, NaN / inf at masked positions (the test
+# loops over the paths itself).
+add_executable(test_split_invariance test_split_invariance.cpp $<TARGET_OBJECTS:edgeattn_doctest_main>)
+target_link_libraries(test_split_invariance PRIVATE edgeattn::edgeattn edgeattn_doctest)
+edgeattn_test_options(test_split_invariance)
+add_test(NAME test_split_invariance COMMAND test_split_invariance)

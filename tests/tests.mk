@@ -30,6 +30,8 @@ HARDENING_TESTS := test_numeric_edges test_alloc_free
 HARDENING_TESTS += test_kv_cache_module test_decoder
 # Reduced precision (issue 11): int8 / fp16 weights.
 HARDENING_TESTS += test_reduced_precision
+# Bits independent of the work split (threads, workspace sizing, masks).
+HARDENING_TESTS += test_split_invariance
 TEST_PROGRAMS := $(addprefix $(TEST_BIN)/,$(ISA_TESTS) $(PLAIN_TESTS) $(HARDENING_TESTS) test_case_file)
 
 $(BUILD)/tests/%.o: tests/%.cpp
@@ -98,5 +100,9 @@ $(TEST_BIN)/test_decoder: $(BUILD)/tests/test_decoder.o $(BUILD)/tests/reference
 
 # Reduced precision (issue 11): int8 / fp16 weights vs the float64 reference.
 $(TEST_BIN)/test_reduced_precision: $(BUILD)/tests/test_reduced_precision.o $(BUILD)/tests/reference.o $(DOCTEST_MAIN) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CXX) $(filter %.o %.a,$^) $(TEST_LDFLAGS) -o $@
+
+$(TEST_BIN)/test_split_invariance: $(BUILD)/tests/test_split_invariance.o $(DOCTEST_MAIN) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CXX) $(filter %.o %.a,$^) $(TEST_LDFLAGS) -o $@

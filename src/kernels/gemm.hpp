@@ -228,7 +228,7 @@ void gemm_nt_direct_row_tile(size_t K, const float *a, const T *const *w, float 
         for (size_t u = 0; u < TW; ++u) acc[u] = fma(av, load_weights_partial<B>(w[u] + full, tail), acc[u]);
     }
 #pragma GCC unroll 8
-    for (size_t u = 0; u < TW; ++u) sums[u] = hadd(acc[u]);
+    for (size_t u = 0; u < TW; ++u) sums[u] = horizontal_sum(acc[u]);  // lane_sums' order: the tile path's bits
 }
 
 // c[j] = sum * (row_scales ? row_scales[j] : 1) * alpha + bias[j]: the
