@@ -70,7 +70,7 @@ endforeach()
 
 # An instrumented archive references the sanitizer runtime (its allocator
 # among it): the symbol check is about the real library, so not there.
-if(EDGEATTN_SANITIZE)
+if(EDGEATTN_SANITIZE OR EDGEATTN_SANITIZE_THREAD)
   set_tests_properties(hygiene.library_symbols PROPERTIES DISABLED TRUE)
 endif()
 add_test(NAME hygiene.table_in_rodata
