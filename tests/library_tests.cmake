@@ -42,7 +42,7 @@ add_test(NAME test_numeric_edges COMMAND test_numeric_edges)
 # Allocation-freedom at run time: replaces malloc & co. and operator new /
 # delete with counting versions (glibc's __libc_* underneath). Not under the
 # sanitizers (they own the allocator) nor in cross builds (static glibc).
-if(NOT EDGEATTN_SANITIZE AND NOT CMAKE_CROSSCOMPILING AND CMAKE_SYSTEM_NAME STREQUAL "Linux")
+if(NOT EDGEATTN_SANITIZE AND NOT EDGEATTN_SANITIZE_THREAD AND NOT CMAKE_CROSSCOMPILING AND CMAKE_SYSTEM_NAME STREQUAL "Linux")
   add_executable(test_alloc_free test_alloc_free.cpp $<TARGET_OBJECTS:edgeattn_doctest_main>)
   target_link_libraries(test_alloc_free PRIVATE edgeattn::edgeattn edgeattn_doctest)
   edgeattn_test_options(test_alloc_free)
