@@ -107,3 +107,16 @@ add_executable(test_split_invariance test_split_invariance.cpp $<TARGET_OBJECTS:
 target_link_libraries(test_split_invariance PRIVATE edgeattn::edgeattn edgeattn_doctest)
 edgeattn_test_options(test_split_invariance)
 add_test(NAME test_split_invariance COMMAND test_split_invariance)
+
+# Workspace bounds: every op with a workspace given exactly
+# *_workspace_size() bytes between guard bytes (outputs, packed weights and
+# cache memory too), for several thread counts, against the float64
+# reference; once per kernel path (EDGEATTN_ISA).
+add_executable(test_workspace_bounds test_workspace_bounds.cpp reference.cpp $<TARGET_OBJECTS:edgeattn_isa_main>)
+target_link_libraries(test_workspace_bounds PRIVATE edgeattn::edgeattn edgeattn_doctest)
+edgeattn_test_options(test_workspace_bounds)
+add_test(NAME test_workspace_bounds COMMAND test_workspace_bounds)
+foreach(isa IN LISTS EDGEATTN_TEST_ISAS)
+  add_test(NAME test_workspace_bounds.${isa} COMMAND test_workspace_bounds)
+  set_tests_properties(test_workspace_bounds.${isa} PROPERTIES ENVIRONMENT EDGEATTN_ISA=${isa} SKIP_RETURN_CODE 77)
+endforeach()

@@ -32,6 +32,8 @@ HARDENING_TESTS += test_kv_cache_module test_decoder
 HARDENING_TESTS += test_reduced_precision
 # Bits independent of the work split (threads, workspace sizing, masks).
 HARDENING_TESTS += test_split_invariance
+# Workspace bounds: guard bytes around every sized buffer, once per kernel path.
+ISA_TESTS += test_workspace_bounds
 TEST_PROGRAMS := $(addprefix $(TEST_BIN)/,$(ISA_TESTS) $(PLAIN_TESTS) $(HARDENING_TESTS) test_case_file)
 
 $(BUILD)/tests/%.o: tests/%.cpp
@@ -104,5 +106,10 @@ $(TEST_BIN)/test_reduced_precision: $(BUILD)/tests/test_reduced_precision.o $(BU
 	$(CXX) $(filter %.o %.a,$^) $(TEST_LDFLAGS) -o $@
 
 $(TEST_BIN)/test_split_invariance: $(BUILD)/tests/test_split_invariance.o $(DOCTEST_MAIN) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CXX) $(filter %.o %.a,$^) $(TEST_LDFLAGS) -o $@
+
+# Workspace bounds: guard bytes around every sized buffer vs the float64 reference.
+$(TEST_BIN)/test_workspace_bounds: $(BUILD)/tests/test_workspace_bounds.o $(BUILD)/tests/reference.o $(ISA_MAIN) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CXX) $(filter %.o %.a,$^) $(TEST_LDFLAGS) -o $@
