@@ -110,6 +110,22 @@ constexpr mask_case mask_cases[] = {
     {"causal window and valid lengths", true, true, true},
 };
 
+// A case's mask and valid lengths for (B, Q) rows over K keys (windows of w).
+struct case_masks {
+    std::vector<int32_t> ranges, lens;
+    edgeattn_valid_lens valid_lens;
+    edgeattn_attention_mask mask{};
+
+    case_masks(const mask_case &mc, size_t B, size_t Q, size_t K, size_t w)
+        : ranges(window_ranges(B, Q, K, w)), lens(scattered_lens(B * Q, K)),
+          valid_lens{EDGEATTN_VALID_LENS_PER_QUERY, lens.data()} {
+        mask.causal = mc.causal;
+        mask.ranges_kind = mc.window ? EDGEATTN_KEY_RANGES_PER_QUERY : EDGEATTN_KEY_RANGES_NONE;
+        mask.key_ranges = mc.window ? ranges.data() : nullptr;
+    }
+    case_masks(const case_masks &) = delete;
+};
+
 }  // namespace
 
 TEST_CASE("dot-product attention with masks: same bits for any thread count and workspace sizing") {
@@ -123,13 +139,7 @@ TEST_CASE("dot-product attention with masks: same bits for any thread count and 
                    v = random_floats(sh.B * sh.K * sh.d, 3);
         const edgeattn_attention_dims dims{sh.B, sh.Q, sh.K, sh.d, sh.d, sh.d, 0, 0, 0};
         for (const mask_case &mc : mask_cases) {
-            const auto ranges = window_ranges(sh.B, sh.Q, sh.K, 100);
-            const auto lens = scattered_lens(sh.B * sh.Q, sh.K);
-            const edgeattn_valid_lens vl{EDGEATTN_VALID_LENS_PER_QUERY, lens.data()};
-            edgeattn_attention_mask mask{};
-            mask.causal = mc.causal;
-            mask.ranges_kind = mc.window ? EDGEATTN_KEY_RANGES_PER_QUERY : EDGEATTN_KEY_RANGES_NONE;
-            mask.key_ranges = mc.window ? ranges.data() : nullptr;
+            const case_masks m(mc, sh.B, sh.Q, sh.K, 100);
             for (bool with_weights : {false, true}) {
                 const std::string what = std::string("dot product ") + std::to_string(sh.Q) + "x" +
                                          std::to_string(sh.K) + ", " + mc.name +
@@ -137,9 +147,10 @@ TEST_CASE("dot-product attention with masks: same bits for any thread count and 
                 check_split_invariant(what, [&](size_t ws_threads) {
                     std::vector<float> ws(edgeattn_dot_product_attention_workspace_size(&dims, ws_threads) / 4);
                     std::vector<float> out(sh.B * sh.Q * sh.d), attn(with_weights ? sh.B * sh.Q * sh.K : 0);
-                    REQUIRE(edgeattn_dot_product_attention_masked(
-                                &dims, q.data(), k.data(), v.data(), mc.lens ? &vl : nullptr, &mask, ws.data(),
-                                ws.size() * 4, out.data(), with_weights ? attn.data() : nullptr) == EDGEATTN_OK);
+                    REQUIRE(edgeattn_dot_product_attention_masked(&dims, q.data(), k.data(), v.data(),
+                                                                  mc.lens ? &m.valid_lens : nullptr, &m.mask,
+                                                                  ws.data(), ws.size() * 4, out.data(),
+                                                                  with_weights ? attn.data() : nullptr) == EDGEATTN_OK);
                     return outputs{out, attn};
                 });
             }
@@ -157,13 +168,7 @@ TEST_CASE("multi-head and grouped-query attention with masks: same bits for any 
         const float *Wk = kv_heads == 2 ? W.data() : W_kv.data();
         const edgeattn_mha_weights w{W.data(), Wk, Wk, W.data(), bias.data(), bias.data(), bias.data(), bias.data()};
         for (const mask_case &mc : mask_cases) {
-            const auto ranges = window_ranges(B, Q, K, 130);
-            const auto lens = scattered_lens(B * Q, K);
-            const edgeattn_valid_lens vl{EDGEATTN_VALID_LENS_PER_QUERY, lens.data()};
-            edgeattn_attention_mask mask{};
-            mask.causal = mc.causal;
-            mask.ranges_kind = mc.window ? EDGEATTN_KEY_RANGES_PER_QUERY : EDGEATTN_KEY_RANGES_NONE;
-            mask.key_ranges = mc.window ? ranges.data() : nullptr;
+            const case_masks m(mc, B, Q, K, 130);
             for (bool with_weights : {false, true}) {
                 const std::string what = std::string("multi-head, kv heads ") + std::to_string(kv_heads) + ", " +
                                          mc.name + (with_weights ? ", weights" : ", streaming");
@@ -171,8 +176,8 @@ TEST_CASE("multi-head and grouped-query attention with masks: same bits for any 
                     std::vector<float> ws(edgeattn_multi_head_attention_workspace_size(&dims, ws_threads) / 4);
                     std::vector<float> out(B * Q * h), attn(with_weights ? B * 2 * Q * K : 0);
                     REQUIRE(edgeattn_multi_head_attention_masked(&dims, x.data(), x.data(), x.data(),
-                                                                 mc.lens ? &vl : nullptr, &mask, &w, ws.data(),
-                                                                 ws.size() * 4, out.data(),
+                                                                 mc.lens ? &m.valid_lens : nullptr, &m.mask, &w,
+                                                                 ws.data(), ws.size() * 4, out.data(),
                                                                  with_weights ? attn.data() : nullptr) == EDGEATTN_OK);
                     return outputs{out, attn};
                 });
