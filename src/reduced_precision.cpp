@@ -1,6 +1,5 @@
 // Making reduced-precision weights: int8 quantisation with per-output-channel
 // scales, and fp32 <-> binary16 conversion (include/edgeattn/reduced_precision.h).
-#include <math.h>
 
 #include "edgeattn/edgeattn.h"
 #include "kernels/half.hpp"
@@ -12,16 +11,6 @@ using namespace edgeattn::detail;
 namespace {
 
 bool is_finite(float x) { return x == x && x - x == 0.0f; }
-
-// q = x / scale rounded to nearest, ties to even, in [-127, 127]. The
-// division is done in double so that the rounding of x / scale itself
-// cannot move a value across a tie.
-int8_t quantize(float x, float scale) {
-    double r = nearbyint(static_cast<double>(x) / static_cast<double>(scale));
-    if (r > 127.0) r = 127.0;
-    if (r < -127.0) r = -127.0;
-    return static_cast<int8_t>(r);
-}
 
 // What both binary16 conversions check before writing: pointers, count,
 // alignment (float 4, half 2 bytes) and that the output does not overlap
@@ -51,12 +40,9 @@ extern "C" edgeattn_status edgeattn_quantize_int8(size_t out_features, size_t in
     for (size_t i = 0; i < count; ++i)
         if (!is_finite(W[i])) return EDGEATTN_ERR_NOT_REPRESENTABLE;
 
-    for (size_t o = 0; o < out_features; ++o) {
-        const float *row = W + o * in_features;
-        const float scale = int8_row_scale(row, in_features);
-        scales[o] = scale;
-        for (size_t i = 0; i < in_features; ++i) q[o * in_features + i] = quantize(row[i], scale);
-    }
+    // The rule of kernels/int8_scale.hpp, which an int8 KV cache shares.
+    for (size_t o = 0; o < out_features; ++o)
+        scales[o] = quantize_int8_row(W + o * in_features, in_features, q + o * in_features);
     return EDGEATTN_OK;
 }
 

@@ -120,3 +120,13 @@ foreach(isa IN LISTS EDGEATTN_TEST_ISAS)
   add_test(NAME test_workspace_bounds.${isa} COMMAND test_workspace_bounds)
   set_tests_properties(test_workspace_bounds.${isa} PROPERTIES ENVIRONMENT EDGEATTN_ISA=${isa} SKIP_RETURN_CODE 77)
 endforeach()
+
+# The KV cache's contract: the cache struct, dims, mask and weights read
+# before anything is written (so they may sit in the workspace or an
+# output), edited structs refused, a refused append writing nothing, int8
+# rows byte by byte against an independent computation, NaN and infinities
+# against the fp32 cache, workspace sizes (the test loops over the paths itself).
+add_executable(test_kv_cache_contract test_kv_cache_contract.cpp reference.cpp $<TARGET_OBJECTS:edgeattn_doctest_main>)
+target_link_libraries(test_kv_cache_contract PRIVATE edgeattn::edgeattn edgeattn_doctest)
+edgeattn_test_options(test_kv_cache_contract)
+add_test(NAME test_kv_cache_contract COMMAND test_kv_cache_contract)

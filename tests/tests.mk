@@ -34,6 +34,8 @@ HARDENING_TESTS += test_reduced_precision
 HARDENING_TESTS += test_split_invariance
 # Workspace bounds: guard bytes around every sized buffer, once per kernel path.
 ISA_TESTS += test_workspace_bounds
+# The KV cache's contract: arguments read first, edited structs, int8 rows.
+HARDENING_TESTS += test_kv_cache_contract
 TEST_PROGRAMS := $(addprefix $(TEST_BIN)/,$(ISA_TESTS) $(PLAIN_TESTS) $(HARDENING_TESTS) test_case_file)
 
 $(BUILD)/tests/%.o: tests/%.cpp
@@ -111,5 +113,10 @@ $(TEST_BIN)/test_split_invariance: $(BUILD)/tests/test_split_invariance.o $(DOCT
 
 # Workspace bounds: guard bytes around every sized buffer vs the float64 reference.
 $(TEST_BIN)/test_workspace_bounds: $(BUILD)/tests/test_workspace_bounds.o $(BUILD)/tests/reference.o $(ISA_MAIN) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CXX) $(filter %.o %.a,$^) $(TEST_LDFLAGS) -o $@
+
+# The KV cache's contract vs an independent computation and the fp32 cache.
+$(TEST_BIN)/test_kv_cache_contract: $(BUILD)/tests/test_kv_cache_contract.o $(BUILD)/tests/reference.o $(DOCTEST_MAIN) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CXX) $(filter %.o %.a,$^) $(TEST_LDFLAGS) -o $@

@@ -151,11 +151,19 @@ edgeattn_status edgeattn_multi_head_attention_masked_packed(
  * Keys and values are (batch, num_kv_heads, capacity, head_size) each, so a
  * step reads one contiguous (length, head_size) block per head. Set up by
  * edgeattn_kv_cache_init(); treat the fields as read-only (lengths[b] is how
- * many positions batch element b holds). The struct itself is small and may
- * live anywhere; the memory it points to is the cache's RAM.
+ * many positions batch element b holds): a call refuses a struct whose
+ * fields were changed since (::EDGEATTN_ERR_BAD_CACHE). The memory it
+ * points to is the cache's RAM; the calls write there, never to the struct.
+ *
+ * The struct itself is small and may live anywhere but in that memory
+ * (::EDGEATTN_ERR_OVERLAP) and may be copied. Every cache call reads it,
+ * and every other argument it takes by pointer (dims, mask, weights'
+ * descriptor), into locals before it writes anything, so these may even
+ * sit in the call's workspace or outputs, which the call then overwrites.
  */
 typedef struct edgeattn_kv_cache {
-    uint32_t magic;        /**< set by edgeattn_kv_cache_init(); calls refuse a cache without it */
+    uint32_t magic;        /**< set by edgeattn_kv_cache_init(): a check value of the other fields,
+                                calls refuse a struct that does not match it */
     uint32_t storage;      /**< how keys and values are stored: 0 fp32 (edgeattn_kv_cache_init()),
                                 or the edgeattn_weight_type given to edgeattn_kv_cache_init_typed() */
     size_t batch;          /**< B */
@@ -204,7 +212,8 @@ edgeattn_status edgeattn_kv_cache_init(edgeattn_kv_cache *cache, size_t batch, s
 /**
  * Empties every batch element (lengths 0), to decode a new sequence.
  * @param cache from edgeattn_kv_cache_init()
- * @return ::EDGEATTN_OK, or ::EDGEATTN_ERR_NULL_POINTER, ::EDGEATTN_ERR_BAD_CACHE
+ * @return ::EDGEATTN_OK, or ::EDGEATTN_ERR_NULL_POINTER, ::EDGEATTN_ERR_BAD_CACHE,
+ *         ::EDGEATTN_ERR_OVERLAP (the struct inside the cache memory)
  */
 edgeattn_status edgeattn_kv_cache_reset(edgeattn_kv_cache *cache);
 
@@ -215,7 +224,8 @@ edgeattn_status edgeattn_kv_cache_reset(edgeattn_kv_cache *cache);
  * @param batch_index b < B
  * @param length      new length, <= the current one
  * @return ::EDGEATTN_OK, or ::EDGEATTN_ERR_NULL_POINTER, ::EDGEATTN_ERR_BAD_CACHE
- *         (b >= B, or length above the current length)
+ *         (b >= B, or length above the current length), ::EDGEATTN_ERR_OVERLAP
+ *         (the struct inside the cache memory)
  */
 edgeattn_status edgeattn_kv_cache_truncate(edgeattn_kv_cache *cache, size_t batch_index,
                                            size_t length);
@@ -226,7 +236,7 @@ edgeattn_status edgeattn_kv_cache_truncate(edgeattn_kv_cache *cache, size_t batc
  *                    (queries, keys and query_size are not read)
  * @param tokens      T: tokens appended per batch element per call
  * @param max_threads threads the call may use (0 counts as 1)
- * @return bytes, or 0 for invalid dims or overflow
+ * @return bytes, or 0 for invalid dims or when a size the call checks overflows
  */
 size_t edgeattn_kv_cache_append_workspace_size(const edgeattn_attention_dims *dims, size_t tokens,
                                                size_t max_threads);
@@ -279,9 +289,11 @@ edgeattn_status edgeattn_kv_cache_append_packed(edgeattn_kv_cache *cache,
 /**
  * Workspace bytes of edgeattn_kv_cache_attention() and _packed.
  * @param dims        batch, queries = Q, query_size, num_hiddens, num_heads, num_kv_heads,
- *                    keys = the cache's capacity
+ *                    keys = the cache's capacity, or 0 (as the call takes it): a size that
+ *                    serves a cache of any capacity
  * @param max_threads threads the call may use (0 counts as 1)
- * @return bytes, or 0 for invalid dims or overflow
+ * @return bytes, or 0 for invalid dims, keys > INT32_MAX (no cache holds more), or when
+ *         a size the call checks overflows (the (B, H, Q, keys) weights included)
  */
 size_t edgeattn_kv_cache_attention_workspace_size(const edgeattn_attention_dims *dims,
                                                   size_t max_threads);
@@ -296,7 +308,7 @@ size_t edgeattn_kv_cache_attention_workspace_size(const edgeattn_attention_dims 
  * step needs no mask: it sees the whole cache). A batch element with an
  * empty cache gives output b_o (zero heads).
  * @param cache       from edgeattn_kv_cache_init() for (B, H_kv, h / H, keys)
- * @param dims        batch = B, queries = Q, keys = capacity, query_size, num_hiddens,
+ * @param dims        batch = B, queries = Q, keys = capacity (or 0), query_size, num_hiddens,
  *                    num_heads, num_kv_heads (key_size, value_size are not read)
  * @param queries     (B, Q, query_size)
  * @param mask        NULL, or causal / key ranges / bias, with K = lengths[b]

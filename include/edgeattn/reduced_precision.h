@@ -68,9 +68,12 @@ typedef struct edgeattn_mha_typed_weights {
 
 /**
  * Symmetric per-output-channel int8 quantisation, as CMSIS-NN and PyTorch's
- * per-channel qint8 weights: scales[o] = max_i |W[o,i]| / 127 (1 for an
- * all-zero row), q[o,i] = W[o,i] / scales[o] rounded to nearest, ties to
+ * per-channel qint8 weights: scales[o] = max_i |W[o,i]| / 127 in float (1 for
+ * an all-zero row; 2^-149, the smallest subnormal, for a row whose max / 127
+ * underflows to 0, i.e. |W| <= 63 * 2^-149: such a row is stored exactly),
+ * q[o,i] = the exact quotient W[o,i] / scales[o] rounded to nearest, ties to
  * even, in [-127, 127]. Deterministic: the same bits on every path and port.
+ * An int8 KV cache stores its rows by the same rule.
  * @param out_features rows of W (> 0)
  * @param in_features  columns of W (> 0)
  * @param W      (out_features, in_features) fp32, 4-byte aligned
@@ -247,16 +250,22 @@ size_t edgeattn_kv_cache_typed_size(size_t batch, size_t num_kv_heads, size_t he
 /**
  * edgeattn_kv_cache_init() for a cache stored in a reduced type. Appends
  * convert each projected key and value row as they write it: binary16
- * rounded to nearest even (beyond +-65504: +-inf); int8 with its own scale
- * max |x| / 127 per (position, head) row, rounded to nearest even. Every
- * cache call (append, attention, reset, truncate; packed or typed weights)
- * takes such a cache; attention widens the stored rows in registers.
+ * rounded to nearest even (beyond +-65504: +-inf; NaN stays NaN); int8 with
+ * its own scale per (position, head) row by the rule of
+ * edgeattn_quantize_int8() (max |x| / 127, the exact quotient rounded to
+ * nearest, ties to even). An int8 row cannot hold an infinity beside finite
+ * numbers: a row with a NaN or +-inf is stored with scale NaN (and q 0), so
+ * attention reads NaN wherever it reads that row, as the fp32 cache does for
+ * a NaN (for +-inf the fp32 and fp16 caches give the softmax's limits
+ * instead; never a finite stand-in for it). Every cache call (append,
+ * attention, reset, truncate; packed or typed weights) takes such a cache;
+ * attention widens the stored rows in registers.
  * @param cache        the struct to fill (not in `memory`)
  * @param batch        B
  * @param num_kv_heads H_kv
  * @param head_size    h / H
  * @param capacity     positions per batch element
- * @param storage      the type of keys and values
+ * @param storage      the type of keys and values (any other int: ::EDGEATTN_ERR_BAD_WEIGHT_TYPE)
  * @param memory       edgeattn_kv_cache_typed_size() bytes, 4-byte aligned
  * @param memory_bytes its size
  * @return the statuses of edgeattn_kv_cache_init(), and ::EDGEATTN_ERR_BAD_WEIGHT_TYPE
