@@ -28,14 +28,17 @@ extern "C" size_t edgeattn_additive_attention_workspace_size(const edgeattn_atte
 
 namespace {
 
-// The one body of both entry points: W_q, W_k in their stored types.
+// The one body of both entry points: W_q, W_k in their stored types, and
+// every by-pointer struct already read into locals (the projections may
+// overwrite a struct the caller keeps in the workspace or an output).
 edgeattn_status additive_attention(const edgeattn_attention_dims *dims, const float *queries,
                                    const float *keys, const float *values,
                                    const edgeattn_valid_lens *valid_lens,
-                                   const edgeattn_weight_matrix &W_q_given,
-                                   const edgeattn_weight_matrix &W_k_given, const float *w_v,
+                                   const edgeattn_additive_typed_weights &weights,
                                    void *workspace, size_t workspace_bytes, float *output,
                                    float *attention_weights) {
+    const edgeattn_weight_matrix &W_q_given = weights.W_q, &W_k_given = weights.W_k;
+    const float *w_v = weights.w_v;
     if (!dims || !queries || !keys || !values || !w_v || !workspace || !output)
         return EDGEATTN_ERR_NULL_POINTER;
     const edgeattn_attention_dims d = *dims;
@@ -97,10 +100,11 @@ extern "C" edgeattn_status edgeattn_additive_attention(
     const edgeattn_additive_weights *weights, void *workspace, size_t workspace_bytes,
     float *output, float *attention_weights) {
     if (!weights || !weights->W_q || !weights->W_k) return EDGEATTN_ERR_NULL_POINTER;
-    const edgeattn_weight_matrix W_q = {EDGEATTN_WEIGHTS_F32, weights->W_q, nullptr};
-    const edgeattn_weight_matrix W_k = {EDGEATTN_WEIGHTS_F32, weights->W_k, nullptr};
-    return additive_attention(dims, queries, keys, values, valid_lens, W_q, W_k, weights->w_v, workspace,
-                              workspace_bytes, output, attention_weights);
+    const edgeattn_additive_typed_weights typed = {{EDGEATTN_WEIGHTS_F32, weights->W_q, nullptr},
+                                                   {EDGEATTN_WEIGHTS_F32, weights->W_k, nullptr},
+                                                   weights->w_v};
+    return additive_attention(dims, queries, keys, values, valid_lens, typed, workspace, workspace_bytes,
+                              output, attention_weights);
 }
 
 extern "C" edgeattn_status edgeattn_additive_attention_typed(
@@ -108,7 +112,8 @@ extern "C" edgeattn_status edgeattn_additive_attention_typed(
     const float *values, const edgeattn_valid_lens *valid_lens,
     const edgeattn_additive_typed_weights *weights, void *workspace, size_t workspace_bytes,
     float *output, float *attention_weights) {
-    if (!weights) return EDGEATTN_ERR_NULL_POINTER;
-    return additive_attention(dims, queries, keys, values, valid_lens, weights->W_q, weights->W_k, weights->w_v,
-                              workspace, workspace_bytes, output, attention_weights);
+    edgeattn_additive_typed_weights typed;
+    if (!read_argument(weights, typed)) return EDGEATTN_ERR_NULL_POINTER;
+    return additive_attention(dims, queries, keys, values, valid_lens, typed, workspace, workspace_bytes,
+                              output, attention_weights);
 }

@@ -19,7 +19,7 @@ key_interval attention_mask_view::of_row(size_t b, size_t i, size_t queries, siz
     return {lo, hi};
 }
 
-edgeattn_status check_attention_mask(const edgeattn_attention_mask *mask, size_t batch,
+edgeattn_status check_attention_mask(const edgeattn_attention_mask *mask_arg, size_t batch,
                                      size_t queries, size_t heads, size_t keys,
                                      attention_mask_view &view, tensor_span spans[2],
                                      size_t &num_spans) {
@@ -27,13 +27,11 @@ edgeattn_status check_attention_mask(const edgeattn_attention_mask *mask, size_t
     view.ranges = nullptr;
     view.causal = false;
     view.bias = nullptr;
-    if (!mask) return EDGEATTN_OK;
+    edgeattn_attention_mask given;
+    if (!read_argument(mask_arg, given)) return EDGEATTN_OK;
+    const edgeattn_attention_mask *mask = &given;
     view.causal = mask->causal != 0;
-
-    // Read the kind as an integer: a C caller may store any int there.
-    static_assert(sizeof(edgeattn_key_ranges_kind) == sizeof(int), "see EDGEATTN_KEY_RANGES_KIND_FORCE_INT");
-    int kind = 0;
-    memcpy(&kind, &mask->ranges_kind, sizeof kind);
+    const int kind = enum_as_int(mask->ranges_kind);  // a C caller may store any int there
     size_t pairs = 0;
     if (kind == EDGEATTN_KEY_RANGES_PER_BATCH) {
         pairs = batch;

@@ -11,6 +11,7 @@
 #endif
 
 #include "kernels/kernel_table.hpp"
+#include "validate.hpp"
 
 #if defined(EDGEATTN_HAVE_SSE2) || defined(EDGEATTN_HAVE_AVX2) || defined(EDGEATTN_HAVE_AVX512)
 #define EDGEATTN_DETECT_X86 1
@@ -28,7 +29,9 @@ bool cpu_has_f16c() {
 }
 #endif
 
-const kernel_table *table_for(edgeattn_isa isa) {
+// `isa` as an int: edgeattn_set_isa and edgeattn_isa_supported pass on
+// whatever int a C caller gave them.
+const kernel_table *table_for(int isa) {
     switch (isa) {
         case EDGEATTN_ISA_SCALAR: return &scalar_kernels;
 #if defined(EDGEATTN_HAVE_SSE2)
@@ -140,8 +143,12 @@ const cache_kernel_table &cache_kernels_of(const kernel_table &k) { EDGEATTN_FAM
 
 using edgeattn::detail::active_kernels;
 
-extern "C" edgeattn_status edgeattn_set_isa(edgeattn_isa isa) {
+// The edgeattn_isa arguments are read as ints (enum_as_int): a C caller may
+// pass any int, and loading one outside the enumerators' range as the enum
+// is undefined.
+extern "C" edgeattn_status edgeattn_set_isa(edgeattn_isa isa_arg) {
     using namespace edgeattn::detail;
+    const int isa = enum_as_int(isa_arg);
     const kernel_table *t = isa == EDGEATTN_ISA_AUTO ? best_table() : table_for(isa);
     if (!t) return EDGEATTN_ERR_UNSUPPORTED_ISA;
     active.store(t, std::memory_order_release);
@@ -150,19 +157,19 @@ extern "C" edgeattn_status edgeattn_set_isa(edgeattn_isa isa) {
 
 extern "C" edgeattn_isa edgeattn_current_isa(void) { return active_kernels().isa; }
 
-extern "C" int edgeattn_isa_supported(edgeattn_isa isa) {
+extern "C" int edgeattn_isa_supported(edgeattn_isa isa_arg) {
+    const int isa = edgeattn::detail::enum_as_int(isa_arg);
     return isa != EDGEATTN_ISA_AUTO && edgeattn::detail::table_for(isa) != nullptr;
 }
 
-extern "C" const char *edgeattn_isa_name(edgeattn_isa isa) {
-    switch (isa) {
+extern "C" const char *edgeattn_isa_name(edgeattn_isa isa_arg) {
+    switch (edgeattn::detail::enum_as_int(isa_arg)) {
         case EDGEATTN_ISA_AUTO: return "auto";
         case EDGEATTN_ISA_SCALAR: return "scalar";
         case EDGEATTN_ISA_SSE2: return "sse2";
         case EDGEATTN_ISA_AVX2: return "avx2";
         case EDGEATTN_ISA_AVX512: return "avx512";
         case EDGEATTN_ISA_NEON: return "neon";
-        case EDGEATTN_ISA_FORCE_INT: break;
     }
     return "unknown";
 }

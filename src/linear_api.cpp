@@ -72,12 +72,16 @@ extern "C" edgeattn_status edgeattn_linear_typed(const edgeattn_linear_dims *dim
                                                  const edgeattn_weight_matrix *W, const float *b,
                                                  void *workspace, size_t workspace_bytes, float *y) {
     if (!dims || !x || !W || !workspace || !y) return EDGEATTN_ERR_NULL_POINTER;
+    // Both structs are read into locals: the caller may keep them in the
+    // workspace or in y, which the product overwrites.
     const edgeattn_linear_dims d = *dims;
+    edgeattn_weight_matrix Wm;
+    read_argument(W, Wm);
     linear_counts c;
     if (edgeattn_status st = count_linear(d, true, c)) return st;
     tensor_span params[3];
     size_t num_params = 0;
-    if (edgeattn_status st = check_stored_matrix(*W, d.out_features, d.in_features, params, num_params))
+    if (edgeattn_status st = check_stored_matrix(Wm, d.out_features, d.in_features, params, num_params))
         return st;
     if (b) params[num_params++] = {b, d.out_features};
     const size_t need = edgeattn_linear_workspace_size(&d, 1);
@@ -86,7 +90,7 @@ extern "C" edgeattn_status edgeattn_linear_typed(const edgeattn_linear_dims *dim
     if (workspace_bytes < need) return EDGEATTN_ERR_WORKSPACE_TOO_SMALL;
     if (edgeattn_status st = check_linear_call(c, x, params, num_params, workspace, workspace_bytes, y))
         return st;
-    linear(active_kernels(), d.rows, d.in_features, d.out_features, x, stored_matrix_of(*W), b, y,
+    linear(active_kernels(), d.rows, d.in_features, d.out_features, x, stored_matrix_of(Wm), b, y,
            static_cast<float *>(workspace));
     return EDGEATTN_OK;
 }
@@ -101,7 +105,8 @@ extern "C" edgeattn_status edgeattn_linear(const edgeattn_linear_dims *dims, con
 extern "C" size_t edgeattn_linear_typed_packed_weights_size(const edgeattn_linear_dims *dims,
                                                             edgeattn_weight_type type) {
     linear_counts c;
-    if (!dims || count_linear(*dims, false, c) != EDGEATTN_OK || !known_weight_type(type)) return 0;
+    // `type` as an int first: a C caller may pass any int.
+    if (!dims || count_linear(*dims, false, c) != EDGEATTN_OK || !is_weight_type(enum_as_int(type))) return 0;
     return make_linear_packed_weights_layout(dims->in_features, dims->out_features, element_bytes(type))
         .bytes;
 }
@@ -115,15 +120,19 @@ extern "C" edgeattn_status edgeattn_linear_pack_typed_weights(const edgeattn_lin
                                                               const float *b, void *packed,
                                                               size_t packed_bytes) {
     if (!dims || !W || !packed) return EDGEATTN_ERR_NULL_POINTER;
+    // Both structs are read into locals: the memset below may clear them
+    // when the caller keeps them inside `packed`.
     const edgeattn_linear_dims d = *dims;
+    edgeattn_weight_matrix Wm;
+    read_argument(W, Wm);
     linear_counts c;
     if (edgeattn_status st = count_linear(d, false, c)) return st;
     tensor_span in[3];
     size_t num_in = 0;
-    if (edgeattn_status st = check_stored_matrix(*W, d.out_features, d.in_features, in, num_in)) return st;
+    if (edgeattn_status st = check_stored_matrix(Wm, d.out_features, d.in_features, in, num_in)) return st;
     if (b) in[num_in++] = {b, d.out_features};
     const linear_packed_weights_layout l =
-        make_linear_packed_weights_layout(d.in_features, d.out_features, element_bytes(W->type));
+        make_linear_packed_weights_layout(d.in_features, d.out_features, element_bytes(Wm.type));
     if (l.bytes == 0) return EDGEATTN_ERR_SIZE_OVERFLOW;
     if (!is_float_aligned(packed)) return EDGEATTN_ERR_MISALIGNED;
     for (size_t i = 0; i < num_in; ++i)
@@ -134,9 +143,9 @@ extern "C" edgeattn_status edgeattn_linear_pack_typed_weights(const edgeattn_lin
 
     memset(packed, 0, l.bytes);  // padding included: the same bytes every time
     float *floats = static_cast<float *>(packed);
-    pack_weights_transposed(d.in_features, d.out_features, stored_matrix_of(*W), floats + l.weights);
-    if (l.scales) memcpy(floats + l.scales, W->scales, d.out_features * sizeof(float));
-    packed_header header = linear_header(d, W->type);
+    pack_weights_transposed(d.in_features, d.out_features, stored_matrix_of(Wm), floats + l.weights);
+    if (l.scales) memcpy(floats + l.scales, Wm.scales, d.out_features * sizeof(float));
+    packed_header header = linear_header(d, Wm.type);
     if (b) {
         memcpy(floats + l.bias, b, d.out_features * sizeof(float));
         header.biases = 1;

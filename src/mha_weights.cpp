@@ -42,8 +42,9 @@ void projection_outputs(const edgeattn_attention_dims &d, size_t out[4]) {
 bool types_of(const edgeattn_mha_typed_weights &w, edgeattn_weight_type types[4]) {
     const edgeattn_weight_matrix *m[4] = {&w.W_q, &w.W_k, &w.W_v, &w.W_o};
     for (size_t i = 0; i < 4; ++i) {
-        if (!known_weight_type(m[i]->type)) return false;
-        types[i] = m[i]->type;
+        const int type = enum_as_int(m[i]->type);  // a C caller may store any int there
+        if (!is_weight_type(type)) return false;
+        types[i] = static_cast<edgeattn_weight_type>(type);
     }
     return true;
 }
@@ -64,7 +65,7 @@ edgeattn_status check_mha_feature_dims(const edgeattn_attention_dims &d) {
 
 edgeattn_status check_stored_matrix(const edgeattn_weight_matrix &m, size_t out, size_t in,
                                     tensor_span *spans, size_t &num_spans) {
-    if (!known_weight_type(m.type)) return EDGEATTN_ERR_BAD_WEIGHT_TYPE;
+    if (!is_weight_type(enum_as_int(m.type))) return EDGEATTN_ERR_BAD_WEIGHT_TYPE;
     if (!m.data) return EDGEATTN_ERR_NULL_POINTER;
     size_t count = 0;
     if (edgeattn_status st = tensor_count(count, out, in)) return st;
@@ -145,7 +146,9 @@ void project(const kernel_table &k, const mha_weights_view &w, projection which,
 extern "C" size_t edgeattn_mha_typed_packed_weights_size(const edgeattn_attention_dims *dims,
                                                          const edgeattn_mha_typed_weights *weights) {
     edgeattn_weight_type types[4];
-    if (!dims || !weights || check_mha_feature_dims(*dims) != EDGEATTN_OK || !types_of(*weights, types))
+    edgeattn_mha_typed_weights w;
+    if (!dims || !read_argument(weights, w) || check_mha_feature_dims(*dims) != EDGEATTN_OK ||
+        !types_of(w, types))
         return 0;
     return packed_layout_for(*dims, types).bytes;
 }
@@ -160,10 +163,14 @@ extern "C" edgeattn_status edgeattn_mha_pack_typed_weights(const edgeattn_attent
                                                            const edgeattn_mha_typed_weights *weights,
                                                            void *packed, size_t packed_bytes) {
     if (!dims || !weights || !packed) return EDGEATTN_ERR_NULL_POINTER;
-    const edgeattn_attention_dims &d = *dims;
+    // Both structs are read into locals here: the memset below may clear
+    // them when the caller keeps them inside `packed`.
+    const edgeattn_attention_dims d = *dims;
+    edgeattn_mha_typed_weights w;
+    read_argument(weights, w);
     if (edgeattn_status st = check_mha_feature_dims(d)) return st;
     mha_weights_view given;
-    if (edgeattn_status st = view_typed_mha_weights(d, *weights, given)) return st;
+    if (edgeattn_status st = view_typed_mha_weights(d, w, given)) return st;
     edgeattn_weight_type types[4];
     for (size_t i = 0; i < 4; ++i) types[i] = given.W[i].type;
     const mha_packed_weights_layout l = packed_layout_for(d, types);

@@ -39,6 +39,10 @@ multi_head_layout layout_for(const edgeattn_attention_dims &d, size_t threads) {
                                   kv_heads_of(d));
 }
 
+// d is the caller's dims read into a local by the entry point (the
+// projections below may overwrite a struct kept in the workspace or an
+// output); the mask, valid lengths and weights are read into views before
+// anything is written.
 edgeattn_status multi_head_attention(const edgeattn_attention_dims &d, const float *queries,
                                      const float *keys, const float *values,
                                      const edgeattn_valid_lens *valid_lens,
@@ -168,10 +172,11 @@ extern "C" edgeattn_status edgeattn_multi_head_attention_masked(
     if (!dims || !queries || !keys || !values || !weights || !weights->W_q || !weights->W_k ||
         !weights->W_v || !weights->W_o || !workspace || !output)
         return EDGEATTN_ERR_NULL_POINTER;
-    if (edgeattn_status st = check_dims(*dims)) return st;
+    const edgeattn_attention_dims d = *dims;
+    if (edgeattn_status st = check_dims(d)) return st;
     mha_weights_view w;
-    if (edgeattn_status st = view_mha_weights(*dims, *weights, w)) return st;
-    return multi_head_attention(*dims, queries, keys, values, valid_lens, mask, w, workspace,
+    if (edgeattn_status st = view_mha_weights(d, *weights, w)) return st;
+    return multi_head_attention(d, queries, keys, values, valid_lens, mask, w, workspace,
                                 workspace_bytes, output, attention_weights);
 }
 
@@ -182,10 +187,11 @@ extern "C" edgeattn_status edgeattn_multi_head_attention_masked_packed(
     float *output, float *attention_weights) {
     if (!dims || !queries || !keys || !values || !packed || !workspace || !output)
         return EDGEATTN_ERR_NULL_POINTER;
-    if (edgeattn_status st = check_dims(*dims)) return st;
+    const edgeattn_attention_dims d = *dims;
+    if (edgeattn_status st = check_dims(d)) return st;
     mha_weights_view w;
-    if (edgeattn_status st = view_packed_mha_weights(*dims, packed, packed_bytes, w)) return st;
-    return multi_head_attention(*dims, queries, keys, values, valid_lens, mask, w, workspace,
+    if (edgeattn_status st = view_packed_mha_weights(d, packed, packed_bytes, w)) return st;
+    return multi_head_attention(d, queries, keys, values, valid_lens, mask, w, workspace,
                                 workspace_bytes, output, attention_weights);
 }
 
@@ -196,9 +202,10 @@ extern "C" edgeattn_status edgeattn_multi_head_attention_typed(
     float *output, float *attention_weights) {
     if (!dims || !queries || !keys || !values || !weights || !workspace || !output)
         return EDGEATTN_ERR_NULL_POINTER;
-    if (edgeattn_status st = check_dims(*dims)) return st;
+    const edgeattn_attention_dims d = *dims;
+    if (edgeattn_status st = check_dims(d)) return st;
     mha_weights_view w;
-    if (edgeattn_status st = view_typed_mha_weights(*dims, *weights, w)) return st;
-    return multi_head_attention(*dims, queries, keys, values, valid_lens, mask, w, workspace,
+    if (edgeattn_status st = view_typed_mha_weights(d, *weights, w)) return st;
+    return multi_head_attention(d, queries, keys, values, valid_lens, mask, w, workspace,
                                 workspace_bytes, output, attention_weights);
 }

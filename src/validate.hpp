@@ -35,6 +35,34 @@ inline edgeattn_status tensor_count(size_t &count, size_t a, size_t b = 1, size_
     return EDGEATTN_OK;
 }
 
+// An enum a C caller stored in a struct or passed as an argument, as the
+// int it holds. C may put any int there, and loading a value outside the
+// enumerators' range through the C++ enum type is undefined, so the bytes
+// are copied instead; check the int before converting it back.
+template <class Enum>
+inline int enum_as_int(const Enum &e) {
+    static_assert(sizeof(Enum) == sizeof(int), "the API's enums are int-sized (their *_FORCE_INT enumerators)");
+    int v = 0;
+    memcpy(&v, &e, sizeof v);
+    return v;
+}
+
+inline bool is_weight_type(int type) {
+    return type >= EDGEATTN_WEIGHTS_F32 && type <= EDGEATTN_WEIGHTS_INT8;
+}
+
+// A by-pointer argument struct (dims, valid lengths, mask, weights), copied
+// before the call writes anything: a caller may keep the struct inside an
+// output or the workspace, which the call then overwrites. NULL stays NULL.
+// Copied as bytes, so an enum field holding any int is not loaded as the
+// enum type.
+template <class T>
+inline const T *read_argument(const T *arg, T &local) {
+    if (!arg) return nullptr;
+    memcpy(&local, arg, sizeof local);
+    return &local;
+}
+
 inline bool is_float_aligned(const void *p) {
     return reinterpret_cast<uintptr_t>(p) % alignof(float) == 0;
 }
@@ -92,12 +120,9 @@ struct valid_lens_view {
 inline edgeattn_status check_valid_lens(const edgeattn_valid_lens *valid_lens, size_t batch,
                                         size_t queries, valid_lens_view &view) {
     view = valid_lens_view{};
-    if (!valid_lens) return EDGEATTN_OK;
-    // Read the kind as an integer: a C caller may store any int there, and
-    // loading an out-of-range value as the enum type is undefined in C++.
-    static_assert(sizeof(edgeattn_valid_lens_kind) == sizeof(int), "see EDGEATTN_VALID_LENS_KIND_FORCE_INT");
-    int kind = 0;
-    memcpy(&kind, &valid_lens->kind, sizeof kind);
+    edgeattn_valid_lens given;
+    if (!read_argument(valid_lens, given)) return EDGEATTN_OK;
+    const int kind = enum_as_int(given.kind);  // a C caller may store any int there
     size_t count = 0;
     if (kind == EDGEATTN_VALID_LENS_NONE) {
         return EDGEATTN_OK;
@@ -111,12 +136,11 @@ inline edgeattn_status check_valid_lens(const edgeattn_valid_lens *valid_lens, s
     } else {
         return EDGEATTN_ERR_BAD_VALID_LENS_KIND;
     }
-    if (!valid_lens->lens) return EDGEATTN_ERR_NULL_POINTER;
-    if (reinterpret_cast<uintptr_t>(valid_lens->lens) % alignof(int32_t) != 0)
-        return EDGEATTN_ERR_MISALIGNED;
+    if (!given.lens) return EDGEATTN_ERR_NULL_POINTER;
+    if (reinterpret_cast<uintptr_t>(given.lens) % alignof(int32_t) != 0) return EDGEATTN_ERR_MISALIGNED;
     for (size_t r = 0; r < count; ++r)
-        if (valid_lens->lens[r] < 0) return EDGEATTN_ERR_NEGATIVE_VALID_LEN;
-    view.lens = valid_lens->lens;
+        if (given.lens[r] < 0) return EDGEATTN_ERR_NEGATIVE_VALID_LEN;
+    view.lens = given.lens;
     return EDGEATTN_OK;
 }
 

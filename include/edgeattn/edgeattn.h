@@ -9,7 +9,17 @@
  *   - writes only to the outputs and the workspace the caller passes;
  *   - never allocates, never throws, and returns an edgeattn_status:
  *     EDGEATTN_OK (0) or a negative code naming what was wrong. On any
- *     error nothing has been written to the outputs or the workspace.
+ *     error nothing has been written to the outputs or the workspace;
+ *   - reads the structs it takes by pointer (dims, valid_lens, masks,
+ *     weight descriptors) before it writes anything, so they may lie
+ *     anywhere, inside an output or the workspace too. The arrays they
+ *     point to (valid lengths, key ranges, bias, weights, scales) are
+ *     inputs like any other: one that overlaps an output or the workspace
+ *     is EDGEATTN_ERR_OVERLAP;
+ *   - reads an enum, in a struct or as an argument, as the int a C caller
+ *     stored there, so passing any int is safe: one outside the enum gets
+ *     the status its parameter documents (a size of 0, "unknown", or "not
+ *     supported" from the calls that return those).
  *
  * Weights are laid out as torch.nn.Linear stores them, (out_features,
  * in_features), so a projection is y = x W^T (+ b) and a PyTorch state_dict
