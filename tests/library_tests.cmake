@@ -130,3 +130,13 @@ add_executable(test_kv_cache_contract test_kv_cache_contract.cpp reference.cpp $
 target_link_libraries(test_kv_cache_contract PRIVATE edgeattn::edgeattn edgeattn_doctest)
 edgeattn_test_options(test_kv_cache_contract)
 add_test(NAME test_kv_cache_contract COMMAND test_kv_cache_contract)
+
+# Argument placement: each struct a call takes by pointer, copied into the
+# workspace or an output, gives the same bits; an output over an array the
+# call reads is an overlap; enums holding any int get their status (the
+# by-value ones passed from C: enum_args_from_c.c).
+add_executable(test_argument_placement test_argument_placement.cpp enum_args_from_c.c reference.cpp
+  $<TARGET_OBJECTS:edgeattn_doctest_main>)
+target_link_libraries(test_argument_placement PRIVATE edgeattn::edgeattn edgeattn_doctest)
+edgeattn_test_options(test_argument_placement)
+add_test(NAME test_argument_placement COMMAND test_argument_placement)

@@ -36,6 +36,8 @@ HARDENING_TESTS += test_split_invariance
 ISA_TESTS += test_workspace_bounds
 # The KV cache's contract: arguments read first, edited structs, int8 rows.
 HARDENING_TESTS += test_kv_cache_contract
+# Argument placement: structs inside outputs and the workspace, overlaps, enums holding any int.
+HARDENING_TESTS += test_argument_placement
 TEST_PROGRAMS := $(addprefix $(TEST_BIN)/,$(ISA_TESTS) $(PLAIN_TESTS) $(HARDENING_TESTS) test_case_file)
 
 $(BUILD)/tests/%.o: tests/%.cpp
@@ -118,5 +120,14 @@ $(TEST_BIN)/test_workspace_bounds: $(BUILD)/tests/test_workspace_bounds.o $(BUIL
 
 # The KV cache's contract vs an independent computation and the fp32 cache.
 $(TEST_BIN)/test_kv_cache_contract: $(BUILD)/tests/test_kv_cache_contract.o $(BUILD)/tests/reference.o $(DOCTEST_MAIN) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CXX) $(filter %.o %.a,$^) $(TEST_LDFLAGS) -o $@
+
+# Argument placement; its C part passes enums by value as a C caller does.
+$(BUILD)/tests/%.o: tests/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c99 $(CFLAGS) -Wall -Wextra -Iinclude -Itests -MMD -MP -c $< -o $@
+$(TEST_BIN)/test_argument_placement: $(BUILD)/tests/test_argument_placement.o $(BUILD)/tests/enum_args_from_c.o \
+                                     $(BUILD)/tests/reference.o $(DOCTEST_MAIN) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CXX) $(filter %.o %.a,$^) $(TEST_LDFLAGS) -o $@

@@ -2,7 +2,11 @@
 // cases"). The input picks an op, a kernel path, dimensions (small, zero, or
 // large enough to overflow size_t), valid lengths (any kind, any int32),
 // a workspace size around the one asked for, values, and at most one
-// spoiled pointer (NULL, misaligned, or aimed into another buffer). Then:
+// spoiled pointer (NULL, misaligned, or aimed into another buffer); a hash
+// of it, where the structs passed by pointer (dims, valid lengths, mask,
+// weights, a KV cache) lie: mostly apart, sometimes copied into an output
+// or the workspace, which the call must read before it writes there. After
+// the op, enum arguments holding any int. Then:
 //
 //   - the status is one the arguments call for, by rules written here from
 //     edgeattn.h (not from src/): OK exactly when nothing is wrong;
@@ -22,11 +26,13 @@
 
 #include <edgeattn/edgeattn.h>
 
+#include "enum_args_from_c.h"
 #include "fuzz_check.hpp"
 #include "reference.hpp"
 
 #include <algorithm>
 #include <cfloat>
+#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -34,6 +40,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <random>
 #include <vector>
 
 namespace {
@@ -49,11 +56,27 @@ using fuzz::g_op;
 
 // ------------------------------------------------------------ inputs
 
+// Where the structs a call takes by pointer go (Call::place): drawn from a
+// hash of the whole input rather than read from it, so every other choice
+// reads the input as it did before this was added, and the corpus's
+// inputs keep testing what they were kept for (a struct's place changes no
+// status and no result).
+struct Placement {
+    std::minstd_rand gen;
+    Placement(const std::uint8_t *data, std::size_t size) {
+        std::uint32_t h = 2166136261u;  // FNV-1a
+        for (std::size_t i = 0; i < size; ++i) h = (h ^ data[i]) * 16777619u;
+        gen.seed(h % 2147483646u + 1);
+    }
+    std::uint8_t operator()() { return static_cast<std::uint8_t>(gen() >> 16); }
+};
+
 struct Input {
     FuzzedDataProvider in;
     bool special = false;  // values may be +-inf, NaN, +-1e30, FLT_MAX
+    Placement where;
 
-    Input(const std::uint8_t *data, std::size_t size) : in(data, size) {}
+    Input(const std::uint8_t *data, std::size_t size) : in(data, size), where(data, size) {}
     std::uint8_t byte() { return in.ConsumeIntegral<std::uint8_t>(); }
 
     // 1..8 mostly, sometimes 0, sometimes a size that overflows in products
@@ -149,6 +172,12 @@ void claim(Buffer &b, std::size_t a, std::size_t c = 1, std::size_t d = 1, std::
     b.claimed = n;
 }
 
+bool overlaps(const void *a, std::size_t a_bytes, const void *b, std::size_t b_bytes) {
+    const std::uintptr_t x = reinterpret_cast<std::uintptr_t>(a), y = reinterpret_cast<std::uintptr_t>(b);
+    auto end = [](std::uintptr_t p, std::size_t n) { return n > UINTPTR_MAX - p ? UINTPTR_MAX : p + n; };
+    return a_bytes && b_bytes && x < end(y, b_bytes) && y < end(x, a_bytes);
+}
+
 struct Call {
     std::vector<Buffer *> buffers;
     std::vector<edgeattn_status> allowed;  // what may be returned; empty: only OK
@@ -160,6 +189,7 @@ struct Call {
     Buffer *ranges = nullptr;
     bool ranges_early = false;
     std::vector<Buffer *> extra_targets;  // spoil targets beyond `buffers` (a KV cache's memory)
+    std::vector<std::pair<const unsigned char *, std::size_t>> placed;  // struct copies put in writers
 
     void allow(edgeattn_status s) { allowed.push_back(s); }
     bool allowed_status(edgeattn_status s) const {
@@ -215,6 +245,45 @@ struct Call {
             b->avail = target->bytes - off;
         }
         (void)same_allowed;
+    }
+
+    // Whether a copy of a struct of `size` bytes may go in writer b: within
+    // the bytes the call is told of, aligned for the struct, and in a block
+    // that is b's own and nothing else points into, so that the copy
+    // changes no byte any rule or input reads.
+    bool holds_struct(const Buffer &b, std::size_t size, std::size_t align) const {
+        if (b.role == Role::input || !b.mem || !b.ptr || b.overflow || b.claimed < size || b.claimed > b.avail ||
+            reinterpret_cast<std::uintptr_t>(b.ptr) % align != 0 || b.ptr < b.mem.get() ||
+            b.ptr >= b.mem.get() + b.bytes)
+            return false;
+        for (const std::vector<Buffer *> *list : {&buffers, &extra_targets})
+            for (const Buffer *x : *list)
+                if (x != &b && x->ptr && x->ptr >= b.mem.get() && x->ptr < b.mem.get() + b.bytes) return false;
+        return true;
+    }
+
+    // A struct the call takes by pointer: mostly where it is; sometimes a
+    // copy inside an output or the workspace, which the call must read
+    // before it writes there (edgeattn.h): the call's status and results
+    // are then what they would be with the struct apart, which is all the
+    // checks below look at.
+    template <class T>
+    const T *place(Input &in, const T *s) {
+        Placement &byte = in.where;
+        if (!s || byte() < 216) return s;
+        std::vector<Buffer *> targets;
+        for (Buffer *b : buffers)
+            if (holds_struct(*b, sizeof(T), alignof(T))) targets.push_back(b);
+        if (targets.empty()) return s;
+        Buffer *t = targets[byte() % targets.size()];
+        const std::size_t slots = (t->claimed - sizeof(T)) / alignof(T) + 1;
+        const std::size_t slot = (static_cast<std::size_t>(byte()) << 8 | byte()) % slots;
+        unsigned char *at = t->ptr + slot * alignof(T);
+        for (const auto &p : placed)
+            if (overlaps(at, sizeof(T), p.first, p.second)) return s;
+        std::memcpy(at, s, sizeof(T));
+        placed.push_back({at, sizeof(T)});
+        return reinterpret_cast<const T *>(at);
     }
 
     // The rules of edgeattn.h for pointers, alignment and overlap. `in_place`
@@ -528,7 +597,9 @@ void fuzz_masked_softmax(Input &in) {
     call.spoil(in, {});
     lens.rules(call);
     call.pointer_rules({{&Y, &X}});
-    if (!call.run([&] { return edgeattn_masked_softmax(&dims, X.f(), lens.get(), Y.f()); })) return;
+    const edgeattn_softmax_dims *dims_arg = call.place(in, &dims);
+    const edgeattn_valid_lens *lens_arg = call.place(in, lens.get());
+    if (!call.run([&] { return edgeattn_masked_softmax(dims_arg, X.f(), lens_arg, Y.f()); })) return;
 
     const std::size_t K = dims.keys, rows = dims.batch * dims.queries;
     const std::vector<double> x = doubles(X, rows * K);
@@ -654,8 +725,10 @@ void fuzz_dot_product(Input &in) {
     a.workspace(in, edgeattn_dot_product_attention_workspace_size(&a.dims, 1 + in.byte() % 4),
                 edgeattn_dot_product_attention_workspace_size(&a.dims, 1), !zero && ks == d);
     a.finish(in, {});
+    const edgeattn_attention_dims *dims_arg = a.call.place(in, &a.dims);
+    const edgeattn_valid_lens *lens_arg = a.call.place(in, a.lens.get());
     if (!a.call.run([&] {
-            return edgeattn_dot_product_attention(&a.dims, a.q.f(), a.k.f(), a.v.f(), a.lens.get(), a.ws.ptr,
+            return edgeattn_dot_product_attention(dims_arg, a.q.f(), a.k.f(), a.v.f(), lens_arg, a.ws.ptr,
                                                   a.ws.claimed, a.out.f(), a.weights_ptr());
         }))
         return;
@@ -688,9 +761,12 @@ void fuzz_additive(Input &in) {
                 edgeattn_additive_attention_workspace_size(&D, 1), !zero);
     a.finish(in, {&W_q, &W_k, &w_v});
     const edgeattn_additive_weights w{W_q.f(), W_k.f(), w_v.f()};
+    const edgeattn_attention_dims *dims_arg = a.call.place(in, &D);
+    const edgeattn_valid_lens *lens_arg = a.call.place(in, a.lens.get());
+    const edgeattn_additive_weights *w_arg = a.call.place(in, &w);
     if (!a.call.run([&] {
-            return edgeattn_additive_attention(&D, a.q.f(), a.k.f(), a.v.f(), a.lens.get(), &w, a.ws.ptr, a.ws.claimed,
-                                               a.out.f(), a.weights_ptr());
+            return edgeattn_additive_attention(dims_arg, a.q.f(), a.k.f(), a.v.f(), lens_arg, w_arg, a.ws.ptr,
+                                               a.ws.claimed, a.out.f(), a.weights_ptr());
         }))
         return;
     std::vector<double> out(D.batch * D.queries * D.value_size), wts(D.batch * D.queries * D.keys);
@@ -792,10 +868,13 @@ void fuzz_multi_head(Input &in, bool self) {
     a.finish(in, params);
     auto bias = [](Buffer &b) { return b.mem ? b.f() : nullptr; };  // NULL when not chosen or spoiled
     const edgeattn_mha_weights w{W_q.f(), W_k.f(), W_v.f(), W_o.f(), bias(b_q), bias(b_k), bias(b_v), bias(b_o)};
+    const edgeattn_attention_dims *dims_arg = a.call.place(in, &a.dims);
+    const edgeattn_valid_lens *lens_arg = a.call.place(in, a.lens.get());
+    const edgeattn_mha_weights *w_arg = a.call.place(in, &w);
     const bool ok = a.call.run([&] {
-        return self ? edgeattn_self_attention(&a.dims, a.q.f(), a.lens.get(), &w, a.ws.ptr, a.ws.claimed, a.out.f(),
+        return self ? edgeattn_self_attention(dims_arg, a.q.f(), lens_arg, w_arg, a.ws.ptr, a.ws.claimed, a.out.f(),
                                               a.weights_ptr())
-                    : edgeattn_multi_head_attention(&a.dims, a.q.f(), a.k.f(), a.v.f(), a.lens.get(), &w, a.ws.ptr,
+                    : edgeattn_multi_head_attention(dims_arg, a.q.f(), a.k.f(), a.v.f(), lens_arg, w_arg, a.ws.ptr,
                                                     a.ws.claimed, a.out.f(), a.weights_ptr());
     });
     if (!ok) return;
@@ -902,12 +981,6 @@ std::vector<double> doubles_at(const Buffer &b, std::size_t first, std::size_t n
     std::vector<double> v(n);
     for (std::size_t i = 0; i < n; ++i) v[i] = b.at<float>(first + i);
     return v;
-}
-
-bool overlaps(const void *a, std::size_t a_bytes, const void *b, std::size_t b_bytes) {
-    const std::uintptr_t x = reinterpret_cast<std::uintptr_t>(a), y = reinterpret_cast<std::uintptr_t>(b);
-    auto end = [](std::uintptr_t p, std::size_t n) { return n > UINTPTR_MAX - p ? UINTPTR_MAX : p + n; };
-    return a_bytes && b_bytes && x < end(y, b_bytes) && y < end(x, a_bytes);
 }
 
 // Whether B*H*Q*K (the reference's weights) is small enough to compute here.
@@ -1201,8 +1274,9 @@ bool pack_mha(Input &in, const edgeattn_attention_dims &pd, MhaParams &p, Buffer
     if (null_struct) call.allow(EDGEATTN_ERR_NULL_POINTER);
     call.pointer_rules({});
     const edgeattn_mha_weights w = p.api();
-    const bool ok =
-        call.run([&] { return edgeattn_mha_pack_weights(&pd, null_struct ? nullptr : &w, pk.ptr, pk_bytes); });
+    const edgeattn_attention_dims *dims_arg = call.place(in, &pd);
+    const edgeattn_mha_weights *w_arg = null_struct ? nullptr : call.place(in, &w);
+    const bool ok = call.run([&] { return edgeattn_mha_pack_weights(dims_arg, w_arg, pk.ptr, pk_bytes); });
     if (ok) got = p.seen(15);
     g_op = op;
     return ok;
@@ -1298,12 +1372,16 @@ void fuzz_multi_head_masked(Input &in) {
     for (Buffer *b : {&a.q, &a.k, &a.v, &a.out, &a.ws}) a.call.ranges_early |= !b->ptr;
 
     const edgeattn_mha_weights w = p.api();
+    const edgeattn_attention_dims *dims_arg = a.call.place(in, &D);
+    const edgeattn_valid_lens *lens_arg = a.call.place(in, a.lens.get());
+    const edgeattn_attention_mask *mask_arg = a.call.place(in, m.get());
+    const edgeattn_mha_weights *w_arg = packed ? &w : a.call.place(in, &w);
     const bool ok = a.call.run([&] {
-        return packed ? edgeattn_multi_head_attention_masked_packed(&D, a.q.f(), a.k.f(), a.v.f(), a.lens.get(),
-                                                                    m.get(), pk.ptr, give, a.ws.ptr, a.ws.claimed,
+        return packed ? edgeattn_multi_head_attention_masked_packed(dims_arg, a.q.f(), a.k.f(), a.v.f(), lens_arg,
+                                                                    mask_arg, pk.ptr, give, a.ws.ptr, a.ws.claimed,
                                                                     a.out.f(), a.weights_ptr())
-                      : edgeattn_multi_head_attention_masked(&D, a.q.f(), a.k.f(), a.v.f(), a.lens.get(), m.get(),
-                                                             &w, a.ws.ptr, a.ws.claimed, a.out.f(), a.weights_ptr());
+                      : edgeattn_multi_head_attention_masked(dims_arg, a.q.f(), a.k.f(), a.v.f(), lens_arg, mask_arg,
+                                                             w_arg, a.ws.ptr, a.ws.claimed, a.out.f(), a.weights_ptr());
     });
     if (!ok || in.special || !reference_fits(D.batch, H, D.queries, D.keys)) return;
     if (!packed) ref = p.seen(15);
@@ -1342,8 +1420,11 @@ void fuzz_dot_product_masked(Input &in) {
     a.call.ranges_early = zero || ks != d;
     for (Buffer *b : {&a.q, &a.k, &a.v, &a.out, &a.weights}) a.call.ranges_early |= b->overflow;
     for (Buffer *b : {&a.q, &a.k, &a.v, &a.out, &a.ws}) a.call.ranges_early |= !b->ptr;
+    const edgeattn_attention_dims *dims_arg = a.call.place(in, &D);
+    const edgeattn_valid_lens *lens_arg = a.call.place(in, a.lens.get());
+    const edgeattn_attention_mask *mask_arg = a.call.place(in, m.get());
     if (!a.call.run([&] {
-            return edgeattn_dot_product_attention_masked(&D, a.q.f(), a.k.f(), a.v.f(), a.lens.get(), m.get(),
+            return edgeattn_dot_product_attention_masked(dims_arg, a.q.f(), a.k.f(), a.v.f(), lens_arg, mask_arg,
                                                          a.ws.ptr, a.ws.claimed, a.out.f(), a.weights_ptr());
         }))
         return;
@@ -1653,11 +1734,15 @@ struct KvFuzz {
         if (wb & 2) w.W_o = nullptr;
         const bool null_struct = !packed && wb >= 252;  // the packed forms take no struct
         if (null_struct) call.allow(EDGEATTN_ERR_NULL_POINTER);
+        edgeattn_kv_cache *c_arg =
+            const_cast<edgeattn_kv_cache *>(call.place(in, static_cast<const edgeattn_kv_cache *>(c)));
+        const edgeattn_attention_dims *dims_arg = call.place(in, &e);
+        const edgeattn_mha_weights *w_arg = null_struct || packed ? nullptr : call.place(in, &w);
         const bool ok = call.run([&] {
-            return packed ? edgeattn_kv_cache_append_packed(c, &e, T, keys.f(), values.f(), pk.ptr, give, ws.ptr,
-                                                             ws.claimed)
-                          : edgeattn_kv_cache_append(c, &e, T, keys.f(), values.f(), null_struct ? nullptr : &w,
-                                                     ws.ptr, ws.claimed);
+            return packed ? edgeattn_kv_cache_append_packed(c_arg, dims_arg, T, keys.f(), values.f(), pk.ptr, give,
+                                                             ws.ptr, ws.claimed)
+                          : edgeattn_kv_cache_append(c_arg, dims_arg, T, keys.f(), values.f(), w_arg, ws.ptr,
+                                                     ws.claimed);
         });
         if (!ok) return;
         FUZZ_CHECK(valid && matches(e), "append succeeded on a cache not made for its sizes", 0);
@@ -1743,10 +1828,14 @@ struct KvFuzz {
         if (wb & 2) w.W_v = nullptr;
         const bool null_struct = !packed && wb >= 252;  // the packed forms take no struct
         if (null_struct) a.call.allow(EDGEATTN_ERR_NULL_POINTER);
+        const edgeattn_kv_cache *c_arg = a.call.place(in, static_cast<const edgeattn_kv_cache *>(c));
+        const edgeattn_attention_dims *dims_arg = a.call.place(in, &e);
+        const edgeattn_attention_mask *mask_arg = a.call.place(in, m.get());
+        const edgeattn_mha_weights *w_arg = null_struct || packed ? nullptr : a.call.place(in, &w);
         const bool ok = a.call.run([&] {
-            return packed ? edgeattn_kv_cache_attention_packed(c, &e, a.q.f(), m.get(), pk.ptr, give, a.ws.ptr,
-                                                                a.ws.claimed, a.out.f(), a.weights_ptr())
-                          : edgeattn_kv_cache_attention(c, &e, a.q.f(), m.get(), null_struct ? nullptr : &w, a.ws.ptr,
+            return packed ? edgeattn_kv_cache_attention_packed(c_arg, dims_arg, a.q.f(), mask_arg, pk.ptr, give,
+                                                                a.ws.ptr, a.ws.claimed, a.out.f(), a.weights_ptr())
+                          : edgeattn_kv_cache_attention(c_arg, dims_arg, a.q.f(), mask_arg, w_arg, a.ws.ptr,
                                                         a.ws.claimed, a.out.f(), a.weights_ptr());
         });
         if (!ok) return;
@@ -1881,8 +1970,9 @@ void fuzz_linear(Input &in) {
         call.allocate(in, 1.0f / 32, 1.0f / 512);
         call.spoil(in, {});
         call.pointer_rules({});
+        const edgeattn_linear_dims *dims_arg = call.place(in, &dims);
         if (!call.run([&] {
-                return edgeattn_linear(&dims, x.f(), W.f(), with_bias ? b.f() : nullptr, ws.ptr, ws.claimed, y.f());
+                return edgeattn_linear(dims_arg, x.f(), W.f(), with_bias ? b.f() : nullptr, ws.ptr, ws.claimed, y.f());
             }))
             return;
         Wd = doubles(W, dims.out_features * dims.in_features);
@@ -1915,8 +2005,9 @@ void fuzz_linear(Input &in) {
         call.allocate(in, 1.0f / 32, 1.0f / 512);
         call.spoil(in, {});
         call.pointer_rules({});
+        const edgeattn_linear_dims *pd_arg = call.place(in, &pd);
         const bool pack_ok = call.run(
-            [&] { return edgeattn_linear_pack_weights(&pd, W.f(), with_bias ? b.f() : nullptr, pk.ptr, pk_bytes); });
+            [&] { return edgeattn_linear_pack_weights(pd_arg, W.f(), with_bias ? b.f() : nullptr, pk.ptr, pk_bytes); });
         if (pack_ok) {
             Wd = doubles(W, pd.out_features * pd.in_features);
             if (with_bias && b.ptr) {
@@ -1942,7 +2033,8 @@ void fuzz_linear(Input &in) {
         use.spoil(in, {});
         packed_moved(use, pk);
         use.pointer_rules({});
-        if (!use.run([&] { return edgeattn_linear_packed(&dims, x.f(), pk.ptr, give, y.f()); })) return;
+        const edgeattn_linear_dims *dims_arg = use.place(in, &dims);
+        if (!use.run([&] { return edgeattn_linear_packed(dims_arg, x.f(), pk.ptr, give, y.f()); })) return;
         FUZZ_CHECK(pack_ok, "linear_packed succeeded on weights never packed", 0);
     }
     if (in.special) return;
@@ -1951,6 +2043,52 @@ void fuzz_linear(Input &in) {
     edgeattn_ref::linear(dims.rows, dims.in_features, dims.out_features, xd.data(), Wd.data(),
                          has_b ? bd.data() : nullptr, want.data());
     if (all_finite(want)) compare("linear", y.f(), want);
+}
+
+// Enum arguments holding any int, as a C caller passes them (through
+// enum_args_from_c.c: C++ cannot make such a value): refused or answered as
+// edgeattn.h, reduced_precision.h and decoder.h say, nothing written, the
+// kernel path unchanged.
+void fuzz_enum_arguments(Input &in) {
+    g_op = "enum arguments";
+    const int listed[] = {-1, -2, INT_MIN, INT_MAX, 3, 6, 1000, -21, 1};
+    const std::uint8_t how = in.byte();
+    const int v = how < 128 ? listed[how % (sizeof listed / sizeof listed[0])] : in.in.ConsumeIntegral<int>();
+    const edgeattn_isa before = edgeattn_current_isa();
+    const bool isa_enum = v >= EDGEATTN_ISA_AUTO && v <= EDGEATTN_ISA_NEON;
+    const edgeattn_status st = c_set_isa(v);
+    if (!isa_enum) {
+        FUZZ_CHECK(st == EDGEATTN_ERR_UNSUPPORTED_ISA, "set_isa took a value outside the enum", st);
+        FUZZ_CHECK(c_isa_supported(v) == 0, "isa_supported of a value outside the enum", 0);
+        FUZZ_CHECK(std::strcmp(c_isa_name(v), "unknown") == 0, "isa_name of a value outside the enum", 0);
+    }
+    FUZZ_CHECK(st == EDGEATTN_OK || edgeattn_current_isa() == before, "a refused set_isa changed the path", st);
+    if (edgeattn_set_isa(before) != EDGEATTN_OK) fail("the path in use could not be set again");
+    const char *text = c_status_str(v);
+    FUZZ_CHECK(text != nullptr, "status_str gave NULL", v);
+    if (v > 0 || v < EDGEATTN_ERR_NOT_REPRESENTABLE)
+        FUZZ_CHECK(std::strcmp(text, "unknown status") == 0, "status_str of a value outside the enum", v);
+    const bool weight_type = v >= EDGEATTN_WEIGHTS_F32 && v <= EDGEATTN_WEIGHTS_INT8;
+    const edgeattn_linear_dims dims{1 + in.byte() % 4u, 1 + in.byte() % 40u, 1 + in.byte() % 40u};
+    const std::size_t size = c_linear_typed_packed_weights_size(&dims, v);
+    FUZZ_CHECK((size != 0) == weight_type, "linear packed size of a weight type outside the enum, or 0 for one in it", 0);
+    FUZZ_CHECK(c_kv_cache_typed_size(1 + in.byte() % 3u, 1, 4, 4, v) == 0 || weight_type,
+               "kv_cache_typed_size of a storage type outside the enum", 0);
+    std::vector<float> memory(1024, -12345.0f);
+    edgeattn_kv_cache cache;
+    std::memset(&cache, 0x5a, sizeof cache);
+    const std::vector<float> memory_before = memory;
+    unsigned char cache_before[sizeof cache];
+    std::memcpy(cache_before, &cache, sizeof cache);
+    const edgeattn_status init = c_kv_cache_init_typed(&cache, 2, 1, 4, 4, v, memory.data(), memory.size() * 4);
+    if (!weight_type) {
+        FUZZ_CHECK(init == EDGEATTN_ERR_BAD_WEIGHT_TYPE, "kv_cache_init_typed took a storage type outside the enum",
+                   init);
+        FUZZ_CHECK(memory == memory_before && std::memcmp(cache_before, &cache, sizeof cache) == 0,
+                   "a refused kv_cache_init_typed wrote", init);
+    } else {
+        FUZZ_CHECK(init == EDGEATTN_OK, "kv_cache_init_typed refused a storage type of the enum", init);
+    }
 }
 
 // A kernel path this CPU runs, picked by the input.
@@ -1983,5 +2121,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
         case 9: fuzz_kv_cache(in); break;
         case 10: fuzz_linear(in); break;
     }
+    // After the op, so that its choices read the input as before.
+    if (in.byte() >= 192) fuzz_enum_arguments(in);
     return 0;
 }

@@ -2,9 +2,11 @@
 // the quantiser and the binary16 converters with arbitrary values, and the
 // projection and multi-head attention with weights of arbitrary stored types,
 // scales and sizes. The input picks an op, a kernel path, sizes (zero
-// included), values (inf and NaN included), each matrix's type (an unknown
-// one included), int8 scales (0, negative, NaN, inf included) and at most one
-// spoiled pointer. Then, by rules written here from the header:
+// included), values (inf and NaN included), each matrix's type (any int:
+// negative and past the enum too), int8 scales (0, negative, NaN, inf
+// included), and where the structs passed by pointer lie (sometimes copied
+// into an output, the workspace or the packed buffer, which the call must
+// read before it writes there). Then, by rules written here from the header:
 //
 //   - the call succeeds exactly when nothing is wrong with its arguments;
 //   - on an error, no byte of any output changed;
@@ -14,14 +16,17 @@
 
 #include <edgeattn/edgeattn.h>
 
+#include "enum_args_from_c.h"
 #include "fuzz_check.hpp"
 #include "reference.hpp"
 
+#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <random>
 #include <vector>
 
 namespace {
@@ -31,9 +36,24 @@ using fuzz::g_op;
 
 using edgeattn_ref::half_value;
 
+// Where the structs a call takes by pointer go (Placer): drawn from a hash
+// of the whole input rather than read from it, so every other choice reads
+// the input as it did before (a struct's place changes no status and no
+// result).
+struct Placement {
+    std::minstd_rand gen;
+    Placement(const std::uint8_t *data, std::size_t size) {
+        std::uint32_t h = 2166136261u;  // FNV-1a
+        for (std::size_t i = 0; i < size; ++i) h = (h ^ data[i]) * 16777619u;
+        gen.seed(h % 2147483646u + 1);
+    }
+    std::size_t operator()(std::size_t most) { return static_cast<std::size_t>(gen()) % (most + 1); }
+};
+
 struct Input {
     FuzzedDataProvider in;
-    Input(const std::uint8_t *data, std::size_t size) : in(data, size) {}
+    Placement where;
+    Input(const std::uint8_t *data, std::size_t size) : in(data, size), where(data, size) {}
     std::size_t dim(std::size_t most) { return in.ConsumeIntegralInRange<std::size_t>(0, most); }
     // Mostly ordinary values; sometimes a huge one, inf or NaN.
     float value(float scale = 1.0f) {
@@ -53,6 +73,43 @@ struct Input {
         return v;
     }
 };
+
+// Where a struct the call takes by pointer goes: mostly where it is;
+// sometimes a copy at an aligned place inside one of `regions` (the part of
+// an output the call writes, the workspace, the packed buffer), which the
+// call must read before it writes there. Copies never overlap.
+struct Placer {
+    Input &in;
+    std::vector<std::pair<unsigned char *, std::size_t>> regions;  // start, bytes
+    std::vector<std::pair<const unsigned char *, std::size_t>> taken;
+
+    template <class T>
+    const T *operator()(const T *s) {
+        Placement &pick = in.where;
+        if (pick(255) < 200) return s;
+        std::vector<std::size_t> fit;
+        for (std::size_t i = 0; i < regions.size(); ++i)
+            if (regions[i].second >= sizeof(T) && reinterpret_cast<std::uintptr_t>(regions[i].first) % alignof(T) == 0)
+                fit.push_back(i);
+        if (fit.empty()) return s;
+        const auto &r = regions[fit[pick(fit.size() - 1)]];
+        unsigned char *at = r.first + pick((r.second - sizeof(T)) / alignof(T)) * alignof(T);
+        for (const auto &t : taken)
+            if (at < t.first + t.second && t.first < at + sizeof(T)) return s;
+        std::memcpy(at, s, sizeof(T));
+        taken.push_back({at, sizeof(T)});
+        return reinterpret_cast<const T *>(at);
+    }
+};
+
+template <class T>
+std::pair<unsigned char *, std::size_t> region(std::vector<T> &v, std::size_t n) {
+    return {reinterpret_cast<unsigned char *>(v.data()), n * sizeof(T)};
+}
+
+bool same_bytes(const std::vector<float> &a, const std::vector<float> &b) {
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
 
 bool finite_all(const std::vector<float> &v, std::size_t n) {
     for (std::size_t i = 0; i < n; ++i)
@@ -129,9 +186,10 @@ void fuzz_half(Input &in) {
 
 // ------------------------------------------------------------ typed weights
 
-// A weight matrix (rows, cols) in the type the input picks (3: unknown),
-// with its exact values for the reference; `problem` is set when the
-// matrix is one the library must refuse.
+// A weight matrix (rows, cols) in the type the input picks (any int; one
+// outside the enum is stored as a C caller may store it), with its exact
+// values for the reference; `problem` is set when the matrix is one the
+// library must refuse.
 struct Matrix {
     int type = 0;
     std::vector<float> f32, scales;
@@ -142,7 +200,14 @@ struct Matrix {
     bool problem = false;
 
     Matrix(Input &in, std::size_t rows, std::size_t cols) {
-        type = in.in.ConsumeIntegralInRange<int>(0, 9) % 4;
+        const int pick = in.in.ConsumeIntegralInRange<int>(0, 9);
+        if (pick < 9) {
+            type = pick % 4;  // 3: just past the enum
+        } else {
+            const int wild[] = {-1, INT_MIN, INT_MAX, 1000, -2};
+            const std::uint8_t choice = in.in.ConsumeIntegral<std::uint8_t>();
+            type = choice < 200 ? wild[choice % 5] : in.in.ConsumeIntegral<int>();
+        }
         const std::vector<float> w = in.values(rows * cols, 1.0f, true);
         exact.assign(rows * cols, 0.0);
         if (type == EDGEATTN_WEIGHTS_INT8) {
@@ -168,7 +233,7 @@ struct Matrix {
             f32 = w;
             for (std::size_t i = 0; i < rows * cols; ++i) exact[i] = w[i];
             m.data = f32.data();
-            if (type == 3) problem = true;  // not a type
+            if (type < EDGEATTN_WEIGHTS_F32 || type > EDGEATTN_WEIGHTS_INT8) problem = true;  // not a type
         }
         std::memcpy(&m.type, &type, sizeof type);
         // An empty vector's data() may be null: the library sees no matrix.
@@ -187,25 +252,38 @@ void fuzz_linear_typed(Input &in) {
     const bool zero = !dims.rows || !dims.in_features || !dims.out_features;
     std::vector<float> y(dims.rows * dims.out_features + 1, 7.0f);
     edgeattn_status st;
+    // The type as an int, through C: the size takes it by value.
+    const bool unknown_type = W.type < EDGEATTN_WEIGHTS_F32 || W.type > EDGEATTN_WEIGHTS_INT8;
+    Placer out_place{in, {region(y, dims.rows * dims.out_features)}, {}};
+    std::vector<float> y_before;
     if (packed) {
         g_op = "linear_pack_typed_weights + linear_packed";
-        const std::size_t bytes = edgeattn_linear_typed_packed_weights_size(&dims, W.m.type);
+        const std::size_t bytes = c_linear_typed_packed_weights_size(&dims, W.type);
         // (rows is not read by the size)
-        FUZZ_CHECK((bytes == 0) == (!dims.in_features || !dims.out_features || W.type == 3),
+        FUZZ_CHECK((bytes == 0) == (!dims.in_features || !dims.out_features || unknown_type),
                    "packed size of valid sizes is 0, or not 0 otherwise", 0);
         std::vector<float> p(bytes / 4 + 1, 3.0f);
-        st = edgeattn_linear_pack_typed_weights(&dims, &W.m, b.data(), p.data(), bytes);
-        if (st == EDGEATTN_OK) st = edgeattn_linear_packed(&dims, x.data(), p.data(), bytes, y.data());
+        Placer pack_place{in, {region(p, bytes / 4)}, {}};
+        const edgeattn_linear_dims *pack_dims = pack_place(&dims), *use_dims = out_place(&dims);
+        const edgeattn_weight_matrix *W_arg = pack_place(&W.m);
+        const std::vector<float> p_before = p;
+        y_before = y;
+        st = edgeattn_linear_pack_typed_weights(pack_dims, W_arg, b.data(), p.data(), bytes);
+        if (st == EDGEATTN_OK) st = edgeattn_linear_packed(use_dims, x.data(), p.data(), bytes, y.data());
         else
-            for (float v : p) FUZZ_CHECK(v == 3.0f, "packed buffer written on an error", st);
+            FUZZ_CHECK(same_bytes(p, p_before), "packed buffer written on an error", st);
     } else {
         std::vector<float> ws(edgeattn_linear_workspace_size(&dims, 1) / 4 + 1);
-        st = edgeattn_linear_typed(&dims, x.data(), &W.m, b.data(), ws.data(), ws.size() * 4, y.data());
+        out_place.regions.push_back(region(ws, ws.size()));
+        const edgeattn_linear_dims *dims_arg = out_place(&dims);
+        const edgeattn_weight_matrix *W_arg = out_place(&W.m);
+        y_before = y;
+        st = edgeattn_linear_typed(dims_arg, x.data(), W_arg, b.data(), ws.data(), ws.size() * 4, y.data());
     }
     const bool ok = !zero && !W.problem;
     FUZZ_CHECK((st == EDGEATTN_OK) == ok, "succeeded with a bad argument, or refused good ones", st);
     if (st != EDGEATTN_OK) {
-        for (float v : y) FUZZ_CHECK(v == 7.0f, "output written on an error", st);
+        FUZZ_CHECK(same_bytes(y, y_before), "output written on an error", st);
         return;
     }
     FUZZ_CHECK(y[dims.rows * dims.out_features] == 7.0f, "written past the output", 0);
@@ -230,29 +308,47 @@ void fuzz_mha_typed(Input &in) {
     Matrix Wq(in, h, q), Wk(in, hkv, q), Wv(in, hkv, q), Wo(in, h, h);
     const edgeattn_attention_dims dims{B, Q, K, q, q, q, h, H, Hkv};
     const std::vector<float> xq = in.values(B * Q * q, 1.0f, true), xk = in.values(B * K * q, 1.0f, true);
-    const edgeattn_mha_typed_weights w{Wq.m, Wk.m, Wv.m, Wo.m, nullptr, nullptr, nullptr, nullptr};
+    // The matrices as bytes: a type outside the enum is not loaded as one.
+    edgeattn_mha_typed_weights w{};
+    std::memcpy(&w.W_q, &Wq.m, sizeof w.W_q);
+    std::memcpy(&w.W_k, &Wk.m, sizeof w.W_k);
+    std::memcpy(&w.W_v, &Wv.m, sizeof w.W_v);
+    std::memcpy(&w.W_o, &Wo.m, sizeof w.W_o);
     const bool causal = in.in.ConsumeBool();
     edgeattn_attention_mask mask{};
     mask.causal = causal;
     std::vector<float> ws(edgeattn_multi_head_attention_workspace_size(&dims, 1) / 4 + 1);
     std::vector<float> out(B * Q * h + 1, 7.0f);
+    Placer place{in, {region(out, B * Q * h), region(ws, ws.size())}, {}};
+    const edgeattn_attention_dims *dims_arg = place(&dims);
+    const edgeattn_attention_mask *mask_arg = place(&mask);
     edgeattn_status st;
+    std::vector<float> out_before;
     if (packed) {
         const std::size_t bytes = edgeattn_mha_typed_packed_weights_size(&dims, &w);
         std::vector<float> p(bytes / 4 + 1, 3.0f);
-        st = edgeattn_mha_pack_typed_weights(&dims, &w, p.data(), bytes);
+        Placer pack_place{in, {region(p, bytes / 4)}, {}};
+        const edgeattn_attention_dims *pack_dims = pack_place(&dims);
+        const edgeattn_mha_typed_weights *w_arg = pack_place(&w);
+        const std::vector<float> p_before = p;
+        out_before = out;
+        st = edgeattn_mha_pack_typed_weights(pack_dims, w_arg, p.data(), bytes);
         if (st == EDGEATTN_OK)
-            st = edgeattn_multi_head_attention_masked_packed(&dims, xq.data(), xk.data(), xk.data(), nullptr, &mask,
-                                                             p.data(), bytes, ws.data(), ws.size() * 4, out.data(),
-                                                             nullptr);
+            st = edgeattn_multi_head_attention_masked_packed(dims_arg, xq.data(), xk.data(), xk.data(), nullptr,
+                                                             mask_arg, p.data(), bytes, ws.data(), ws.size() * 4,
+                                                             out.data(), nullptr);
+        else
+            FUZZ_CHECK(same_bytes(p, p_before), "packed buffer written on an error", st);
     } else {
-        st = edgeattn_multi_head_attention_typed(&dims, xq.data(), xk.data(), xk.data(), nullptr, &mask, &w, ws.data(),
-                                                 ws.size() * 4, out.data(), nullptr);
+        const edgeattn_mha_typed_weights *w_arg = place(&w);
+        out_before = out;
+        st = edgeattn_multi_head_attention_typed(dims_arg, xq.data(), xk.data(), xk.data(), nullptr, mask_arg, w_arg,
+                                                 ws.data(), ws.size() * 4, out.data(), nullptr);
     }
     const bool ok = !Wq.problem && !Wk.problem && !Wv.problem && !Wo.problem;
     FUZZ_CHECK((st == EDGEATTN_OK) == ok, "succeeded with a bad matrix, or refused good ones", st);
     if (st != EDGEATTN_OK) {
-        for (float v : out) FUZZ_CHECK(v == 7.0f, "output written on an error", st);
+        FUZZ_CHECK(same_bytes(out, out_before), "output written on an error", st);
         return;
     }
     FUZZ_CHECK(out[B * Q * h] == 7.0f, "written past the output", 0);
