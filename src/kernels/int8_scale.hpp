@@ -6,11 +6,11 @@
 //           is then stored exactly) -- never a scale of 0, which the
 //           attention calls refuse and which would lose the row;
 //   q     = x / scale rounded to nearest, ties to even, in [-127, 127].
-// The quotient is taken in double, where it is never rounded onto a tie it
-// is not: x and scale have 24-bit significands, so a quotient that is not
-// k + 1/2 differs from it by far more than double's rounding. In float it
-// can be: 0.665428519 / (24.1455498 / 127) rounds to 3.5 (then 4), while
-// the exact quotient is below 3.5 (3).
+// The rounding is decided on the exact quotient, in float arithmetic only
+// (the Cortex-M4F has no double unit): the float quotient can round onto or
+// across a tie -- 0.665428519 / (24.1455498 / 127) rounds to 3.5 (then 4),
+// while the exact quotient is below 3.5 (3) -- so near a tie the sign of
+// x - (k + 1/2) * scale, one FMA, decides.
 // A row with a NaN or an infinity (only a cache's: the quantiser refuses
 // them first) is stored with scale NaN and q 0, so every element reads
 // back as NaN: int8 cannot hold an infinity beside finite numbers, and a
@@ -35,12 +35,32 @@ inline float int8_row_scale(const float *x, size_t n) {
     return scale > 0.0f ? scale : 1.40129846e-45f;  // 2^-149
 }
 
-// x / scale rounded to nearest, ties to even, clamped to [-127, 127].
+// x / scale rounded to nearest, ties to even, clamped to [-127, 127]
+// (finite x, scale > 0). The float quotient t lies within 2^-17 of the
+// exact one while |t| < 128 (24-bit rounding), so it decides unless it is
+// within 2^-16 of the half h between its neighbours; there x - h * scale
+// decides, which an FMA gives with its exact sign: x and scale are
+// multiples of 2^-149 and h * scale of 2^-150, so a nonzero difference is
+// at least 2^-150 -- at least 2^-86 once tiny rows are scaled by 2^64
+// (exact), far from rounding to 0.
 inline int8_t quantize_int8(float x, float scale) {
-    double r = nearbyint(static_cast<double>(x) / static_cast<double>(scale));
-    if (r > 127.0) r = 127.0;
-    if (r < -127.0) r = -127.0;
-    return static_cast<int8_t>(r);
+    if (scale < 0x1p-100f) {
+        x *= 0x1p64f;
+        scale *= 0x1p64f;
+    }
+    const float t = x / scale;
+    if (!(t < 127.0f)) return 127;
+    if (!(t > -127.0f)) return -127;
+    int below = static_cast<int>(t);  // floor(t), without libm's floorf
+    if (static_cast<float>(below) > t) --below;
+    const float h = static_cast<float>(below) + 0.5f;
+    bool up = t > h;
+    if (fabsf(t - h) <= 0x1p-16f) {
+        const float e = fmaf(-h, scale, x);
+        up = e > 0.0f || (e == 0.0f && below % 2 != 0);  // a tie goes to the even neighbour
+    }
+    const int q = up ? below + 1 : below;
+    return static_cast<int8_t>(q > 127 ? 127 : q < -127 ? -127 : q);
 }
 
 // Stores a row of n floats as q (n int8) and returns its scale.
