@@ -19,14 +19,6 @@ struct stored_matrix {
     const float *scales = nullptr;  // int8: (out) per-output-channel scales
 };
 
-// Whether a caller's type is one of the enum (read as an integer: a C
-// caller may store any int there).
-inline bool known_weight_type(edgeattn_weight_type type) {
-    int t = 0;
-    memcpy(&t, &type, sizeof t);
-    return t >= EDGEATTN_WEIGHTS_F32 && t <= EDGEATTN_WEIGHTS_INT8;
-}
-
 // A caller's matrix as the kernels take it (scales only for int8).
 inline stored_matrix stored_matrix_of(const edgeattn_weight_matrix &m) {
     return {m.type, m.data, m.type == EDGEATTN_WEIGHTS_INT8 ? m.scales : nullptr};
