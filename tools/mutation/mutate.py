@@ -151,8 +151,9 @@ def export_snapshot(repo, source, dest):
 
 
 def failed_tests(ctest_output):
-    names = re.findall(r"^\s*\d+ - (\S+) \(", ctest_output, flags=re.M)
-    return names
+    """The tests CTest lists as failed (not those it lists as not run)."""
+    _, _, failed = ctest_output.partition("The following tests FAILED:")
+    return re.findall(r"^\s*\d+ - (\S+) \((?!Not Run|Skipped|Disabled)", failed, flags=re.M)
 
 
 def write_file(path, text):
