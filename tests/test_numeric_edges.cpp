@@ -240,6 +240,24 @@ TEST_CASE("a NaN among the valid scores makes its row NaN and no other row, on e
     }
 }
 
+TEST_CASE("a NaN beside +inf among the valid scores makes the masked positions NaN too, on every path") {
+    // The infinite maximum takes the limit (weight only at +inf), but the
+    // NaN makes the row's sum NaN, so every weight of the row is NaN, the
+    // masked ones included, as d2l's formula gives.
+    path_guard restore;
+    for (const std::size_t K : {3, 8, 17, 300}) {
+        std::vector<float> x = ramp(K, 4.0f);
+        x[0] = qnan;
+        x[1] = inf;
+        const std::vector<std::int32_t> lens{2};
+        for (edgeattn_isa isa : paths()) {
+            REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);
+            INFO("path " << std::string(edgeattn_isa_name(isa)) << ", K " << K);
+            CHECK(row_all_nan(softmax(x, K, lens).data(), K));
+        }
+    }
+}
+
 TEST_CASE("dot-product attention: scores of +-1e30 and scores that overflow float meet the float64 answer") {
     path_guard restore;
     // Q = 3 rows: (0) scores around +-1e30, (1) one score past FLT_MAX (+inf

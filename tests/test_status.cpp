@@ -289,6 +289,10 @@ TEST_CASE("dot_product_attention: each bad argument, its status, nothing written
         {"workspace over queries", [](P &p) { p.ws = const_cast<float *>(p.q); }, EDGEATTN_ERR_OVERLAP},
         {"workspace size past the address space", [](P &p) { p.ws_bytes = SIZE_MAX - 3; p.ws = const_cast<float *>(p.v) + 8; },
          EDGEATTN_ERR_OVERLAP},
+        // Its end saturates at the top of the address space: wrapped, it
+        // would end below its start and miss the queries it starts on.
+        {"workspace from the queries on, past the address space",
+         [](P &p) { p.ws_bytes = SIZE_MAX - 3; p.ws = const_cast<float *>(p.q); }, EDGEATTN_ERR_OVERLAP},
     };
     check_bad_cases(cases);
 }

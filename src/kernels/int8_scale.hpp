@@ -7,9 +7,9 @@
 //           attention calls refuse and which would lose the row;
 //   q     = x / scale rounded to nearest, ties to even, in [-127, 127].
 // The rounding is decided on the exact quotient, in float arithmetic only
-// (the Cortex-M4F has no double unit): the float quotient can round onto or
-// across a tie -- 0.665428519 / (24.1455498 / 127) rounds to 3.5 (then 4),
-// while the exact quotient is below 3.5 (3) -- so near a tie the sign of
+// (the Cortex-M4F has no double unit): the float quotient can round onto a
+// tie -- 0.665428519 / (24.1455498 / 127) rounds to 3.5 (then 4), while the
+// exact quotient is below 3.5 (3) -- so on a tie the sign of
 // x - (k + 1/2) * scale, one FMA, decides.
 // A row with a NaN or an infinity (only a cache's: the quantiser refuses
 // them first) is stored with scale NaN and q 0, so every element reads
@@ -36,13 +36,13 @@ inline float int8_row_scale(const float *x, size_t n) {
 }
 
 // x / scale rounded to nearest, ties to even, clamped to [-127, 127]
-// (finite x, scale > 0). The float quotient t lies within 2^-17 of the
-// exact one while |t| < 128 (24-bit rounding), so it decides unless it is
-// within 2^-16 of the half h between its neighbours; there x - h * scale
-// decides, which an FMA gives with its exact sign: x and scale are
-// multiples of 2^-149 and h * scale of 2^-150, so a nonzero difference is
-// at least 2^-150 -- at least 2^-86 once tiny rows are scaled by 2^64
-// (exact), far from rounding to 0.
+// (finite x, scale > 0). Rounding is monotonic, so the float quotient t
+// lies on the same side of every half h = k + 1/2 as the exact one, or on
+// h itself; only then can they round apart, and x - h * scale decides,
+// which an FMA gives with its exact sign: x and scale are multiples of
+// 2^-149 and h * scale of 2^-150, so a nonzero difference is at least
+// 2^-150 -- at least 2^-86 once tiny rows are scaled by 2^64 (exact), far
+// from rounding to 0.
 inline int8_t quantize_int8(float x, float scale) {
     if (scale < 0x1p-100f) {
         x *= 0x1p64f;
@@ -55,9 +55,9 @@ inline int8_t quantize_int8(float x, float scale) {
     if (static_cast<float>(below) > t) --below;
     const float h = static_cast<float>(below) + 0.5f;
     bool up = t > h;
-    if (fabsf(t - h) <= 0x1p-16f) {
+    if (t == h) {
         const float e = fmaf(-h, scale, x);
-        up = e > 0.0f || (e == 0.0f && below % 2 != 0);  // a tie goes to the even neighbour
+        up = e > 0.0f || (e == 0.0f && below % 2 != 0);  // a true tie goes to the even neighbour
     }
     const int q = up ? below + 1 : below;
     return static_cast<int8_t>(q > 127 ? 127 : q < -127 ? -127 : q);
