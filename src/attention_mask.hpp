@@ -29,6 +29,9 @@ struct attention_mask_view {
     // every loop it grew the Cortex-M image by kilobytes.
     key_interval of_row(size_t b, size_t i, size_t queries, size_t keys) const;
 
+    // Whether every row sees every key (no valid lengths, ranges or causal).
+    bool masks_nothing() const { return !lens.lens && !ranges && !causal; }
+
     // Row i of the bias for batch element b and head `head`, or nullptr.
     const float *bias_row(size_t b, size_t head, size_t i) const {
         return bias ? bias + b * bias_batch_stride + head * bias_head_stride + i * bias_row_stride

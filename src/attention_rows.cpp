@@ -210,17 +210,6 @@ void weighted_sum(const kernel_table &k, const attention_slice &s, size_t row0, 
             for (size_t c = 0; c < s.dv; ++c) s.output[(row0 + r) * s.output_stride + c] = 0.0f;
 }
 
-// Whether any of out's n floats is NaN or infinite; makes zeros +0 (a sum
-// of zero terms may be -0 or +0 by the order the terms came in).
-bool finish_row(float *out, size_t n) {
-    bool finite = true;
-    for (size_t c = 0; c < n; ++c) {
-        if (out[c] == 0.0f) out[c] = 0.0f;
-        finite = finite && out[c] - out[c] == 0.0f;
-    }
-    return !finite;
-}
-
 // FlashAttention's online softmax over key blocks; keys a row does not see
 // are skipped and added back exactly at the end (d2l's -1e6 rule). The key
 // chunks lie on one grid (multiples of the key block from key 0) and each
@@ -284,17 +273,15 @@ void attention_streaming(const kernel_table &k, const attention_slice &s, size_t
                 for (size_t j = iv.hi; j < K; ++j) add_value_row(k, s, j, masked_weight, out);
             }
         }
-        k.scale(out, dv, 1.0f / sum);
-        if (finish_row(out, dv) && visible < K) redo = true;
+        if (!k.scale_final(out, dv, 1.0f / sum) && visible < K) redo = true;
     }
     if (!redo || only_visible) return;
     // The block's scratch is free again: one row at a time reuses it.
     for (size_t r = 0; r < rows; ++r) {
         const key_interval iv = row_keys(s, mask, row0 + r);
         float *out = s.output + (row0 + r) * s.output_stride;
-        bool finite = true;
-        for (size_t c = 0; c < dv; ++c) finite = finite && out[c] - out[c] == 0.0f;
-        if (!finite && !sees_every_key(iv, K)) attention_streaming(k, s, row0 + r, 1, mask, slot, true);
+        if (!sees_every_key(iv, K) && !k.scale_final(out, dv, 1.0f))
+            attention_streaming(k, s, row0 + r, 1, mask, slot, true);
     }
 }
 
@@ -320,15 +307,20 @@ void softmax_and_weighted_sum(const kernel_table &k, const attention_slice &s, s
         });
     const key_interval keys = masked_keys_weigh ? key_interval{0, K} : block_keys(s, mask, row0, rows);
     weighted_sum(k, s, row0, rows, keys, weights, ldw, slot);
-    // A row whose sum met a NaN or infinite value at a key it does not need
-    // (zero weight times NaN) is summed again over its own keys alone.
-    for (size_t r = 0; r < rows; ++r) {
+    // A row that sees every key sums over the same keys whatever its block.
+    // Any other row's zeros leave as +0 (the keys its sum spans, and so the
+    // sign of an exact zero, depend on the rows beside it), and if its sum
+    // met a NaN or infinite value at a key it does not need (zero weight
+    // times NaN), it is summed again over its own keys alone.
+    for (size_t r = 0; r < rows && !mask.masks_nothing(); ++r) {
+        const key_interval iv = row_keys(s, mask, row0 + r);
+        if (sees_every_key(iv, K)) continue;
         float *out = s.output + (row0 + r) * s.output_stride;
-        if (!finish_row(out, s.dv)) continue;
-        const key_interval own = keys_needed(r, row_keys(s, mask, row0 + r));
+        if (k.scale_final(out, s.dv, 1.0f)) continue;
+        const key_interval own = keys_needed(r, iv);
         if (own.lo == keys.lo && own.hi == keys.hi) continue;
         weighted_sum(k, s, row0 + r, 1, own, weights + r * ldw, ldw, slot);
-        finish_row(out, s.dv);
+        k.scale_final(out, s.dv, 1.0f);
     }
 }
 

@@ -1,5 +1,6 @@
 // Elementwise kernels, any batch type: y = x + p (the positional-encoding
-// add), y *= a, and y += a * x (the streaming softmax's rescaling).
+// add), y *= a, y += a * x (the streaming softmax's rescaling), and an
+// attention row's last scaling.
 #ifndef EDGEATTN_KERNELS_ADD_HPP
 #define EDGEATTN_KERNELS_ADD_HPP
 
@@ -25,6 +26,27 @@ void scale(float *y, size_t n, float a) {
     size_t i = 0;
     for (; i + B::size <= n; i += B::size) (B::load_unaligned(y + i) * factor).store_unaligned(y + i);
     if (i < n) store_partial(load_partial<B>(y + i, n - i, 0.0f) * factor, y + i, n - i);
+}
+
+// y *= a, then + 0, so a zero comes out +0 whichever sign the sums that
+// made it had; returns whether every result is finite (y - y is 0 only
+// for finite y). An attention row's last step (attention_rows.cpp).
+template <class B>
+bool scale_final(float *y, size_t n, float a) {
+    const B factor(a), zero(0.0f);
+    B nonfinite(0.0f);
+    size_t i = 0;
+    for (; i + B::size <= n; i += B::size) {
+        const B r = B::load_unaligned(y + i) * factor + zero;
+        nonfinite += r - r;
+        r.store_unaligned(y + i);
+    }
+    if (i < n) {
+        const B r = load_partial<B>(y + i, n - i, 0.0f) * factor + zero;
+        nonfinite += r - r;
+        store_partial(r, y + i, n - i);
+    }
+    return horizontal_sum(nonfinite) == 0.0f;
 }
 
 template <class B>

@@ -86,6 +86,8 @@ struct kernel_table {
     void (*add)(const float *x, const float *p, float *y, size_t n);
     void (*scale)(float *y, size_t n, float a);
     void (*add_scaled)(const float *x, float a, float *y, size_t n);
+    // y *= a with every zero +0; returns whether all n results are finite.
+    bool (*scale_final)(float *y, size_t n, float a);
 
     stored_weight_kernels int8_weights;  // int8_t
     stored_weight_kernels half_weights;  // uint16_t holding binary16

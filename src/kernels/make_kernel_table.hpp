@@ -31,6 +31,7 @@ constexpr kernel_table make_kernel_table(edgeattn_isa isa) {
                         &add<B>,
                         &scale<B>,
                         &add_scaled<B>,
+                        &scale_final<B>,
                         {&gemm_packed_weights<B, int8_t>, &gemm_nt_direct_weights<B, int8_t>},
                         {&gemm_packed_weights<B, uint16_t>, &gemm_nt_direct_weights<B, uint16_t>}};
 }
