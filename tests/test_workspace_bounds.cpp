@@ -135,6 +135,8 @@ void check_intact(guarded &g, const std::string &what) {
 
 // How many threads run the calls, and how many the workspace is sized for:
 // as many, or fewer (the op must then use only the thread slots it has).
+// One thread, then teams large enough that the last slot sits at the
+// workspace's end; not more cases: the suite also runs under valgrind.
 struct thread_case {
     int team;
     std::size_t sized_for;
@@ -142,7 +144,7 @@ struct thread_case {
 
 std::vector<thread_case> thread_cases() {
 #if defined(_OPENMP)
-    return {{1, 1}, {2, 2}, {4, 4}, {8, 3}};
+    return {{1, 1}, {4, 4}, {8, 3}};
 #else
     return {{1, 1}, {1, 4}};
 #endif
@@ -398,7 +400,7 @@ TEST_CASE("additive attention (fp32 and stored W_q, W_k) in exactly its workspac
         {"Q 11 K 300 per-query lengths, streaming", 2, 11, 300, 12, 10, 9, 8, ValidLens::per_query, false},
         {"Q 20 K 100 per-batch lengths, weights", 2, 20, 100, 6, 5, 7, 10, ValidLens::per_batch, true},
         {"Q 9 K 257 weights", 1, 9, 257, 5, 3, 4, 6, ValidLens::none, true},
-        {"Q 64 K 600 streaming", 2, 64, 600, 16, 16, 16, 16, ValidLens::none, false},
+        {"Q 64 K 400 streaming", 2, 64, 400, 16, 16, 16, 16, ValidLens::none, false},
     };
     const edgeattn_weight_type forms[2][2] = {{EDGEATTN_WEIGHTS_F32, EDGEATTN_WEIGHTS_F32},
                                               {EDGEATTN_WEIGHTS_INT8, EDGEATTN_WEIGHTS_F16}};
@@ -466,9 +468,9 @@ TEST_CASE("multi-head attention (plain, masked, packed, typed) in exactly its wo
         {"Q 270 K 270 causal, per-query ranges, grouped kv 2, streaming", 1, 270, 270, 16, 16, 16, 32, 4, 2,
          ValidLens::none, true, Mask::per_query, false, false},
         {"Q 5 K 3 weights", 3, 5, 3, 7, 6, 5, 12, 3, 0, ValidLens::per_batch, false, Mask::none, false, true},
-        {"Q 100 K 600 per-batch lengths, streaming", 2, 100, 600, 32, 32, 32, 64, 4, 0, ValidLens::per_batch, false,
+        {"Q 64 K 400 per-batch lengths, streaming", 2, 64, 400, 32, 32, 32, 64, 4, 0, ValidLens::per_batch, false,
          Mask::none, false, false},
-        {"Q 100 K 600 grouped kv 2, causal, weights", 2, 100, 600, 32, 32, 32, 64, 4, 2, ValidLens::none, true,
+        {"Q 64 K 400 grouped kv 2, causal, weights", 2, 64, 400, 32, 32, 32, 64, 4, 2, ValidLens::none, true,
          Mask::none, false, true},
     };
     for (const shape &s : shapes) {
@@ -649,9 +651,11 @@ TEST_CASE("KV cache append and attention in exactly their workspaces and cache m
         edgeattn_weight_type storage;
         form weights_form;
     };
-    const config configs[] = {{EDGEATTN_WEIGHTS_F32, unpacked},  {EDGEATTN_WEIGHTS_F32, packed_form},
-                              {EDGEATTN_WEIGHTS_F32, typed_form}, {EDGEATTN_WEIGHTS_F16, unpacked},
-                              {EDGEATTN_WEIGHTS_INT8, typed_form}, {EDGEATTN_WEIGHTS_INT8, packed_form}};
+    const config configs[] = {{EDGEATTN_WEIGHTS_F32, unpacked},
+                              {EDGEATTN_WEIGHTS_F32, packed_form},
+                              {EDGEATTN_WEIGHTS_F32, typed_form},
+                              {EDGEATTN_WEIGHTS_F16, unpacked},
+                              {EDGEATTN_WEIGHTS_INT8, typed_form}};
     const std::string form_names[] = {"unpacked", "packed", "typed"};
     struct heads {
         std::size_t Hkv, q, k, v;
@@ -704,13 +708,13 @@ TEST_CASE("KV cache append and attention in exactly their workspaces and cache m
             done = r.L;
         }
 
-        // Every thread case with fp32 weights and cache; the first and the
-        // last (most threads, workspace for fewer) with the other forms.
+        // Every thread case with fp32 weights and cache; the last (most
+        // threads, workspace for fewer) with the other forms.
         const std::vector<thread_case> all_cases = thread_cases();
-        const std::vector<thread_case> ends = {all_cases.front(), all_cases.back()};
+        const std::vector<thread_case> last = {all_cases.back()};
         std::size_t run = 0;
         for (const config &c : configs)
-            for (const thread_case &t : &c == configs ? all_cases : ends) {
+            for (const thread_case &t : &c == configs ? all_cases : last) {
                 team_size team(t.team);
                 const std::size_t memory_bytes = edgeattn_kv_cache_typed_size(B, Hkv, hs, capacity, c.storage);
                 REQUIRE(memory_bytes > 0);
