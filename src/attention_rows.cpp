@@ -12,7 +12,9 @@ namespace {
 size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
 size_t max_size(size_t a, size_t b) { return a > b ? a : b; }
 
-key_interval row_keys(const attention_slice &s, const attention_mask_view &mask, size_t row) {
+// Out of line: the kernels ask per row and key block (flash on Cortex-M).
+__attribute__((noinline)) key_interval row_keys(const attention_slice &s, const attention_mask_view &mask,
+                                                size_t row) {
     return mask.of_row(s.batch_index, row / s.group, s.num_queries / s.group, s.num_keys);
 }
 
@@ -179,12 +181,9 @@ void streaming_step(const kernel_table &k, const attention_slice &s, size_t row0
 void streaming_chunk(const kernel_table &k, const attention_slice &s, size_t row0, size_t first, size_t last,
                      const attention_mask_view &mask, size_t key0, size_t n, chunk_steps steps,
                      const scratch_slot &slot, bool only_visible) {
-    if (steps == chunk_steps::whole) {
-        streaming_step(k, s, row0, first, last, mask, key0, n, 0, slot, only_visible);
-        return;
-    }
-    for (size_t q0 = key0; q0 < key0 + n; q0 += diagonal_step) {
-        const size_t m = min_size(diagonal_step, key0 + n - q0);
+    const size_t step = steps == chunk_steps::whole ? n : diagonal_step;
+    for (size_t q0 = key0; q0 < key0 + n; q0 += step) {
+        const size_t m = min_size(step, key0 + n - q0);
         const key_interval seeing = rows_seeing(s, mask, row0 + first, last - first, q0, m);
         if (seeing.lo < seeing.hi)
             streaming_step(k, s, row0, first + seeing.lo, first + seeing.hi, mask, q0, m, q0 - key0, slot,
@@ -195,7 +194,8 @@ void streaming_chunk(const kernel_table &k, const attention_slice &s, size_t row
 // Output rows [row0, row0 + rows) = weights (rows, K) . values over keys
 // [keys.lo, keys.hi), in chunks on the key grid (multiples of the key block
 // from key 0), so a row's sums split at the same keys whatever other rows
-// share the call; keys outside a row's own add exact zeros.
+// share the call; keys outside a row's own add exact zeros. `keys` is never
+// empty: a row that sees no key is uniform, so its masked keys weigh.
 void weighted_sum(const kernel_table &k, const attention_slice &s, size_t row0, size_t rows, key_interval keys,
                   const float *weights, size_t ldw, const scratch_slot &slot) {
     const size_t key_block = key_block_for(s.num_keys);
@@ -205,9 +205,6 @@ void weighted_sum(const kernel_table &k, const attention_slice &s, size_t row0, 
         block_weighted_sum(k, s, row0, rows, lo, hi - lo, weights + lo, ldw, accumulate, slot);
         accumulate = true;
     }
-    if (!accumulate)  // no key weighs anything (cannot happen with K > 0; kept exact)
-        for (size_t r = 0; r < rows; ++r)
-            for (size_t c = 0; c < s.dv; ++c) s.output[(row0 + r) * s.output_stride + c] = 0.0f;
 }
 
 // FlashAttention's online softmax over key blocks; keys a row does not see
@@ -232,25 +229,24 @@ void attention_streaming(const kernel_table &k, const attention_slice &s, size_t
     const size_t key_block = key_block_for(K);
     for (size_t key0 = keys.lo / key_block * key_block; key0 < keys.hi; key0 += key_block) {
         const size_t n = min_size(key_block, K - key0);
-        // Runs of rows that take the chunk the same way.
-        for (size_t first = 0; first < rows;) {
-            const chunk_steps steps = steps_of(row_keys(s, mask, row0 + first), key0, n);
-            if (steps == chunk_steps::none) {
-                ++first;
+        // Runs of rows that take the chunk the same way (a row that skips
+        // it joins the run it sits in).
+        chunk_steps run = chunk_steps::none;
+        size_t first = 0, last = 0;
+        for (size_t r = 0; r <= rows; ++r) {
+            const chunk_steps steps = r < rows ? steps_of(row_keys(s, mask, row0 + r), key0, n) : chunk_steps::none;
+            if (r < rows && steps == chunk_steps::none) continue;
+            if (r < rows && steps == run) {
+                last = r + 1;
                 continue;
             }
-            size_t last = first + 1;
-            for (size_t r = last; r < rows; ++r) {
-                const chunk_steps other = steps_of(row_keys(s, mask, row0 + r), key0, n);
-                if (other == chunk_steps::none) continue;
-                if (other != steps) break;
-                last = r + 1;
-            }
-            streaming_chunk(k, s, row0, first, last, mask, key0, n, steps, slot, only_visible);
-            first = last;
+            if (run != chunk_steps::none)
+                streaming_chunk(k, s, row0, first, last, mask, key0, n, run, slot, only_visible);
+            run = steps;
+            first = r;
+            last = r + 1;
         }
     }
-    bool redo = false;
     for (size_t r = 0; r < rows; ++r) {
         float *out = s.output + (row0 + r) * s.output_stride;
         float row_max = slot.running_max[r], sum = slot.running_sum[r];
@@ -273,14 +269,9 @@ void attention_streaming(const kernel_table &k, const attention_slice &s, size_t
                 for (size_t j = iv.hi; j < K; ++j) add_value_row(k, s, j, masked_weight, out);
             }
         }
-        if (!k.scale_final(out, dv, 1.0f / sum) && visible < K) redo = true;
-    }
-    if (!redo || only_visible) return;
-    // The block's scratch is free again: one row at a time reuses it.
-    for (size_t r = 0; r < rows; ++r) {
-        const key_interval iv = row_keys(s, mask, row0 + r);
-        float *out = s.output + (row0 + r) * s.output_stride;
-        if (!sees_every_key(iv, K) && !k.scale_final(out, dv, 1.0f))
+        // Computed again alone, the row uses the slot's first row of
+        // scratch, which rows before this one have finished with.
+        if (!k.scale_final(out, dv, 1.0f / sum) && visible < K && !only_visible)
             attention_streaming(k, s, row0 + r, 1, mask, slot, true);
     }
 }
@@ -293,18 +284,16 @@ void softmax_and_weighted_sum(const kernel_table &k, const attention_slice &s, s
     const size_t K = s.num_keys;
     // The keys whose weight row r needs: every key when its masked keys
     // weigh something (rows near -1e6, or uniform ones), else those it sees.
-    auto keys_needed = [&](size_t r, key_interval iv) {
+    auto masked_weigh = [&](size_t r, key_interval iv) {
         const size_t masked_at = iv.lo > 0 ? 0 : iv.hi;
-        return masked_at < K && weights[r * ldw + masked_at] != 0.0f ? key_interval{0, K} : iv;
+        return masked_at < K && weights[r * ldw + masked_at] != 0.0f;
     };
     // When no row's masked keys weigh anything, only the keys some row
     // sees enter the weighted sum (half the products of a causal block).
     bool masked_keys_weigh = false;
     masked_softmax_in_chunks(
         k, weights, weights, ldw, rows, K, [&](size_t r) { return row_keys(s, mask, row0 + r); },
-        [&](size_t r, key_interval iv) {
-            if (!sees_every_key(iv, K) && sees_every_key(keys_needed(r, iv), K)) masked_keys_weigh = true;
-        });
+        [&](size_t r, key_interval iv) { masked_keys_weigh = masked_keys_weigh || masked_weigh(r, iv); });
     const key_interval keys = masked_keys_weigh ? key_interval{0, K} : block_keys(s, mask, row0, rows);
     weighted_sum(k, s, row0, rows, keys, weights, ldw, slot);
     // A row that sees every key sums over the same keys whatever its block.
@@ -317,9 +306,8 @@ void softmax_and_weighted_sum(const kernel_table &k, const attention_slice &s, s
         if (sees_every_key(iv, K)) continue;
         float *out = s.output + (row0 + r) * s.output_stride;
         if (k.scale_final(out, s.dv, 1.0f)) continue;
-        const key_interval own = keys_needed(r, iv);
-        if (own.lo == keys.lo && own.hi == keys.hi) continue;
-        weighted_sum(k, s, row0 + r, 1, own, weights + r * ldw, ldw, slot);
+        weighted_sum(k, s, row0 + r, 1, masked_weigh(r, iv) ? key_interval{0, K} : iv, weights + r * ldw, ldw,
+                     slot);
         k.scale_final(out, s.dv, 1.0f);
     }
 }
