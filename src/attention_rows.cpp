@@ -282,8 +282,9 @@ void softmax_and_weighted_sum(const kernel_table &k, const attention_slice &s, s
                               size_t rows, const attention_mask_view &mask, float *weights,
                               size_t ldw, const scratch_slot &slot) {
     const size_t K = s.num_keys;
-    // The keys whose weight row r needs: every key when its masked keys
-    // weigh something (rows near -1e6, or uniform ones), else those it sees.
+    // Whether row r's masked keys weigh something (every masked key of a row
+    // weighs the same: rows near -1e6, or uniform ones); then its weighted
+    // sum needs every key, else only those it sees.
     auto masked_weigh = [&](size_t r, key_interval iv) {
         const size_t masked_at = iv.lo > 0 ? 0 : iv.hi;
         return masked_at < K && weights[r * ldw + masked_at] != 0.0f;

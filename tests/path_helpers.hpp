@@ -12,7 +12,20 @@
 #include <random>
 #include <vector>
 
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
 namespace test_paths {
+
+// The OpenMP thread count of later calls (nothing without OpenMP).
+inline void set_threads(int n) {
+#if defined(_OPENMP)
+    omp_set_num_threads(n);
+#else
+    (void)n;
+#endif
+}
 
 inline std::vector<edgeattn_isa> paths() {
     std::vector<edgeattn_isa> v;

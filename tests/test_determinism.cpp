@@ -10,11 +10,12 @@
 #include <string>
 #include <vector>
 
-#if defined(_OPENMP)
-#include <omp.h>
-#endif
+#include "path_helpers.hpp"
+
 
 namespace {
+
+using test_paths::set_threads;
 
 std::vector<float> random_floats(size_t n, unsigned seed, float scale = 1.0f) {
     std::mt19937 rng(seed);
@@ -30,13 +31,6 @@ bool same_bits(const std::vector<float> &a, const std::vector<float> &b) {
 
 constexpr int thread_counts[] = {1, 2, 8, 1};
 
-void set_threads(int n) {
-#if defined(_OPENMP)
-    omp_set_num_threads(n);
-#else
-    (void)n;
-#endif
-}
 
 // Runs `op` (which fills its outputs) at each thread count and checks that
 // every run equals the first bit for bit.

@@ -20,22 +20,14 @@
 
 #include "path_helpers.hpp"
 
-#if defined(_OPENMP)
-#include <omp.h>
-#endif
 
 namespace {
+
+using test_paths::set_threads;
 
 using test_paths::random_floats;
 using outputs = std::vector<std::vector<float>>;
 
-void set_threads(int n) {
-#if defined(_OPENMP)
-    omp_set_num_threads(n);
-#else
-    (void)n;
-#endif
-}
 
 // Bit for bit, except that two NaNs match whatever their sign and payload
 // (which operand's NaN an FMA passes on is the compiler's choice).
