@@ -9,9 +9,13 @@ set(EDGEATTN_CORE_SOURCES
   src/stored_cache_rows.cpp
   src/attention_mask.cpp
   src/linear.cpp
-  src/linear_api.cpp
+  src/dense_api.cpp
   src/reduced_precision.cpp
-  src/kv_cache.cpp
+  src/kv_cache_checks.cpp
+  src/kv_cache_setup.cpp
+  src/kv_cache_store.cpp
+  src/kv_cache_attend.cpp
+  src/workspace_query.cpp
   src/masked_softmax.cpp
   src/dot_product_attention.cpp
   src/additive_attention.cpp

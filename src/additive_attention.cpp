@@ -1,8 +1,12 @@
 // C entry point of additive attention (d2l's AdditiveAttention).
 #include "attention_checks.hpp"
+#include "attention_mask.hpp"
+#include "attention_options.hpp"
 #include "attention_rows.hpp"
 #include "edgeattn/detail/workspace_layout.hpp"
-#include "edgeattn/edgeattn.h"
+#include "edgeattn/attention.h"
+#include "kernels/widen.hpp"
+#include "op_workspace.hpp"
 #include "linear.hpp"
 #include "mha_weights.hpp"
 #include "parallel.hpp"
@@ -18,50 +22,71 @@ bool has_zero_dimension(const edgeattn_attention_dims &d) {
 
 }  // namespace
 
-extern "C" size_t edgeattn_additive_attention_workspace_size(const edgeattn_attention_dims *dims,
-                                                             size_t max_threads) {
-    if (!dims || has_zero_dimension(*dims)) return 0;
-    return make_additive_layout(dims->batch, dims->queries, dims->keys, dims->query_size,
-                                dims->key_size, dims->value_size, dims->num_hiddens, max_threads)
-        .bytes;
+edgeattn_status edgeattn::detail::additive_workspace_bytes(const edgeattn_attention_dims &d,
+                                                           size_t max_threads, size_t &bytes) {
+    if (has_zero_dimension(d)) return EDGEATTN_ERR_ZERO_DIMENSION;
+    bytes = make_additive_layout(d.batch, d.queries, d.keys, d.query_size, d.key_size,
+                                 d.value_size, d.num_hiddens, max_threads)
+                .bytes;
+    return bytes ? EDGEATTN_OK : EDGEATTN_ERR_SIZE_OVERFLOW;
 }
 
 namespace {
 
-// The one body of both entry points: W_q, W_k in their stored types, and
-// every by-pointer struct already read into locals (the projections may
-// overwrite a struct the caller keeps in the workspace or an output).
-edgeattn_status additive_attention(const edgeattn_attention_dims *dims, const float *queries,
-                                   const float *keys, const float *values,
-                                   const edgeattn_valid_lens *valid_lens,
-                                   const edgeattn_additive_typed_weights &weights,
-                                   void *workspace, size_t workspace_bytes, float *output,
-                                   float *attention_weights) {
-    const edgeattn_weight_matrix &W_q_given = weights.W_q, &W_k_given = weights.W_k;
-    const float *w_v = weights.w_v;
-    if (!dims || !queries || !keys || !values || !w_v || !workspace || !output)
+// w_v (1, h) as floats: a float row is read in place, another type is
+// widened into `scratch` (h floats), element by element as
+// edgeattn_weight_matrix defines it.
+const float *scoring_row(const edgeattn_weight_matrix &w_v, size_t h, float *scratch) {
+    if (w_v.type == EDGEATTN_DTYPE_F32) return static_cast<const float *>(w_v.data);
+    for (size_t i = 0; i < h; ++i)
+        scratch[i] = w_v.type == EDGEATTN_DTYPE_F16
+                         ? widen(static_cast<const uint16_t *>(w_v.data)[i])
+                         : w_v.scales[0] * widen(static_cast<const int8_t *>(w_v.data)[i]);
+    return scratch;
+}
+
+}  // namespace
+
+// Every by-pointer struct is read into a local first (the projections may
+// overwrite one the caller keeps in the workspace or an output).
+extern "C" edgeattn_status edgeattn_additive(const edgeattn_attention_dims *dims,
+                                             const float *queries, const float *keys,
+                                             const float *values, const edgeattn_weights *weights,
+                                             const edgeattn_attention_options *options,
+                                             void *workspace, size_t workspace_bytes,
+                                             float *output, float *attention_weights) {
+    edgeattn_weights given;
+    if (!dims || !queries || !keys || !values || !read_argument(weights, given) || !workspace ||
+        !output)
         return EDGEATTN_ERR_NULL_POINTER;
     const edgeattn_attention_dims d = *dims;
+    const edgeattn_attention_options o = read_options(options);
     if (has_zero_dimension(d)) return EDGEATTN_ERR_ZERO_DIMENSION;
+    if (given.W_o.data || given.b_q || given.b_k || given.b_v || given.b_o)
+        return EDGEATTN_ERR_OPTION_NOT_SUPPORTED;
     attention_counts counts;
     if (edgeattn_status st = count_attention_tensors(d, d.value_size, 1, counts)) return st;
-    tensor_span params[5];
+    tensor_span params[8];
     size_t num_params = 0;
-    if (edgeattn_status st =
-            check_stored_matrix(W_q_given, d.num_hiddens, d.query_size, params, num_params))
+    if (edgeattn_status st = check_stored_matrix(given.W_q, d.num_hiddens, d.query_size, params, num_params))
         return st;
-    if (edgeattn_status st = check_stored_matrix(W_k_given, d.num_hiddens, d.key_size, params, num_params))
+    if (edgeattn_status st = check_stored_matrix(given.W_k, d.num_hiddens, d.key_size, params, num_params))
         return st;
-    params[num_params++] = {w_v, d.num_hiddens};
+    if (edgeattn_status st = check_stored_matrix(given.W_v, 1, d.num_hiddens, params, num_params))
+        return st;
+    attention_mask_view mask;
+    size_t num_mask_spans = 0;
+    if (edgeattn_status st = check_attention_mask(&o.mask, d.batch, d.queries, 1, d.keys, mask,
+                                                  params + num_params, num_mask_spans))
+        return st;
+    num_params += num_mask_spans;
     const additive_layout one = make_additive_layout(d.batch, d.queries, d.keys, d.query_size,
                                                      d.key_size, d.value_size, d.num_hiddens, 1);
-    valid_lens_view lens;
     if (edgeattn_status st = check_attention_call(d, counts, params, num_params, queries, keys, values,
-                                                  valid_lens, workspace, workspace_bytes,
-                                                  one.bytes, output, attention_weights, lens))
+                                                  &o.valid_lens, workspace, workspace_bytes,
+                                                  one.bytes, output, attention_weights, mask.lens))
         return st;
 
-    const attention_mask_view mask = mask_of_valid_lens(lens);
     const kernel_table &k = active_kernels();
     const additive_kernel_table &additive = additive_kernels_of(k);
     float *ws = static_cast<float *>(workspace);
@@ -69,9 +94,11 @@ edgeattn_status additive_attention(const edgeattn_attention_dims *dims, const fl
     float *projected_keys = ws + one.projected_keys;        // (B, K, h)
     const size_t h = d.num_hiddens;
     float *packed = ws + one.packed_weights;
-    const stored_matrix W_q = stored_matrix_of(W_q_given), W_k = stored_matrix_of(W_k_given);
+    const stored_matrix W_q = stored_matrix_of(given.W_q), W_k = stored_matrix_of(given.W_k);
     linear(k, d.batch * d.queries, d.query_size, h, queries, W_q, nullptr, projected_queries, packed);
     linear(k, d.batch * d.keys, d.key_size, h, keys, W_k, nullptr, projected_keys, packed);
+    // The packed projections are done with: `packed` (>= h floats) is free.
+    const float *w_v = scoring_row(given.W_v, h, packed);
 
     const size_t slots = scratch_slots(one.bytes, one.scratch.floats_per_slot, workspace_bytes);
     const float flops_per_row = d.keys * (20.0f * h + 2.0f * d.value_size);
@@ -90,30 +117,4 @@ edgeattn_status additive_attention(const edgeattn_attention_dims *dims, const fl
         softmax_and_weighted_sum(k, s, row0, rows, mask, scores, d.keys, slot);
     });
     return EDGEATTN_OK;
-}
-
-}  // namespace
-
-extern "C" edgeattn_status edgeattn_additive_attention(
-    const edgeattn_attention_dims *dims, const float *queries, const float *keys,
-    const float *values, const edgeattn_valid_lens *valid_lens,
-    const edgeattn_additive_weights *weights, void *workspace, size_t workspace_bytes,
-    float *output, float *attention_weights) {
-    if (!weights || !weights->W_q || !weights->W_k) return EDGEATTN_ERR_NULL_POINTER;
-    const edgeattn_additive_typed_weights typed = {{EDGEATTN_WEIGHTS_F32, weights->W_q, nullptr},
-                                                   {EDGEATTN_WEIGHTS_F32, weights->W_k, nullptr},
-                                                   weights->w_v};
-    return additive_attention(dims, queries, keys, values, valid_lens, typed, workspace, workspace_bytes,
-                              output, attention_weights);
-}
-
-extern "C" edgeattn_status edgeattn_additive_attention_typed(
-    const edgeattn_attention_dims *dims, const float *queries, const float *keys,
-    const float *values, const edgeattn_valid_lens *valid_lens,
-    const edgeattn_additive_typed_weights *weights, void *workspace, size_t workspace_bytes,
-    float *output, float *attention_weights) {
-    edgeattn_additive_typed_weights typed;
-    if (!read_argument(weights, typed)) return EDGEATTN_ERR_NULL_POINTER;
-    return additive_attention(dims, queries, keys, values, valid_lens, typed, workspace, workspace_bytes,
-                              output, attention_weights);
 }

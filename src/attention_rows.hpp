@@ -20,7 +20,7 @@ namespace detail {
 // Rows of a KV cache head kept in a reduced type (edgeattn_kv_cache_init_typed):
 // row j is data + j * stride elements, times scales[j] for int8.
 struct stored_rows {
-    edgeattn_weight_type type = EDGEATTN_WEIGHTS_F32;  // F32: not stored, read keys / values
+    edgeattn_dtype type = EDGEATTN_DTYPE_F32;  // F32: not stored, read keys / values
     const void *data = nullptr;
     const float *scales = nullptr;
 };

@@ -1,9 +1,11 @@
 // C entry point of scaled dot-product attention (d2l's DotProductAttention).
 #include "attention_checks.hpp"
+#include "attention_options.hpp"
 #include "attention_mask.hpp"
 #include "attention_rows.hpp"
 #include "edgeattn/detail/workspace_layout.hpp"
-#include "edgeattn/edgeattn.h"
+#include "edgeattn/attention.h"
+#include "op_workspace.hpp"
 #include "parallel.hpp"
 
 using namespace edgeattn::detail;
@@ -23,11 +25,12 @@ edgeattn_status normalize_dims(const edgeattn_attention_dims &in, edgeattn_atten
 
 }  // namespace
 
-extern "C" size_t edgeattn_dot_product_attention_workspace_size(const edgeattn_attention_dims *dims,
-                                                                size_t max_threads) {
+edgeattn_status edgeattn::detail::sdpa_workspace_bytes(const edgeattn_attention_dims &in,
+                                                       size_t max_threads, size_t &bytes) {
     edgeattn_attention_dims d;
-    if (!dims || normalize_dims(*dims, d) != EDGEATTN_OK) return 0;
-    return make_dot_product_layout(d.queries, d.keys, d.query_size, d.value_size, max_threads).bytes;
+    if (edgeattn_status st = normalize_dims(in, d)) return st;
+    bytes = make_dot_product_layout(d.queries, d.keys, d.query_size, d.value_size, max_threads).bytes;
+    return bytes ? EDGEATTN_OK : EDGEATTN_ERR_SIZE_OVERFLOW;
 }
 
 namespace {
@@ -74,18 +77,12 @@ edgeattn_status dot_product_attention(const edgeattn_attention_dims *dims, const
 
 }  // namespace
 
-extern "C" edgeattn_status edgeattn_dot_product_attention(
-    const edgeattn_attention_dims *dims, const float *queries, const float *keys,
-    const float *values, const edgeattn_valid_lens *valid_lens, void *workspace,
-    size_t workspace_bytes, float *output, float *attention_weights) {
-    return dot_product_attention(dims, queries, keys, values, valid_lens, nullptr, workspace,
-                                 workspace_bytes, output, attention_weights);
-}
-
-extern "C" edgeattn_status edgeattn_dot_product_attention_masked(
-    const edgeattn_attention_dims *dims, const float *queries, const float *keys,
-    const float *values, const edgeattn_valid_lens *valid_lens, const edgeattn_attention_mask *mask,
-    void *workspace, size_t workspace_bytes, float *output, float *attention_weights) {
-    return dot_product_attention(dims, queries, keys, values, valid_lens, mask, workspace,
+extern "C" edgeattn_status edgeattn_sdpa(const edgeattn_attention_dims *dims, const float *queries,
+                                         const float *keys, const float *values,
+                                         const edgeattn_attention_options *options,
+                                         void *workspace, size_t workspace_bytes, float *output,
+                                         float *attention_weights) {
+    const edgeattn_attention_options o = read_options(options);
+    return dot_product_attention(dims, queries, keys, values, &o.valid_lens, &o.mask, workspace,
                                  workspace_bytes, output, attention_weights);
 }

@@ -64,10 +64,10 @@ void pack_columns_transposed(size_t in_features, size_t out_features, const T *W
 void pack_stored_columns(size_t in_features, size_t out_features, const stored_matrix &W, size_t c0,
                          size_t c1, void *packed) {
     switch (W.type) {
-        case EDGEATTN_WEIGHTS_INT8:
+        case EDGEATTN_DTYPE_INT8:
             return pack_columns_transposed(in_features, out_features, static_cast<const int8_t *>(W.data),
                                            c0, c1, static_cast<int8_t *>(packed));
-        case EDGEATTN_WEIGHTS_F16:
+        case EDGEATTN_DTYPE_F16:
             return pack_columns_transposed(in_features, out_features,
                                            static_cast<const uint16_t *>(W.data), c0, c1,
                                            static_cast<uint16_t *>(packed));
@@ -85,7 +85,7 @@ void packed_columns_product(const kernel_table &k, size_t rows, size_t in_featur
     const size_t offset = c0 * in_features * element_bytes(packed_W.type);
     const void *panels = static_cast<const unsigned char *>(packed_W.data) + offset;
     const float *bias = b ? b + c0 : nullptr;
-    if (packed_W.type == EDGEATTN_WEIGHTS_F32) {
+    if (packed_W.type == EDGEATTN_DTYPE_F32) {
         k.gemm_packed(rows, c1 - c0, in_features, 1.0f, x, in_features, static_cast<const float *>(panels),
                       max_panel_width, bias, y + c0, out_features, false);
     } else {
@@ -99,7 +99,7 @@ void packed_columns_product(const kernel_table &k, size_t rows, size_t in_featur
 
 void linear(const kernel_table &k, size_t rows, size_t in_features, size_t out_features,
             const float *x, const stored_matrix &W, const float *b, float *y, float *packed) {
-    const bool fp32 = W.type == EDGEATTN_WEIGHTS_F32;
+    const bool fp32 = W.type == EDGEATTN_DTYPE_F32;
     // A few rows: packing W^T would cost more than the product itself.
     if (rows <= direct_rows_limit) {
         if (fp32)

@@ -14,20 +14,20 @@ namespace detail {
 // A weight matrix W (out, in) in its stored type: as the caller gave it, or
 // W^T packed in max_panel_width panels of that type (pack_weights_transposed).
 struct stored_matrix {
-    edgeattn_weight_type type = EDGEATTN_WEIGHTS_F32;
+    edgeattn_dtype type = EDGEATTN_DTYPE_F32;
     const void *data = nullptr;
     const float *scales = nullptr;  // int8: (out) per-output-channel scales
 };
 
 // A caller's matrix as the kernels take it (scales only for int8).
 inline stored_matrix stored_matrix_of(const edgeattn_weight_matrix &m) {
-    return {m.type, m.data, m.type == EDGEATTN_WEIGHTS_INT8 ? m.scales : nullptr};
+    return {m.type, m.data, m.type == EDGEATTN_DTYPE_INT8 ? m.scales : nullptr};
 }
 
 // Bytes of one stored element (0 for a type outside the enum).
-inline size_t element_bytes(edgeattn_weight_type type) {
-    return type == EDGEATTN_WEIGHTS_F32 ? 4 : type == EDGEATTN_WEIGHTS_F16 ? 2
-           : type == EDGEATTN_WEIGHTS_INT8 ? 1 : 0;
+inline size_t element_bytes(edgeattn_dtype type) {
+    return type == EDGEATTN_DTYPE_F32 ? 4 : type == EDGEATTN_DTYPE_F16 ? 2
+           : type == EDGEATTN_DTYPE_INT8 ? 1 : 0;
 }
 
 // Floats of `packed` that linear() needs for these sizes: none for a few

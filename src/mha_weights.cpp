@@ -1,5 +1,5 @@
 // Multi-head attention weights: checking them as given, and packing them
-// once (edgeattn_mha_pack_weights) into the layout of
+// once (edgeattn_mha_pack) into the layout of
 // include/edgeattn/detail/packed_weights_layout.hpp.
 #include "mha_weights.hpp"
 
@@ -16,7 +16,7 @@ namespace {
 constexpr uint32_t packed_magic = 0x4D484145u;  // "EAHM" little-endian
 constexpr uint32_t packed_version = 2;          // 2: num_kv_heads among the sizes
 
-packed_header header_for(const edgeattn_attention_dims &d, const edgeattn_weight_type types[4]) {
+packed_header header_for(const edgeattn_attention_dims &d, const edgeattn_dtype types[4]) {
     const size_t sizes[6] = {d.query_size, d.key_size, d.value_size, d.num_hiddens, d.num_heads,
                              kv_heads_of(d)};
     packed_header h = make_packed_header(packed_magic, packed_version, sizes, 6);
@@ -25,7 +25,7 @@ packed_header header_for(const edgeattn_attention_dims &d, const edgeattn_weight
 }
 
 mha_packed_weights_layout packed_layout_for(const edgeattn_attention_dims &d,
-                                            const edgeattn_weight_type types[4]) {
+                                            const edgeattn_dtype types[4]) {
     stored_element_bytes element;
     for (size_t i = 0; i < 4; ++i) element.of[i] = element_bytes(types[i]);
     return make_mha_packed_weights_layout(d.query_size, d.key_size, d.value_size, d.num_hiddens,
@@ -39,12 +39,12 @@ void projection_outputs(const edgeattn_attention_dims &d, size_t out[4]) {
 }
 
 // The types of typed weights, or false when one is unknown.
-bool types_of(const edgeattn_mha_typed_weights &w, edgeattn_weight_type types[4]) {
+bool types_of(const edgeattn_weights &w, edgeattn_dtype types[4]) {
     const edgeattn_weight_matrix *m[4] = {&w.W_q, &w.W_k, &w.W_v, &w.W_o};
     for (size_t i = 0; i < 4; ++i) {
         const int type = enum_as_int(m[i]->type);  // a C caller may store any int there
         if (!is_weight_type(type)) return false;
-        types[i] = static_cast<edgeattn_weight_type>(type);
+        types[i] = static_cast<edgeattn_dtype>(type);
     }
     return true;
 }
@@ -70,7 +70,7 @@ edgeattn_status check_stored_matrix(const edgeattn_weight_matrix &m, size_t out,
     size_t count = 0;
     if (edgeattn_status st = tensor_count(count, out, in)) return st;
     spans[num_spans++] = {m.data, count, element_bytes(m.type)};
-    if (m.type != EDGEATTN_WEIGHTS_INT8) return EDGEATTN_OK;
+    if (m.type != EDGEATTN_DTYPE_INT8) return EDGEATTN_OK;
     if (!m.scales) return EDGEATTN_ERR_NULL_POINTER;
     if (!is_float_aligned(m.scales)) return EDGEATTN_ERR_MISALIGNED;
     // A scale of 0 would zero the channel silently; NaN or inf poison it.
@@ -81,7 +81,7 @@ edgeattn_status check_stored_matrix(const edgeattn_weight_matrix &m, size_t out,
 }
 
 edgeattn_status view_typed_mha_weights(const edgeattn_attention_dims &d,
-                                       const edgeattn_mha_typed_weights &w, mha_weights_view &view,
+                                       const edgeattn_weights &w, mha_weights_view &view,
                                        unsigned used) {
     const size_t inputs[4] = {d.query_size, d.key_size, d.value_size, d.num_hiddens};
     size_t outputs[4];
@@ -102,16 +102,11 @@ edgeattn_status view_typed_mha_weights(const edgeattn_attention_dims &d,
     return EDGEATTN_OK;
 }
 
-edgeattn_status view_mha_weights(const edgeattn_attention_dims &d, const edgeattn_mha_weights &w,
-                                 mha_weights_view &view, unsigned used) {
-    return view_typed_mha_weights(d, as_typed(w), view, used);
-}
-
 edgeattn_status view_packed_mha_weights(const edgeattn_attention_dims &d, const void *packed,
                                         size_t packed_bytes, mha_weights_view &view) {
     view = mha_weights_view();
     if (!is_float_aligned(packed)) return EDGEATTN_ERR_MISALIGNED;
-    edgeattn_weight_type types[4];
+    edgeattn_dtype types[4];
     if (packed_bytes < packed_weights_header_floats * sizeof(float) ||
         !packed_weight_types(packed, 4, types))
         return EDGEATTN_ERR_PACKED_WEIGHTS_MISMATCH;
@@ -143,35 +138,29 @@ void project(const kernel_table &k, const mha_weights_view &w, projection which,
 }  // namespace detail
 }  // namespace edgeattn
 
-extern "C" size_t edgeattn_mha_typed_packed_weights_size(const edgeattn_attention_dims *dims,
-                                                         const edgeattn_mha_typed_weights *weights) {
-    edgeattn_weight_type types[4];
-    edgeattn_mha_typed_weights w;
+extern "C" size_t edgeattn_mha_packed_size(const edgeattn_attention_dims *dims,
+                                           const edgeattn_weights *weights) {
+    edgeattn_dtype types[4];
+    edgeattn_weights w;
     if (!dims || !read_argument(weights, w) || check_mha_feature_dims(*dims) != EDGEATTN_OK ||
         !types_of(w, types))
         return 0;
     return packed_layout_for(*dims, types).bytes;
 }
 
-extern "C" size_t edgeattn_mha_packed_weights_size(const edgeattn_attention_dims *dims) {
-    const edgeattn_weight_type fp32[4] = {};
-    if (!dims || check_mha_feature_dims(*dims) != EDGEATTN_OK) return 0;
-    return packed_layout_for(*dims, fp32).bytes;
-}
-
-extern "C" edgeattn_status edgeattn_mha_pack_typed_weights(const edgeattn_attention_dims *dims,
-                                                           const edgeattn_mha_typed_weights *weights,
-                                                           void *packed, size_t packed_bytes) {
+extern "C" edgeattn_status edgeattn_mha_pack(const edgeattn_attention_dims *dims,
+                                             const edgeattn_weights *weights, void *packed,
+                                             size_t packed_bytes) {
     if (!dims || !weights || !packed) return EDGEATTN_ERR_NULL_POINTER;
     // Both structs are read into locals here: the memset below may clear
     // them when the caller keeps them inside `packed`.
     const edgeattn_attention_dims d = *dims;
-    edgeattn_mha_typed_weights w;
+    edgeattn_weights w;
     read_argument(weights, w);
     if (edgeattn_status st = check_mha_feature_dims(d)) return st;
     mha_weights_view given;
     if (edgeattn_status st = view_typed_mha_weights(d, w, given)) return st;
-    edgeattn_weight_type types[4];
+    edgeattn_dtype types[4];
     for (size_t i = 0; i < 4; ++i) types[i] = given.W[i].type;
     const mha_packed_weights_layout l = packed_layout_for(d, types);
     if (l.bytes == 0) return EDGEATTN_ERR_SIZE_OVERFLOW;
@@ -200,12 +189,4 @@ extern "C" edgeattn_status edgeattn_mha_pack_typed_weights(const edgeattn_attent
     }
     write_packed_header(packed, header);
     return EDGEATTN_OK;
-}
-
-extern "C" edgeattn_status edgeattn_mha_pack_weights(const edgeattn_attention_dims *dims,
-                                                     const edgeattn_mha_weights *weights,
-                                                     void *packed, size_t packed_bytes) {
-    if (!dims || !weights || !packed) return EDGEATTN_ERR_NULL_POINTER;
-    const edgeattn_mha_typed_weights typed = as_typed(*weights);
-    return edgeattn_mha_pack_typed_weights(dims, &typed, packed, packed_bytes);
 }

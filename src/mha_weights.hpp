@@ -1,11 +1,10 @@
 // The weights of one multi-head attention call, in either form the C API
 // takes: as the caller holds them (torch.nn.Linear layout; the projections
-// pack W^T per call) or packed once by edgeattn_mha_pack_weights.
+// pack W^T per call) or packed once by edgeattn_mha_pack.
 #ifndef EDGEATTN_MHA_WEIGHTS_HPP
 #define EDGEATTN_MHA_WEIGHTS_HPP
 
-#include "edgeattn/detail/typed_weights.hpp"
-#include "edgeattn/edgeattn.h"
+#include "edgeattn/types.h"
 #include "kernels/kernel_table.hpp"
 #include "linear.hpp"
 #include "validate.hpp"
@@ -45,15 +44,11 @@ constexpr unsigned all_projections = 15u;
 constexpr unsigned key_value_projections = 1u << key_projection | 1u << value_projection;
 constexpr unsigned query_output_projections = 1u << query_projection | 1u << output_projection;
 
-// Weights as given; checks the sizes of the matrices `used` names (the
-// others may be NULL and are not read). d's zero fields checked.
-edgeattn_status view_mha_weights(const edgeattn_attention_dims &d, const edgeattn_mha_weights &w,
-                                 mha_weights_view &view, unsigned used = all_projections);
-
-// The same for weights in stored types: also each type, non-NULL data, and
-// int8 scales (aligned, finite and > 0).
+// Weights as given: checks the matrices `used` names (the others may be
+// NULL and are not read): sizes, each type, non-NULL data, and int8 scales
+// (aligned, finite and > 0). d's zero fields checked.
 edgeattn_status view_typed_mha_weights(const edgeattn_attention_dims &d,
-                                       const edgeattn_mha_typed_weights &w, mha_weights_view &view,
+                                       const edgeattn_weights &w, mha_weights_view &view,
                                        unsigned used = all_projections);
 
 // One stored matrix (out, in) as given: its type, data, and int8 scales
@@ -61,7 +56,7 @@ edgeattn_status view_typed_mha_weights(const edgeattn_attention_dims &d,
 edgeattn_status check_stored_matrix(const edgeattn_weight_matrix &m, size_t out, size_t in,
                                     tensor_span *spans, size_t &num_spans);
 
-// Weights packed once: checks that `packed` holds what edgeattn_mha_pack_weights
+// Weights packed once: checks that `packed` holds what edgeattn_mha_pack
 // wrote for d's feature sizes and heads.
 edgeattn_status view_packed_mha_weights(const edgeattn_attention_dims &d, const void *packed,
                                         size_t packed_bytes, mha_weights_view &view);

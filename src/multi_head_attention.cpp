@@ -1,15 +1,15 @@
-// C entry points of multi-head attention (d2l's MultiHeadAttention) and of
-// self-attention, its case queries = keys = values.
+// C entry points of multi-head attention (d2l's MultiHeadAttention; self-
+// attention is its case queries = keys = values).
 #include "attention_checks.hpp"
+#include "attention_options.hpp"
 #include "attention_rows.hpp"
 #include "attention_mask.hpp"
 #include "edgeattn/detail/workspace_layout.hpp"
-#include "edgeattn/edgeattn.h"
+#include "edgeattn/attention.h"
+#include "op_workspace.hpp"
 #include "linear.hpp"
 #include "mha_weights.hpp"
 #include "parallel.hpp"
-
-#include <initializer_list>
 
 using namespace edgeattn::detail;
 
@@ -18,19 +18,6 @@ namespace {
 edgeattn_status check_dims(const edgeattn_attention_dims &d) {
     if (d.batch == 0 || d.queries == 0 || d.keys == 0) return EDGEATTN_ERR_ZERO_DIMENSION;
     return check_mha_feature_dims(d);
-}
-
-// Self-attention dims as full multi-head dims: keys = queries = n and every
-// feature size = query_size = d; fields given as 0 take those values.
-edgeattn_status self_attention_dims(const edgeattn_attention_dims &in, edgeattn_attention_dims &d) {
-    d = in;
-    if (d.keys == 0) d.keys = d.queries;
-    if (d.keys != d.queries) return EDGEATTN_ERR_SHAPE_MISMATCH;
-    for (size_t *size : {&d.key_size, &d.value_size, &d.num_hiddens}) {
-        if (*size == 0) *size = d.query_size;
-        if (*size != d.query_size) return EDGEATTN_ERR_SHAPE_MISMATCH;
-    }
-    return check_dims(d);
 }
 
 multi_head_layout layout_for(const edgeattn_attention_dims &d, size_t threads) {
@@ -99,113 +86,46 @@ edgeattn_status multi_head_attention(const edgeattn_attention_dims &d, const flo
 
 }  // namespace
 
-extern "C" size_t edgeattn_multi_head_attention_workspace_size(const edgeattn_attention_dims *dims,
-                                                               size_t max_threads) {
-    if (!dims || check_dims(*dims) != EDGEATTN_OK) return 0;
-    return layout_for(*dims, max_threads).bytes;
-}
-
-// The plain calls are the masked ones without a mask.
-extern "C" edgeattn_status edgeattn_multi_head_attention(
-    const edgeattn_attention_dims *dims, const float *queries, const float *keys,
-    const float *values, const edgeattn_valid_lens *valid_lens, const edgeattn_mha_weights *weights,
-    void *workspace, size_t workspace_bytes, float *output, float *attention_weights) {
-    return edgeattn_multi_head_attention_masked(dims, queries, keys, values, valid_lens, nullptr,
-                                                weights, workspace, workspace_bytes, output,
-                                                attention_weights);
-}
-
-extern "C" edgeattn_status edgeattn_multi_head_attention_packed(
-    const edgeattn_attention_dims *dims, const float *queries, const float *keys,
-    const float *values, const edgeattn_valid_lens *valid_lens, const void *packed,
-    size_t packed_bytes, void *workspace, size_t workspace_bytes, float *output,
-    float *attention_weights) {
-    return edgeattn_multi_head_attention_masked_packed(dims, queries, keys, values, valid_lens,
-                                                       nullptr, packed, packed_bytes, workspace,
-                                                       workspace_bytes, output, attention_weights);
-}
-
-extern "C" size_t edgeattn_self_attention_workspace_size(const edgeattn_attention_dims *dims,
-                                                         size_t max_threads) {
-    edgeattn_attention_dims d;
-    if (!dims || self_attention_dims(*dims, d) != EDGEATTN_OK) return 0;
-    return layout_for(d, max_threads).bytes;
-}
-
-extern "C" edgeattn_status edgeattn_self_attention(const edgeattn_attention_dims *dims,
-                                                   const float *X,
-                                                   const edgeattn_valid_lens *valid_lens,
-                                                   const edgeattn_mha_weights *weights,
-                                                   void *workspace, size_t workspace_bytes,
-                                                   float *output, float *attention_weights) {
-    if (!dims || !X || !weights || !weights->W_q || !weights->W_k || !weights->W_v ||
-        !weights->W_o || !workspace || !output)
-        return EDGEATTN_ERR_NULL_POINTER;
-    edgeattn_attention_dims d;
-    if (edgeattn_status st = self_attention_dims(*dims, d)) return st;
-    mha_weights_view w;
-    if (edgeattn_status st = view_mha_weights(d, *weights, w)) return st;
-    return multi_head_attention(d, X, X, X, valid_lens, nullptr, w, workspace, workspace_bytes, output,
-                                attention_weights);
-}
-
-extern "C" edgeattn_status edgeattn_self_attention_packed(const edgeattn_attention_dims *dims,
-                                                          const float *X,
-                                                          const edgeattn_valid_lens *valid_lens,
-                                                          const void *packed, size_t packed_bytes,
-                                                          void *workspace, size_t workspace_bytes,
-                                                          float *output, float *attention_weights) {
-    if (!dims || !X || !packed || !workspace || !output) return EDGEATTN_ERR_NULL_POINTER;
-    edgeattn_attention_dims d;
-    if (edgeattn_status st = self_attention_dims(*dims, d)) return st;
-    mha_weights_view w;
-    if (edgeattn_status st = view_packed_mha_weights(d, packed, packed_bytes, w)) return st;
-    return multi_head_attention(d, X, X, X, valid_lens, nullptr, w, workspace, workspace_bytes, output,
-                                attention_weights);
-}
-
-extern "C" edgeattn_status edgeattn_multi_head_attention_masked(
-    const edgeattn_attention_dims *dims, const float *queries, const float *keys,
-    const float *values, const edgeattn_valid_lens *valid_lens, const edgeattn_attention_mask *mask,
-    const edgeattn_mha_weights *weights, void *workspace, size_t workspace_bytes, float *output,
-    float *attention_weights) {
-    if (!dims || !queries || !keys || !values || !weights || !weights->W_q || !weights->W_k ||
-        !weights->W_v || !weights->W_o || !workspace || !output)
-        return EDGEATTN_ERR_NULL_POINTER;
-    const edgeattn_attention_dims d = *dims;
+edgeattn_status edgeattn::detail::mha_workspace_bytes(const edgeattn_attention_dims &d,
+                                                      size_t max_threads, size_t &bytes) {
     if (edgeattn_status st = check_dims(d)) return st;
-    mha_weights_view w;
-    if (edgeattn_status st = view_mha_weights(d, *weights, w)) return st;
-    return multi_head_attention(d, queries, keys, values, valid_lens, mask, w, workspace,
-                                workspace_bytes, output, attention_weights);
+    bytes = layout_for(d, max_threads).bytes;
+    return bytes ? EDGEATTN_OK : EDGEATTN_ERR_SIZE_OVERFLOW;
 }
 
-extern "C" edgeattn_status edgeattn_multi_head_attention_masked_packed(
-    const edgeattn_attention_dims *dims, const float *queries, const float *keys,
-    const float *values, const edgeattn_valid_lens *valid_lens, const edgeattn_attention_mask *mask,
-    const void *packed, size_t packed_bytes, void *workspace, size_t workspace_bytes,
-    float *output, float *attention_weights) {
-    if (!dims || !queries || !keys || !values || !packed || !workspace || !output)
-        return EDGEATTN_ERR_NULL_POINTER;
-    const edgeattn_attention_dims d = *dims;
-    if (edgeattn_status st = check_dims(d)) return st;
-    mha_weights_view w;
-    if (edgeattn_status st = view_packed_mha_weights(d, packed, packed_bytes, w)) return st;
-    return multi_head_attention(d, queries, keys, values, valid_lens, mask, w, workspace,
-                                workspace_bytes, output, attention_weights);
-}
-
-extern "C" edgeattn_status edgeattn_multi_head_attention_typed(
-    const edgeattn_attention_dims *dims, const float *queries, const float *keys,
-    const float *values, const edgeattn_valid_lens *valid_lens, const edgeattn_attention_mask *mask,
-    const edgeattn_mha_typed_weights *weights, void *workspace, size_t workspace_bytes,
-    float *output, float *attention_weights) {
+extern "C" edgeattn_status edgeattn_mha(const edgeattn_attention_dims *dims, const float *queries,
+                                        const float *keys, const float *values,
+                                        const edgeattn_weights *weights,
+                                        const edgeattn_attention_options *options, void *workspace,
+                                        size_t workspace_bytes, float *output,
+                                        float *attention_weights) {
     if (!dims || !queries || !keys || !values || !weights || !workspace || !output)
         return EDGEATTN_ERR_NULL_POINTER;
     const edgeattn_attention_dims d = *dims;
+    const edgeattn_attention_options o = read_options(options);
+    edgeattn_weights given;
+    read_argument(weights, given);
     if (edgeattn_status st = check_dims(d)) return st;
     mha_weights_view w;
-    if (edgeattn_status st = view_typed_mha_weights(d, *weights, w)) return st;
-    return multi_head_attention(d, queries, keys, values, valid_lens, mask, w, workspace,
+    if (edgeattn_status st = view_typed_mha_weights(d, given, w)) return st;
+    return multi_head_attention(d, queries, keys, values, &o.valid_lens, &o.mask, w, workspace,
+                                workspace_bytes, output, attention_weights);
+}
+
+extern "C" edgeattn_status edgeattn_mha_packed(const edgeattn_attention_dims *dims,
+                                               const float *queries, const float *keys,
+                                               const float *values, const void *packed,
+                                               size_t packed_bytes,
+                                               const edgeattn_attention_options *options,
+                                               void *workspace, size_t workspace_bytes,
+                                               float *output, float *attention_weights) {
+    if (!dims || !queries || !keys || !values || !packed || !workspace || !output)
+        return EDGEATTN_ERR_NULL_POINTER;
+    const edgeattn_attention_dims d = *dims;
+    const edgeattn_attention_options o = read_options(options);
+    if (edgeattn_status st = check_dims(d)) return st;
+    mha_weights_view w;
+    if (edgeattn_status st = view_packed_mha_weights(d, packed, packed_bytes, w)) return st;
+    return multi_head_attention(d, queries, keys, values, &o.valid_lens, &o.mask, w, workspace,
                                 workspace_bytes, output, attention_weights);
 }

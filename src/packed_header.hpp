@@ -19,7 +19,7 @@ struct packed_header {
     uint32_t version;
     uint64_t sizes[6];  // what the op's sizes are, in the op's order; unused ones 0
     uint32_t biases;        // bit i: bias i was given
-    uint32_t weight_types;  // bits 4i..4i+3: matrix i's edgeattn_weight_type (0, fp32, before types)
+    uint32_t weight_types;  // bits 4i..4i+3: matrix i's edgeattn_dtype (0, fp32, before types)
 };
 static_assert(sizeof(packed_header) <= packed_weights_header_floats * sizeof(float),
               "the header must fit its slot in the layout");
@@ -46,20 +46,20 @@ inline bool packed_header_matches(const void *packed, packed_header want, uint32
 }
 
 // The stored types of the matrices in a packed buffer (count of them),
-// false when one is not an edgeattn_weight_type.
-inline bool packed_weight_types(const void *packed, size_t count, edgeattn_weight_type *types) {
+// false when one is not an edgeattn_dtype.
+inline bool packed_weight_types(const void *packed, size_t count, edgeattn_dtype *types) {
     packed_header have;
     memcpy(&have, packed, sizeof have);
     if (count < 8 && have.weight_types >> (4 * count) != 0) return false;
     for (size_t i = 0; i < count; ++i) {
         const uint32_t t = have.weight_types >> (4 * i) & 15u;
-        if (t > EDGEATTN_WEIGHTS_INT8) return false;
-        types[i] = static_cast<edgeattn_weight_type>(t);
+        if (t > EDGEATTN_DTYPE_INT8) return false;
+        types[i] = static_cast<edgeattn_dtype>(t);
     }
     return true;
 }
 
-inline uint32_t weight_type_bits(const edgeattn_weight_type *types, size_t count) {
+inline uint32_t weight_type_bits(const edgeattn_dtype *types, size_t count) {
     uint32_t bits = 0;
     for (size_t i = 0; i < count; ++i) bits |= static_cast<uint32_t>(types[i]) << (4 * i);
     return bits;

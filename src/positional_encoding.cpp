@@ -2,7 +2,7 @@
 // same constexpr functions as the C++ compile-time table, so both agree bit
 // for bit and neither needs libm.
 #include "edgeattn/detail/constexpr_math.hpp"
-#include "edgeattn/edgeattn.h"
+#include "edgeattn/positional.h"
 #include "kernels/kernel_table.hpp"
 #include "parallel.hpp"
 #include "validate.hpp"
@@ -20,15 +20,16 @@ extern "C" edgeattn_status edgeattn_positional_encoding_table(size_t max_len, si
     return EDGEATTN_OK;
 }
 
-extern "C" edgeattn_status edgeattn_positional_encoding_add(size_t batch, size_t n, size_t d,
-                                                            const float *X, const float *P,
-                                                            size_t max_len, float *Y) {
+extern "C" edgeattn_status edgeattn_positional_encoding_add_at(size_t batch, size_t n, size_t d,
+                                                               size_t start, const float *X,
+                                                               const float *P, size_t max_len,
+                                                               float *Y) {
     if (!X || !P || !Y) return EDGEATTN_ERR_NULL_POINTER;
     if (batch == 0 || n == 0 || d == 0 || max_len == 0) return EDGEATTN_ERR_ZERO_DIMENSION;
     size_t x_count = 0, p_count = 0;
     if (edgeattn_status st = tensor_count(x_count, batch, n, d)) return st;
     if (edgeattn_status st = tensor_count(p_count, max_len, d)) return st;
-    if (n > max_len) return EDGEATTN_ERR_SEQUENCE_TOO_LONG;
+    if (n > max_len || start > max_len - n) return EDGEATTN_ERR_SEQUENCE_TOO_LONG;
     if (!is_float_aligned(X) || !is_float_aligned(P) || !is_float_aligned(Y))
         return EDGEATTN_ERR_MISALIGNED;
     if (Y != X && spans_overlap(X, x_count * sizeof(float), Y, x_count * sizeof(float)))
@@ -36,9 +37,11 @@ extern "C" edgeattn_status edgeattn_positional_encoding_add(size_t batch, size_t
     if (spans_overlap(P, p_count * sizeof(float), Y, x_count * sizeof(float)))
         return EDGEATTN_ERR_OVERLAP;
 
-    // Each batch element adds the same first n rows of P: (n, d) contiguous.
+    // Each batch element adds the same n rows of P from `start`: (n, d)
+    // contiguous.
     const kernel_table &k = active_kernels();
     const size_t slice = n * d;
+    P += start * d;
     parallel_for(batch, batch, static_cast<float>(slice), [&](size_t, size_t begin, size_t end) {
         for (size_t b = begin; b < end; ++b) k.add(X + b * slice, P, Y + b * slice, slice);
     });

@@ -29,7 +29,7 @@ float stored_value(const stored_rows &r, size_t row, size_t col, size_t stride) 
 }
 
 float stored_value(const stored_rows &r, size_t row, size_t col, size_t stride) {
-    return r.type == EDGEATTN_WEIGHTS_INT8 ? stored_value<int8_t>(r, row, col, stride)
+    return r.type == EDGEATTN_DTYPE_INT8 ? stored_value<int8_t>(r, row, col, stride)
                                            : stored_value<uint16_t>(r, row, col, stride);
 }
 
@@ -67,14 +67,14 @@ void pack_stored(const stored_rows &r, size_t row0, size_t stride, size_t n, siz
 
 void pack_stored_transposed(const stored_rows &r, size_t row0, size_t stride, size_t n, size_t d, size_t nr,
                             float *packed) {
-    if (r.type == EDGEATTN_WEIGHTS_INT8)
+    if (r.type == EDGEATTN_DTYPE_INT8)
         pack_stored_transposed<int8_t>(r, row0, stride, n, d, nr, packed);
     else
         pack_stored_transposed<uint16_t>(r, row0, stride, n, d, nr, packed);
 }
 
 void pack_stored(const stored_rows &r, size_t row0, size_t stride, size_t n, size_t dv, size_t nr, float *packed) {
-    if (r.type == EDGEATTN_WEIGHTS_INT8)
+    if (r.type == EDGEATTN_DTYPE_INT8)
         pack_stored<int8_t>(r, row0, stride, n, dv, nr, packed);
     else
         pack_stored<uint16_t>(r, row0, stride, n, dv, nr, packed);
@@ -106,7 +106,7 @@ void stored_block_weighted_sum(const kernel_table &k, const attention_slice &s, 
     const stored_rows &stored = s.stored_values;
     if (reads_in_place(s)) {
         const cache_kernel_table &cache = cache_kernels_of(k);
-        (stored.type == EDGEATTN_WEIGHTS_INT8 ? cache.int8_values : cache.half_values)(
+        (stored.type == EDGEATTN_DTYPE_INT8 ? cache.int8_values : cache.half_values)(
             rows, s.dv, n, p, ldp, stored_at(stored, key0, s.value_stride), s.value_stride,
             stored_scales_at(stored, key0), out, s.output_stride, accumulate);
         return;

@@ -48,7 +48,7 @@ inline int enum_as_int(const Enum &e) {
 }
 
 inline bool is_weight_type(int type) {
-    return type >= EDGEATTN_WEIGHTS_F32 && type <= EDGEATTN_WEIGHTS_INT8;
+    return type >= EDGEATTN_DTYPE_F32 && type <= EDGEATTN_DTYPE_INT8;
 }
 
 // A by-pointer argument struct (dims, valid lengths, mask, weights), copied

@@ -94,8 +94,8 @@ struct kernel_table {
 };
 
 // The kernels of int8 (else binary16) weights or cached rows.
-inline const stored_weight_kernels &stored_kernels(const kernel_table &k, edgeattn_weight_type type) {
-    return type == EDGEATTN_WEIGHTS_INT8 ? k.int8_weights : k.half_weights;
+inline const stored_weight_kernels &stored_kernels(const kernel_table &k, edgeattn_dtype type) {
+    return type == EDGEATTN_DTYPE_INT8 ? k.int8_weights : k.half_weights;
 }
 
 // Kernels that only some operations call live in tables of their own,

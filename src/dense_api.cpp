@@ -1,9 +1,10 @@
-// C entry points of the projection y = x W^T + b (torch.nn.Linear), with W
-// as given or packed once (edgeattn_linear_pack_weights).
+// C entry points of the dense layer y = x W^T + b (torch.nn.Linear), with W
+// as given or packed once (edgeattn_dense_pack).
 #include <string.h>
 
 #include "edgeattn/detail/packed_weights_layout.hpp"
-#include "edgeattn/edgeattn.h"
+#include "edgeattn/dense.h"
+#include "op_workspace.hpp"
 #include "linear.hpp"
 #include "mha_weights.hpp"
 #include "packed_header.hpp"
@@ -16,7 +17,7 @@ namespace {
 constexpr uint32_t linear_magic = 0x4E494C45u;  // "ELIN" little-endian
 constexpr uint32_t linear_version = 1;
 
-packed_header linear_header(const edgeattn_linear_dims &d, edgeattn_weight_type type) {
+packed_header linear_header(const edgeattn_dense_dims &d, edgeattn_dtype type) {
     const size_t sizes[2] = {d.in_features, d.out_features};
     packed_header h = make_packed_header(linear_magic, linear_version, sizes, 2);
     h.weight_types = weight_type_bits(&type, 1);
@@ -28,7 +29,7 @@ struct linear_counts {
     size_t x = 0, W = 0, y = 0;
 };
 
-edgeattn_status count_linear(const edgeattn_linear_dims &d, bool rows_read, linear_counts &c) {
+edgeattn_status count_linear(const edgeattn_dense_dims &d, bool rows_read, linear_counts &c) {
     if ((rows_read && d.rows == 0) || d.in_features == 0 || d.out_features == 0)
         return EDGEATTN_ERR_ZERO_DIMENSION;
     if (edgeattn_status st = tensor_count(c.W, d.out_features, d.in_features)) return st;
@@ -55,26 +56,26 @@ edgeattn_status check_linear_call(const linear_counts &c, const float *x, const 
 
 }  // namespace
 
-extern "C" size_t edgeattn_linear_workspace_size(const edgeattn_linear_dims *dims,
-                                                 size_t max_threads) {
+edgeattn_status edgeattn::detail::dense_workspace_bytes(const edgeattn_dense_dims &d,
+                                                        size_t max_threads, size_t &bytes) {
     (void)max_threads;  // threads split the columns of one packed W^T: no per-thread scratch
     linear_counts c;
-    size_t floats = 0, bytes = 0;
-    if (!dims || count_linear(*dims, true, c) != EDGEATTN_OK ||
-        !linear_scratch_floats(dims->rows, dims->in_features, dims->out_features, floats) ||
+    size_t floats = 0;
+    if (edgeattn_status st = count_linear(d, true, c)) return st;
+    if (!linear_scratch_floats(d.rows, d.in_features, d.out_features, floats) ||
         mul_overflows(floats < floats_per_cache_line ? floats_per_cache_line : floats,
                       sizeof(float), bytes))
-        return 0;
-    return bytes;
+        return EDGEATTN_ERR_SIZE_OVERFLOW;
+    return EDGEATTN_OK;
 }
 
-extern "C" edgeattn_status edgeattn_linear_typed(const edgeattn_linear_dims *dims, const float *x,
-                                                 const edgeattn_weight_matrix *W, const float *b,
-                                                 void *workspace, size_t workspace_bytes, float *y) {
+extern "C" edgeattn_status edgeattn_dense(const edgeattn_dense_dims *dims, const float *x,
+                                          const edgeattn_weight_matrix *W, const float *b,
+                                          void *workspace, size_t workspace_bytes, float *y) {
     if (!dims || !x || !W || !workspace || !y) return EDGEATTN_ERR_NULL_POINTER;
     // Both structs are read into locals: the caller may keep them in the
     // workspace or in y, which the product overwrites.
-    const edgeattn_linear_dims d = *dims;
+    const edgeattn_dense_dims d = *dims;
     edgeattn_weight_matrix Wm;
     read_argument(W, Wm);
     linear_counts c;
@@ -84,8 +85,8 @@ extern "C" edgeattn_status edgeattn_linear_typed(const edgeattn_linear_dims *dim
     if (edgeattn_status st = check_stored_matrix(Wm, d.out_features, d.in_features, params, num_params))
         return st;
     if (b) params[num_params++] = {b, d.out_features};
-    const size_t need = edgeattn_linear_workspace_size(&d, 1);
-    if (need == 0) return EDGEATTN_ERR_SIZE_OVERFLOW;
+    size_t need = 0;
+    if (edgeattn_status st = dense_workspace_bytes(d, 1, need)) return st;
     if (!is_float_aligned(workspace)) return EDGEATTN_ERR_MISALIGNED;
     if (workspace_bytes < need) return EDGEATTN_ERR_WORKSPACE_TOO_SMALL;
     if (edgeattn_status st = check_linear_call(c, x, params, num_params, workspace, workspace_bytes, y))
@@ -95,34 +96,25 @@ extern "C" edgeattn_status edgeattn_linear_typed(const edgeattn_linear_dims *dim
     return EDGEATTN_OK;
 }
 
-extern "C" edgeattn_status edgeattn_linear(const edgeattn_linear_dims *dims, const float *x,
-                                           const float *W, const float *b, void *workspace,
-                                           size_t workspace_bytes, float *y) {
-    const edgeattn_weight_matrix Wm = {EDGEATTN_WEIGHTS_F32, W, nullptr};
-    return edgeattn_linear_typed(dims, x, W ? &Wm : nullptr, b, workspace, workspace_bytes, y);
-}
-
-extern "C" size_t edgeattn_linear_typed_packed_weights_size(const edgeattn_linear_dims *dims,
-                                                            edgeattn_weight_type type) {
+extern "C" size_t edgeattn_dense_packed_size(const edgeattn_dense_dims *dims,
+                                             const edgeattn_weight_matrix *W) {
     linear_counts c;
-    // `type` as an int first: a C caller may pass any int.
-    if (!dims || count_linear(*dims, false, c) != EDGEATTN_OK || !is_weight_type(enum_as_int(type))) return 0;
-    return make_linear_packed_weights_layout(dims->in_features, dims->out_features, element_bytes(type))
+    if (!dims || !W || count_linear(*dims, false, c) != EDGEATTN_OK) return 0;
+    // The type as an int first: a C caller may store any int there.
+    const int type = enum_as_int(W->type);
+    if (!is_weight_type(type)) return 0;
+    return make_linear_packed_weights_layout(dims->in_features, dims->out_features,
+                                             element_bytes(static_cast<edgeattn_dtype>(type)))
         .bytes;
 }
 
-extern "C" size_t edgeattn_linear_packed_weights_size(const edgeattn_linear_dims *dims) {
-    return edgeattn_linear_typed_packed_weights_size(dims, EDGEATTN_WEIGHTS_F32);
-}
-
-extern "C" edgeattn_status edgeattn_linear_pack_typed_weights(const edgeattn_linear_dims *dims,
-                                                              const edgeattn_weight_matrix *W,
-                                                              const float *b, void *packed,
-                                                              size_t packed_bytes) {
+extern "C" edgeattn_status edgeattn_dense_pack(const edgeattn_dense_dims *dims,
+                                               const edgeattn_weight_matrix *W, const float *b,
+                                               void *packed, size_t packed_bytes) {
     if (!dims || !W || !packed) return EDGEATTN_ERR_NULL_POINTER;
     // Both structs are read into locals: the memset below may clear them
     // when the caller keeps them inside `packed`.
-    const edgeattn_linear_dims d = *dims;
+    const edgeattn_dense_dims d = *dims;
     edgeattn_weight_matrix Wm;
     read_argument(W, Wm);
     linear_counts c;
@@ -154,21 +146,14 @@ extern "C" edgeattn_status edgeattn_linear_pack_typed_weights(const edgeattn_lin
     return EDGEATTN_OK;
 }
 
-extern "C" edgeattn_status edgeattn_linear_pack_weights(const edgeattn_linear_dims *dims,
-                                                        const float *W, const float *b,
-                                                        void *packed, size_t packed_bytes) {
-    const edgeattn_weight_matrix Wm = {EDGEATTN_WEIGHTS_F32, W, nullptr};
-    return edgeattn_linear_pack_typed_weights(dims, W ? &Wm : nullptr, b, packed, packed_bytes);
-}
-
-extern "C" edgeattn_status edgeattn_linear_packed(const edgeattn_linear_dims *dims, const float *x,
+extern "C" edgeattn_status edgeattn_dense_packed(const edgeattn_dense_dims *dims, const float *x,
                                                   const void *packed, size_t packed_bytes, float *y) {
     if (!dims || !x || !packed || !y) return EDGEATTN_ERR_NULL_POINTER;
-    const edgeattn_linear_dims d = *dims;
+    const edgeattn_dense_dims d = *dims;
     linear_counts c;
     if (edgeattn_status st = count_linear(d, true, c)) return st;
     if (!is_float_aligned(packed)) return EDGEATTN_ERR_MISALIGNED;
-    edgeattn_weight_type type;
+    edgeattn_dtype type;
     if (packed_bytes < packed_weights_header_floats * sizeof(float) || !packed_weight_types(packed, 1, &type))
         return EDGEATTN_ERR_PACKED_WEIGHTS_MISMATCH;
     const linear_packed_weights_layout l =

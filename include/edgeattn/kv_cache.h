@@ -1,0 +1,210 @@
+/**
+ * @file
+ * edgeattn C API: a caller-owned KV cache for incremental decoding. A
+ * decode step stores its new tokens' projected keys and values
+ * (edgeattn_kv_cache_store) and attends its queries over everything cached
+ * (edgeattn_kv_cache_attend), so each step projects only its new tokens.
+ * The rules of edgeattn/types.h hold.
+ */
+#ifndef EDGEATTN_KV_CACHE_H
+#define EDGEATTN_KV_CACHE_H
+
+#include "edgeattn/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** What a KV cache holds and how: the argument of its setup. */
+typedef struct edgeattn_kv_cache_config {
+    size_t batch;          /**< B */
+    size_t num_kv_heads;   /**< H_kv */
+    size_t head_size;      /**< features per head, h / H */
+    size_t capacity;       /**< positions each batch element can hold (<= INT32_MAX) */
+    /** how keys and values are stored; 0 (a zeroed struct) is fp32.
+        fp16: rounded to nearest even (beyond +-65504: +-inf; NaN stays NaN).
+        int8: one scale per (position, head) row by the rule of
+        edgeattn_quantize_int8(); a row holding a NaN or +-inf is stored with
+        scale NaN, so attention reads NaN wherever it reads that row. */
+    edgeattn_dtype storage;
+} edgeattn_kv_cache_config;
+
+/**
+ * A KV cache over caller memory. Keys and values are (batch, num_kv_heads,
+ * capacity, head_size) each, so a step reads one contiguous (length,
+ * head_size) block per head. Filled by edgeattn_kv_cache_setup(); treat the
+ * fields as read-only (lengths[b] is how many positions batch element b
+ * holds): a call refuses a struct whose fields were changed since
+ * (::EDGEATTN_ERR_BAD_CACHE). The memory it points to is the cache's RAM;
+ * the calls write there, never to the struct. The struct may live anywhere
+ * but in that memory (::EDGEATTN_ERR_OVERLAP) and may be copied.
+ */
+typedef struct edgeattn_kv_cache {
+    uint32_t magic;        /**< a check value of the other fields, set up by edgeattn_kv_cache_setup() */
+    uint32_t storage;      /**< the edgeattn_dtype keys and values are stored in */
+    size_t batch;          /**< B */
+    size_t num_kv_heads;   /**< H_kv */
+    size_t head_size;      /**< h / H */
+    size_t capacity;       /**< positions each batch element can hold */
+    float *keys;           /**< (B, H_kv, capacity, head_size); NULL in an int8 / fp16 cache */
+    float *values;         /**< (B, H_kv, capacity, head_size); NULL in an int8 / fp16 cache */
+    int32_t *lengths;      /**< (B): positions filled, 0..capacity */
+    void *stored_keys;     /**< the keys in their storage type (int8_t, uint16_t binary16 or float) */
+    void *stored_values;   /**< the values in their storage type */
+    float *key_scales;     /**< int8: (B, H_kv, capacity), one scale per cached key row; else NULL */
+    float *value_scales;   /**< int8: (B, H_kv, capacity), one scale per cached value row; else NULL */
+} edgeattn_kv_cache;
+
+/**
+ * Bytes of cache memory for a config (keys, values, lengths and int8 scales,
+ * each on a 64-byte boundary from the start): a pure function of it. fp16
+ * halves the keys' and values' bytes; int8 quarters them and adds one float
+ * per cached row.
+ * @param config the cache
+ * @return bytes, or 0 when config is NULL, a size is 0, capacity > INT32_MAX,
+ *         the storage is not an edgeattn_dtype, or the size overflows size_t
+ */
+size_t edgeattn_kv_cache_memory_size(const edgeattn_kv_cache_config *config);
+
+/**
+ * Lays the cache out in `memory` and empties it (every length 0). Only the
+ * lengths are written: keys and values are written by stores.
+ * @param cache        the struct to fill (not in `memory`)
+ * @param config       sizes and storage type
+ * @param memory       edgeattn_kv_cache_memory_size() bytes, 4-byte aligned (64 is fastest)
+ * @param memory_bytes its size
+ * @return ::EDGEATTN_OK, or ::EDGEATTN_ERR_NULL_POINTER, ::EDGEATTN_ERR_ZERO_DIMENSION,
+ *         ::EDGEATTN_ERR_SIZE_OVERFLOW, ::EDGEATTN_ERR_MISALIGNED,
+ *         ::EDGEATTN_ERR_WORKSPACE_TOO_SMALL, ::EDGEATTN_ERR_OVERLAP,
+ *         ::EDGEATTN_ERR_BAD_WEIGHT_TYPE (storage)
+ */
+edgeattn_status edgeattn_kv_cache_setup(edgeattn_kv_cache *cache,
+                                        const edgeattn_kv_cache_config *config, void *memory,
+                                        size_t memory_bytes);
+
+/**
+ * Empties every batch element (lengths 0), to decode a new sequence.
+ * @param cache from edgeattn_kv_cache_setup()
+ * @return ::EDGEATTN_OK, or ::EDGEATTN_ERR_NULL_POINTER, ::EDGEATTN_ERR_BAD_CACHE,
+ *         ::EDGEATTN_ERR_OVERLAP (the struct inside the cache memory)
+ */
+edgeattn_status edgeattn_kv_cache_reset(edgeattn_kv_cache *cache);
+
+/**
+ * Drops batch element b's positions from `length` on (beam search, or a
+ * rejected draft): the next store writes at `length`.
+ * @param cache       from edgeattn_kv_cache_setup()
+ * @param batch_index b < B
+ * @param length      new length, <= the current one
+ * @return ::EDGEATTN_OK, or ::EDGEATTN_ERR_NULL_POINTER, ::EDGEATTN_ERR_BAD_CACHE,
+ *         ::EDGEATTN_ERR_PAST_CACHE_LENGTH (b >= B, or length above the current
+ *         length), ::EDGEATTN_ERR_OVERLAP (the struct inside the cache memory)
+ */
+edgeattn_status edgeattn_kv_cache_truncate(edgeattn_kv_cache *cache, size_t batch_index,
+                                           size_t length);
+
+/*
+ * The dims of the cache calls: batch = B, num_hiddens = h, num_heads = H and
+ * num_kv_heads (0 = H) must give the cache's num_kv_heads and head_size =
+ * h / H (else ::EDGEATTN_ERR_CACHE_SHAPE_MISMATCH). A store reads key_size
+ * and value_size; an attend reads queries, query_size and keys, which is the
+ * cache's capacity or 0 (never the filled length:
+ * ::EDGEATTN_ERR_KEYS_NOT_CAPACITY).
+ */
+
+/**
+ * Projects T new tokens' keys and values (W_k, W_v and their biases; W_q,
+ * W_o are not read) and writes them at the end of every batch element's
+ * cache, converted to the cache's storage; lengths grow by T. When any batch
+ * element has fewer than T free positions: ::EDGEATTN_ERR_CACHE_FULL and
+ * nothing is written.
+ * @param cache       from edgeattn_kv_cache_setup()
+ * @param dims        batch, key_size, value_size, num_hiddens, num_heads, num_kv_heads
+ * @param tokens      T > 0
+ * @param keys        (B, T, key_size): the new tokens' key inputs (X in self-attention)
+ * @param values      (B, T, value_size)
+ * @param weights     W_k (h_kv, key_size), W_v (h_kv, value_size) in any edgeattn_dtype,
+ *                    b_k, b_v (h_kv) or NULL
+ * @param options     NULL or zeroed: a store takes no option yet
+ * @param workspace   edgeattn_workspace_size() bytes for EDGEATTN_OP_KV_CACHE_STORE
+ * @param workspace_bytes its size
+ * @return ::EDGEATTN_OK, or ::EDGEATTN_ERR_NULL_POINTER, ::EDGEATTN_ERR_ZERO_DIMENSION,
+ *         ::EDGEATTN_ERR_HEADS_DO_NOT_DIVIDE, ::EDGEATTN_ERR_KV_HEADS_DO_NOT_DIVIDE,
+ *         ::EDGEATTN_ERR_SIZE_OVERFLOW, ::EDGEATTN_ERR_MISALIGNED, ::EDGEATTN_ERR_BAD_CACHE,
+ *         ::EDGEATTN_ERR_CACHE_SHAPE_MISMATCH, ::EDGEATTN_ERR_CACHE_FULL, ::EDGEATTN_ERR_WORKSPACE_TOO_SMALL, ::EDGEATTN_ERR_OVERLAP,
+ *         ::EDGEATTN_ERR_BAD_WEIGHT_TYPE, ::EDGEATTN_ERR_BAD_SCALE,
+ *         ::EDGEATTN_ERR_OPTION_NOT_SUPPORTED
+ */
+edgeattn_status edgeattn_kv_cache_store(edgeattn_kv_cache *cache,
+                                        const edgeattn_attention_dims *dims, size_t tokens,
+                                        const float *keys, const float *values,
+                                        const edgeattn_weights *weights,
+                                        const edgeattn_attention_options *options,
+                                        void *workspace, size_t workspace_bytes);
+
+/**
+ * edgeattn_kv_cache_store with weights from edgeattn_mha_pack() (packed for
+ * the same feature sizes and heads; its W_q and W_o are not read).
+ * @return the statuses of edgeattn_kv_cache_store(), and ::EDGEATTN_ERR_PACKED_WEIGHTS_MISMATCH
+ */
+edgeattn_status edgeattn_kv_cache_store_packed(edgeattn_kv_cache *cache,
+                                               const edgeattn_attention_dims *dims, size_t tokens,
+                                               const float *keys, const float *values,
+                                               const void *packed, size_t packed_bytes,
+                                               const edgeattn_attention_options *options,
+                                               void *workspace, size_t workspace_bytes);
+
+/**
+ * Multi-head attention of Q new queries over everything cached: projects
+ * the queries with W_q (+ b_q), attends per head over batch element b's
+ * lengths[b] cached keys and values (query head j reads cache head
+ * j / (H / H_kv)), concatenates the heads and projects with W_o (+ b_o).
+ * For a decode step store the new tokens first, then attend with
+ * options->mask.causal = 1 (one token per step needs no mask: it sees the
+ * whole cache). A batch element with an empty cache gives output b_o.
+ * @param cache       from edgeattn_kv_cache_setup()
+ * @param dims        batch, queries = Q, keys = capacity (or 0), query_size,
+ *                    num_hiddens, num_heads, num_kv_heads
+ * @param queries     (B, Q, query_size)
+ * @param weights     W_q (h, query_size), W_o (h, h) in any edgeattn_dtype, b_q, b_o or NULL
+ * @param options     NULL, or a mask with K = lengths[b] (a bias row holds
+ *                    bias_keys >= capacity floats; 0 means capacity); valid
+ *                    lengths are not taken (the cache's lengths are)
+ * @param workspace   edgeattn_workspace_size() bytes for EDGEATTN_OP_KV_CACHE_ATTEND
+ * @param workspace_bytes its size
+ * @param output      (B, Q, h)
+ * @param attention_weights NULL, or (B, H, Q, capacity): columns past lengths[b] are 0
+ * @return ::EDGEATTN_OK, or ::EDGEATTN_ERR_NULL_POINTER, ::EDGEATTN_ERR_ZERO_DIMENSION,
+ *         ::EDGEATTN_ERR_HEADS_DO_NOT_DIVIDE, ::EDGEATTN_ERR_KV_HEADS_DO_NOT_DIVIDE,
+ *         ::EDGEATTN_ERR_SIZE_OVERFLOW, ::EDGEATTN_ERR_MISALIGNED, ::EDGEATTN_ERR_BAD_CACHE,
+ *         ::EDGEATTN_ERR_CACHE_SHAPE_MISMATCH, ::EDGEATTN_ERR_KEYS_NOT_CAPACITY,
+ *         ::EDGEATTN_ERR_BAD_KEY_RANGE, ::EDGEATTN_ERR_SHAPE_MISMATCH,
+ *         ::EDGEATTN_ERR_WORKSPACE_TOO_SMALL, ::EDGEATTN_ERR_OVERLAP,
+ *         ::EDGEATTN_ERR_BAD_WEIGHT_TYPE, ::EDGEATTN_ERR_BAD_SCALE,
+ *         ::EDGEATTN_ERR_OPTION_NOT_SUPPORTED
+ */
+edgeattn_status edgeattn_kv_cache_attend(const edgeattn_kv_cache *cache,
+                                         const edgeattn_attention_dims *dims,
+                                         const float *queries, const edgeattn_weights *weights,
+                                         const edgeattn_attention_options *options,
+                                         void *workspace, size_t workspace_bytes, float *output,
+                                         float *attention_weights);
+
+/**
+ * edgeattn_kv_cache_attend with weights from edgeattn_mha_pack() (its W_k
+ * and W_v are not read).
+ * @return the statuses of edgeattn_kv_cache_attend(), and ::EDGEATTN_ERR_PACKED_WEIGHTS_MISMATCH
+ */
+edgeattn_status edgeattn_kv_cache_attend_packed(const edgeattn_kv_cache *cache,
+                                                const edgeattn_attention_dims *dims,
+                                                const float *queries, const void *packed,
+                                                size_t packed_bytes,
+                                                const edgeattn_attention_options *options,
+                                                void *workspace, size_t workspace_bytes,
+                                                float *output, float *attention_weights);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* EDGEATTN_KV_CACHE_H */

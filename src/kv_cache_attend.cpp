@@ -1,0 +1,234 @@
+// C entry points of attention over a KV cache: a decode step's queries
+// attend over everything cached, each group of query heads reading its
+// cache head once.
+#include <string.h>
+
+#include "attention_checks.hpp"
+#include "attention_mask.hpp"
+#include "attention_options.hpp"
+#include "attention_rows.hpp"
+#include "edgeattn/detail/workspace_layout.hpp"
+#include "edgeattn/kv_cache.h"
+#include "kv_cache_checks.hpp"
+#include "mha_weights.hpp"
+#include "op_workspace.hpp"
+#include "parallel.hpp"
+
+using namespace edgeattn::detail;
+
+namespace {
+
+// Element counts of an attention call's queries (B, Q, query_size), output
+// (B, Q, h) and weights (B, H, Q, capacity).
+struct cache_attention_counts {
+    size_t queries = 0, output = 0, weights = 0;
+};
+edgeattn_status count_attention(const edgeattn_attention_dims &d, size_t capacity, cache_attention_counts &c) {
+    if (edgeattn_status st = tensor_count(c.queries, d.batch, d.queries, d.query_size)) return st;
+    if (edgeattn_status st = tensor_count(c.output, d.batch, d.queries, d.num_hiddens)) return st;
+    return tensor_count(c.weights, d.batch, d.num_heads, d.queries, capacity);
+}
+
+// Cache head (b, g)'s rows as an attention slice reads them.
+stored_rows stored_head_rows(const edgeattn_kv_cache &cache, bool values, size_t head) {
+    stored_rows r;
+    const size_t position = head * cache.capacity, element = position * cache.head_size;
+    r.type = storage_of(cache);
+    r.data = static_cast<const unsigned char *>(values ? cache.stored_values : cache.stored_keys) +
+             element * element_bytes(r.type);
+    const float *scales = values ? cache.value_scales : cache.key_scales;
+    r.scales = scales ? scales + position : nullptr;
+    return r;
+}
+
+// Slice s reads cache head (b, g): its fp32 rows in place (keys and values
+// already point at them), or the int8 / fp16 ones through stored_cache_rows.
+void read_cache_head(attention_slice &s, const edgeattn_kv_cache &cache, size_t head) {
+    if (storage_of(cache) == EDGEATTN_DTYPE_F32) return;
+    s.stored_keys = stored_head_rows(cache, false, head);
+    s.stored_values = stored_head_rows(cache, true, head);
+    s.stored = &stored_cache_rows;
+}
+
+// Between the heads' layout (B, Q, H, head_size) and the grouped one
+// (B, H_kv, Q, group, head_size): gather (to_groups) or scatter back.
+void regroup_heads(float *by_head, float *by_group, size_t batch, size_t queries, size_t heads,
+                   size_t group, size_t head_size, bool to_groups) {
+    const size_t kv_heads = heads / group;
+    for (size_t b = 0; b < batch; ++b)
+        for (size_t t = 0; t < queries; ++t)
+            for (size_t j = 0; j < heads; ++j) {
+                float *a = by_head + ((b * queries + t) * heads + j) * head_size;
+                float *g = by_group + (((b * kv_heads + j / group) * queries + t) * group + j % group) * head_size;
+                if (to_groups)
+                    memcpy(g, a, head_size * sizeof(float));
+                else
+                    memcpy(a, g, head_size * sizeof(float));
+            }
+}
+
+kv_attention_layout attention_layout(const edgeattn_attention_dims &d, size_t capacity,
+                                     size_t threads) {
+    return make_kv_attention_layout(d.batch, d.queries, capacity, d.query_size, d.num_hiddens,
+                                    d.num_heads, kv_heads_of(d), threads);
+}
+
+// As append: `weights` already copied; the cache struct, the dims and the
+// mask are read into locals here, before anything is written.
+edgeattn_status attention(const edgeattn_kv_cache *cache, const edgeattn_attention_dims *dims,
+                          const float *queries, const edgeattn_attention_mask *mask_in,
+                          const edgeattn_weights *weights, const void *packed,
+                          size_t packed_bytes, void *workspace, size_t workspace_bytes,
+                          float *output, float *attention_weights) {
+    if (!dims || !queries || !workspace || !output || (!weights && !packed))
+        return EDGEATTN_ERR_NULL_POINTER;
+    edgeattn_kv_cache c;
+    if (edgeattn_status st = read_cache(cache, c)) return st;
+    const edgeattn_attention_dims d = *dims;
+    edgeattn_attention_mask mask_copy;
+    if (mask_in) memcpy(&mask_copy, mask_in, sizeof mask_copy);
+    const size_t sizes[2] = {d.queries, d.query_size};
+    if (edgeattn_status st = check_cache_dims(c, d, sizes, 2)) return st;
+    const size_t cap = c.capacity;
+    if (d.keys != 0 && d.keys != cap) return EDGEATTN_ERR_KEYS_NOT_CAPACITY;
+    mha_weights_view w;
+    if (edgeattn_status st =
+            view_weights(d, weights, packed, packed_bytes, query_output_projections, w))
+        return st;
+    const size_t h = d.num_hiddens, heads = d.num_heads, head_size = h / heads;
+    cache_attention_counts counts;
+    if (edgeattn_status st = count_attention(d, cap, counts)) return st;
+    attention_mask_view mask;
+    tensor_span inputs[16] = {{queries, counts.queries}};
+    size_t num_inputs = 1, num_mask_spans = 0;
+    if (edgeattn_status st = check_attention_mask(mask_in ? &mask_copy : nullptr, d.batch, d.queries, heads, cap,
+                                                  mask, inputs + num_inputs, num_mask_spans))
+        return st;
+    num_inputs += num_mask_spans;
+    const kv_attention_layout one = attention_layout(d, cap, 1);
+    if (one.bytes == 0) return EDGEATTN_ERR_SIZE_OVERFLOW;
+    const void *floats[] = {queries, output, attention_weights, workspace};
+    for (const void *p : floats)
+        if (p && !is_float_aligned(p)) return EDGEATTN_ERR_MISALIGNED;
+    for (size_t i = 0; i < w.num_spans; ++i)
+        if (!is_element_aligned(w.spans[i])) return EDGEATTN_ERR_MISALIGNED;
+    if (workspace_bytes < one.bytes) return EDGEATTN_ERR_WORKSPACE_TOO_SMALL;
+    for (size_t i = 0; i < w.num_spans; ++i) inputs[num_inputs++] = w.spans[i];
+    cache_spans(c, inputs + num_inputs);
+    num_inputs += cache_span_count;
+    const tensor_span outputs[3] = {{output, counts.output},
+                                    {attention_weights, attention_weights ? counts.weights : 0},
+                                    {workspace, workspace_bytes / sizeof(float)}};
+    if (edgeattn_status st = check_disjoint(outputs, 3, inputs, num_inputs)) return st;
+
+    const kernel_table &k = active_kernels();
+    float *ws = static_cast<float *>(workspace);
+    float *Q = ws + one.projected_queries;           // (B, Q, h): head j is columns j*h/H ...
+    float *heads_out = ws + one.concatenated_heads;  // (B, Q, h)
+    float *scratch = ws + one.packed_weights;
+    project(k, w, query_projection, d.batch * d.queries, d.query_size, h, queries, Q, scratch);
+
+    const size_t kv_heads = c.num_kv_heads, group = heads / kv_heads;
+    const size_t slots = scratch_slots(one.bytes, one.scratch.floats_per_slot, workspace_bytes);
+    const float flops_per_row = 4.0f * cap * head_size;
+    if (one.grouped && !attention_weights) {
+        // Slice (b, g): the group's query heads gathered as rows (query t,
+        // head r: row t * group + r), one pass over cache head (b, g).
+        float *gathered = ws + one.grouped_queries, *gathered_out = ws + one.grouped_heads;
+        const size_t rows = d.queries * group;
+        regroup_heads(Q, gathered, d.batch, d.queries, heads, group, head_size, true);
+        parallel_row_blocks(d.batch * kv_heads, rows, slots, flops_per_row, ws, one.scratch,
+                            [&](size_t slice, size_t row0, size_t block_rows, const scratch_slot &slot) {
+            const size_t b = slice / kv_heads, g = slice % kv_heads;
+            const size_t length = static_cast<size_t>(c.lengths[b]);
+            float *out = gathered_out + slice * rows * head_size;
+            if (length == 0) {
+                for (size_t i = row0 * head_size; i < (row0 + block_rows) * head_size; ++i) out[i] = 0.0f;
+                return;
+            }
+            const size_t cached = slice * cap * head_size;
+            attention_slice s{gathered + slice * rows * head_size, head_size, (c.keys ? c.keys + cached : nullptr),
+                              head_size, (c.values ? c.values + cached : nullptr), head_size, out, head_size, nullptr,
+                              0, rows, length, head_size, head_size, b, g * group};
+            s.group = group;
+            read_cache_head(s, c, slice);
+            dot_product_attention_block(k, s, row0, block_rows, mask, slot);
+        });
+        regroup_heads(heads_out, gathered_out, d.batch, d.queries, heads, group, head_size, false);
+    } else {
+        // Slice (b, j): query head j of batch element b over its lengths[b]
+        // cached positions of key/value head j / group.
+        parallel_row_blocks(d.batch * heads, d.queries, slots, flops_per_row, ws, one.scratch,
+                            [&](size_t slice, size_t row0, size_t rows, const scratch_slot &slot) {
+            const size_t b = slice / heads, head = slice % heads, column = head * head_size;
+            const size_t length = static_cast<size_t>(c.lengths[b]);
+            const size_t cached = ((b * kv_heads + head / group) * cap) * head_size;
+            float *out = heads_out + (b * d.queries + row0) * h + column;
+            float *weights_rows =
+                attention_weights ? attention_weights + (slice * d.queries + row0) * cap : nullptr;
+            if (length == 0) {  // nothing cached: the head contributes zeros
+                for (size_t r = 0; r < rows; ++r)
+                    for (size_t col = 0; col < head_size; ++col) out[r * h + col] = 0.0f;
+            } else {
+                attention_slice s{Q + b * d.queries * h + column, h, (c.keys ? c.keys + cached : nullptr),
+                                  head_size, (c.values ? c.values + cached : nullptr), head_size,
+                                  heads_out + b * d.queries * h + column, h,
+                                  attention_weights ? attention_weights + slice * d.queries * cap
+                                                    : nullptr,
+                                  cap, d.queries, length, head_size, head_size, b, head};
+                read_cache_head(s, c, b * kv_heads + head / group);
+                dot_product_attention_block(k, s, row0, rows, mask, slot);
+            }
+            if (weights_rows)  // positions not (yet) cached weigh 0
+                for (size_t r = 0; r < rows; ++r)
+                    for (size_t j = length; j < cap; ++j) weights_rows[r * cap + j] = 0.0f;
+        });
+    }
+    project(k, w, output_projection, d.batch * d.queries, h, h, heads_out, output, scratch);
+    return EDGEATTN_OK;
+}
+
+}  // namespace
+
+edgeattn_status edgeattn::detail::kv_attend_workspace_bytes(const edgeattn_attention_dims &d,
+                                                            size_t max_threads, size_t &bytes) {
+    const size_t sizes[2] = {d.queries, d.query_size};
+    if (edgeattn_status st = check_call_dims(d, sizes, 2)) return st;
+    // keys 0, which the call takes as the cache's capacity: the size for the
+    // largest capacity a cache can have, which serves every smaller one (the
+    // layout grows with the capacity up to one key block, then stays).
+    const size_t capacity = d.keys ? d.keys : INT32_MAX;
+    if (capacity > INT32_MAX) return EDGEATTN_ERR_SIZE_OVERFLOW;  // no cache holds more
+    cache_attention_counts counts;
+    if (edgeattn_status st = count_attention(d, d.keys ? d.keys : 1, counts)) return st;
+    bytes = attention_layout(d, capacity, max_threads).bytes;
+    return bytes ? EDGEATTN_OK : EDGEATTN_ERR_SIZE_OVERFLOW;
+}
+
+// The cache's lengths are its valid lengths: valid_lens is refused rather
+// than ignored.
+extern "C" edgeattn_status edgeattn_kv_cache_attend(const edgeattn_kv_cache *cache,
+                                                    const edgeattn_attention_dims *dims,
+                                                    const float *queries,
+                                                    const edgeattn_weights *weights,
+                                                    const edgeattn_attention_options *options,
+                                                    void *workspace, size_t workspace_bytes,
+                                                    float *output, float *attention_weights) {
+    edgeattn_weights typed;
+    if (edgeattn_status st = copy_typed_weights(weights, query_output_projections, typed)) return st;
+    const edgeattn_attention_options o = read_options(options);
+    if (has_valid_lens(o)) return EDGEATTN_ERR_OPTION_NOT_SUPPORTED;
+    return attention(cache, dims, queries, &o.mask, &typed, nullptr, 0, workspace, workspace_bytes,
+                     output, attention_weights);
+}
+
+extern "C" edgeattn_status edgeattn_kv_cache_attend_packed(
+    const edgeattn_kv_cache *cache, const edgeattn_attention_dims *dims, const float *queries,
+    const void *packed, size_t packed_bytes, const edgeattn_attention_options *options,
+    void *workspace, size_t workspace_bytes, float *output, float *attention_weights) {
+    if (!packed) return EDGEATTN_ERR_NULL_POINTER;
+    const edgeattn_attention_options o = read_options(options);
+    if (has_valid_lens(o)) return EDGEATTN_ERR_OPTION_NOT_SUPPORTED;
+    return attention(cache, dims, queries, &o.mask, nullptr, packed, packed_bytes, workspace,
+                     workspace_bytes, output, attention_weights);
+}

@@ -1,0 +1,149 @@
+// C entry points of a KV cache store: a decode step projects its new
+// tokens' keys and values and writes them, in the cache's storage type, at
+// the end of every batch element's cache.
+#include <string.h>
+
+#include "attention_checks.hpp"
+#include "attention_mask.hpp"
+#include "attention_options.hpp"
+#include "attention_rows.hpp"
+#include "edgeattn/detail/workspace_layout.hpp"
+#include "edgeattn/kv_cache.h"
+#include "kv_cache_checks.hpp"
+#include "mha_weights.hpp"
+#include "op_workspace.hpp"
+#include "parallel.hpp"
+#include "kernels/half.hpp"
+#include "kernels/int8_scale.hpp"
+
+using namespace edgeattn::detail;
+
+namespace {
+
+// Element counts of an append's inputs (B, T, key_size) and (B, T, value_size).
+edgeattn_status count_append(const edgeattn_attention_dims &d, size_t tokens, size_t &keys, size_t &values) {
+    if (edgeattn_status st = tensor_count(keys, d.batch, tokens, d.key_size)) return st;
+    return tensor_count(values, d.batch, tokens, d.value_size);
+}
+
+// Writes n floats of a token's head into the cache at element `at` (and, for
+// int8, its scale at position `position`): fp32 as they are, binary16
+// rounded to nearest even (beyond +-65504: +-inf, as IEEE converts), int8
+// by the rule of kernels/int8_scale.hpp (a row with NaN or +-inf: NaN).
+void store_row(const edgeattn_kv_cache &cache, void *stored, float *scales, size_t at, size_t position,
+               const float *x, size_t n) {
+    switch (storage_of(cache)) {
+        case EDGEATTN_DTYPE_F16: {
+            uint16_t *h = static_cast<uint16_t *>(stored) + at;
+            for (size_t i = 0; i < n; ++i) h[i] = float_to_half_ieee(x[i]);
+            return;
+        }
+        case EDGEATTN_DTYPE_INT8:
+            scales[position] = quantize_int8_row(x, n, static_cast<int8_t *>(stored) + at);
+            return;
+        default: memcpy(static_cast<float *>(stored) + at, x, n * sizeof(float));
+    }
+}
+
+// `weights` is the caller's descriptor already copied; every other argument
+// given by pointer (the cache struct, the dims) is read into a local here,
+// before anything is written.
+edgeattn_status append(edgeattn_kv_cache *cache, const edgeattn_attention_dims *dims, size_t tokens,
+                       const float *keys, const float *values, const edgeattn_weights *weights,
+                       const void *packed, size_t packed_bytes, void *workspace,
+                       size_t workspace_bytes) {
+    if (!dims || !keys || !values || !workspace || (!weights && !packed))
+        return EDGEATTN_ERR_NULL_POINTER;
+    edgeattn_kv_cache c;
+    if (edgeattn_status st = read_cache(cache, c)) return st;
+    const edgeattn_attention_dims d = *dims;
+    const size_t sizes[3] = {d.key_size, d.value_size, tokens};
+    if (edgeattn_status st = check_cache_dims(c, d, sizes, 3)) return st;
+    mha_weights_view w;
+    if (edgeattn_status st = view_weights(d, weights, packed, packed_bytes, key_value_projections, w))
+        return st;
+    size_t key_count = 0, value_count = 0;
+    if (edgeattn_status st = count_append(d, tokens, key_count, value_count)) return st;
+    const size_t kv_h = kv_hiddens_of(d);
+    const kv_append_layout l = make_kv_append_layout(d.batch, tokens, d.key_size, d.value_size, kv_h);
+    if (l.bytes == 0) return EDGEATTN_ERR_SIZE_OVERFLOW;
+    if (!is_float_aligned(keys) || !is_float_aligned(values) || !is_float_aligned(workspace))
+        return EDGEATTN_ERR_MISALIGNED;
+    for (size_t i = 0; i < w.num_spans; ++i)
+        if (!is_element_aligned(w.spans[i])) return EDGEATTN_ERR_MISALIGNED;
+    if (workspace_bytes < l.bytes) return EDGEATTN_ERR_WORKSPACE_TOO_SMALL;
+    // Every batch element checked before any is written: one that does not
+    // fit refuses the whole append.
+    for (size_t b = 0; b < d.batch; ++b)
+        if (tokens > c.capacity - static_cast<size_t>(c.lengths[b])) return EDGEATTN_ERR_CACHE_FULL;
+    tensor_span inputs[10] = {{keys, key_count}, {values, value_count}};
+    size_t num_inputs = 2;
+    for (size_t i = 0; i < w.num_spans; ++i) inputs[num_inputs++] = w.spans[i];
+    tensor_span outputs[cache_span_count + 1];
+    cache_spans(c, outputs);
+    outputs[cache_span_count] = {workspace, workspace_bytes / sizeof(float)};
+    if (edgeattn_status st = check_disjoint(outputs, cache_span_count + 1, inputs, num_inputs)) return st;
+
+    const kernel_table &k = active_kernels();
+    float *ws = static_cast<float *>(workspace);
+    float *K = ws + l.projected_keys, *V = ws + l.projected_values;  // (B, T, h_kv) each
+    float *scratch = ws + l.packed_weights;
+    project(k, w, key_projection, d.batch * tokens, d.key_size, kv_h, keys, K, scratch);
+    project(k, w, value_projection, d.batch * tokens, d.value_size, kv_h, values, V, scratch);
+
+    // Token t's head g (columns g*head_size of the projection) goes to
+    // position lengths[b] + t of cache head (b, g).
+    const size_t heads = c.num_kv_heads, head_size = c.head_size, cap = c.capacity;
+    for (size_t b = 0; b < d.batch; ++b) {
+        const size_t start = static_cast<size_t>(c.lengths[b]);
+        for (size_t g = 0; g < heads; ++g)
+            for (size_t t = 0; t < tokens; ++t) {
+                const size_t from = (b * tokens + t) * kv_h + g * head_size;
+                const size_t position = (b * heads + g) * cap + start + t;
+                store_row(c, c.stored_keys, c.key_scales, position * head_size, position, K + from, head_size);
+                store_row(c, c.stored_values, c.value_scales, position * head_size, position, V + from,
+                          head_size);
+            }
+        c.lengths[b] = static_cast<int32_t>(start + tokens);
+    }
+    return EDGEATTN_OK;
+}
+
+}  // namespace
+
+edgeattn_status edgeattn::detail::kv_store_workspace_bytes(const edgeattn_attention_dims &d,
+                                                           size_t tokens, size_t &bytes) {
+    const size_t sizes[3] = {d.key_size, d.value_size, tokens};
+    size_t key_count = 0, value_count = 0;
+    if (edgeattn_status st = check_call_dims(d, sizes, 3)) return st;
+    if (edgeattn_status st = count_append(d, tokens, key_count, value_count)) return st;
+    bytes = make_kv_append_layout(d.batch, tokens, d.key_size, d.value_size, kv_hiddens_of(d)).bytes;
+    return bytes ? EDGEATTN_OK : EDGEATTN_ERR_SIZE_OVERFLOW;
+}
+
+// A store takes no option yet: a mask or valid lengths given to one is
+// refused rather than ignored.
+extern "C" edgeattn_status edgeattn_kv_cache_store(edgeattn_kv_cache *cache,
+                                                   const edgeattn_attention_dims *dims,
+                                                   size_t tokens, const float *keys,
+                                                   const float *values,
+                                                   const edgeattn_weights *weights,
+                                                   const edgeattn_attention_options *options,
+                                                   void *workspace, size_t workspace_bytes) {
+    edgeattn_weights typed;
+    if (edgeattn_status st = copy_typed_weights(weights, key_value_projections, typed)) return st;
+    const edgeattn_attention_options o = read_options(options);
+    if (has_valid_lens(o) || has_mask(o)) return EDGEATTN_ERR_OPTION_NOT_SUPPORTED;
+    return append(cache, dims, tokens, keys, values, &typed, nullptr, 0, workspace, workspace_bytes);
+}
+
+extern "C" edgeattn_status edgeattn_kv_cache_store_packed(
+    edgeattn_kv_cache *cache, const edgeattn_attention_dims *dims, size_t tokens, const float *keys,
+    const float *values, const void *packed, size_t packed_bytes,
+    const edgeattn_attention_options *options, void *workspace, size_t workspace_bytes) {
+    if (!packed) return EDGEATTN_ERR_NULL_POINTER;
+    const edgeattn_attention_options o = read_options(options);
+    if (has_valid_lens(o) || has_mask(o)) return EDGEATTN_ERR_OPTION_NOT_SUPPORTED;
+    return append(cache, dims, tokens, keys, values, nullptr, packed, packed_bytes, workspace,
+                  workspace_bytes);
+}

@@ -1,0 +1,31 @@
+// Each op's workspace size, checked dims first: one function per op that
+// both edgeattn_workspace_size() and the op itself use, so the two agree.
+#ifndef EDGEATTN_OP_WORKSPACE_HPP
+#define EDGEATTN_OP_WORKSPACE_HPP
+
+#include <stddef.h>
+
+#include "edgeattn/types.h"
+
+namespace edgeattn {
+namespace detail {
+
+// Each returns the status the op returns for these dims (zero dimension,
+// shape mismatch, heads, size overflow), else OK with `bytes` set.
+edgeattn_status sdpa_workspace_bytes(const edgeattn_attention_dims &d, size_t max_threads,
+                                     size_t &bytes);
+edgeattn_status additive_workspace_bytes(const edgeattn_attention_dims &d, size_t max_threads,
+                                         size_t &bytes);
+edgeattn_status mha_workspace_bytes(const edgeattn_attention_dims &d, size_t max_threads,
+                                    size_t &bytes);
+edgeattn_status kv_store_workspace_bytes(const edgeattn_attention_dims &d, size_t tokens,
+                                         size_t &bytes);
+edgeattn_status kv_attend_workspace_bytes(const edgeattn_attention_dims &d, size_t max_threads,
+                                          size_t &bytes);
+edgeattn_status dense_workspace_bytes(const edgeattn_dense_dims &d, size_t max_threads,
+                                      size_t &bytes);
+
+}  // namespace detail
+}  // namespace edgeattn
+
+#endif
