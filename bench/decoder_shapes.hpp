@@ -1,4 +1,4 @@
-// Shapes of the decoder benchmarks (issue 10), shared by bench_decoder.cpp
+// Shapes of the decoder benchmarks, shared by bench_decoder.cpp
 // (edgeattn, memcpy, memread) and bench_decoder_libtorch.cpp (libtorch), so
 // bench/compare pairs them by name: <op>/<impl>/BxLxd_modelxHxH_kv.
 #ifndef EDGEATTN_BENCH_DECODER_SHAPES_HPP

@@ -32,7 +32,7 @@ target_include_directories(test_kernels PRIVATE ${PROJECT_SOURCE_DIR}/src)
 target_sources(test_streaming PRIVATE reference.cpp)
 target_sources(test_packed_weights PRIVATE reference.cpp)
 
-# Hardening (issue 5): numeric edge cases on every path (the test loops over
+# Hardening: numeric edge cases on every path (the test loops over
 # the paths itself).
 add_executable(test_numeric_edges test_numeric_edges.cpp reference.cpp $<TARGET_OBJECTS:edgeattn_doctest_main>)
 target_link_libraries(test_numeric_edges PRIVATE edgeattn::edgeattn edgeattn_doctest)
@@ -56,6 +56,13 @@ endforeach()
 add_test(NAME hygiene.library_symbols
   COMMAND ${CMAKE_COMMAND} -DNM=${CMAKE_NM} -DLIB=$<TARGET_FILE:edgeattn>
     -P ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_library_symbols.cmake)
+add_test(NAME hygiene.public_api
+  COMMAND ${CMAKE_COMMAND} -DNM=${CMAKE_NM} -DLIB=$<TARGET_FILE:edgeattn>
+    -DINCLUDE=${PROJECT_SOURCE_DIR}/include -DMAX=36
+    -P ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_public_api.cmake)
+add_test(NAME hygiene.version
+  COMMAND ${CMAKE_COMMAND} -DHEADER=${PROJECT_SOURCE_DIR}/include/edgeattn/types.h
+    -DVERSION=${PROJECT_VERSION} -P ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_version.cmake)
 # The fixed-size C++ API refuses at compile time (static_assert) what the C
 # API refuses at run time: overflowing sizes, heads that do not divide,
 # n > max_len, zero dimensions; case 0 is the control that must compile.
@@ -71,20 +78,20 @@ endforeach()
 # An instrumented archive references the sanitizer runtime (its allocator
 # among it): the symbol check is about the real library, so not there.
 if(EDGEATTN_SANITIZE OR EDGEATTN_SANITIZE_THREAD)
-  set_tests_properties(hygiene.library_symbols PROPERTIES DISABLED TRUE)
+  set_tests_properties(hygiene.library_symbols hygiene.public_api PROPERTIES DISABLED TRUE)
 endif()
 add_test(NAME hygiene.table_in_rodata
   COMMAND ${CMAKE_COMMAND} -DOBJDUMP=${CMAKE_OBJDUMP} -DBINARY=$<TARGET_FILE:test_positional_encoding>
     -P ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_rodata.cmake)
 
-# Decoder (issue 10): edgeattn::KVCache (kv_cache.hpp) against the float64
+# Decoder: edgeattn::KVCache (kv_cache.hpp) against the float64
 # reference on every path (the test loops over the paths itself).
 add_executable(test_kv_cache_module test_kv_cache_module.cpp reference.cpp $<TARGET_OBJECTS:edgeattn_doctest_main>)
 target_link_libraries(test_kv_cache_module PRIVATE edgeattn::edgeattn edgeattn_doctest)
 edgeattn_test_options(test_kv_cache_module)
 add_test(NAME test_kv_cache_module COMMAND test_kv_cache_module)
 
-# Decoder (issue 10): masks, grouped-query heads, the KV cache and the
+# Decoder: masks, grouped-query heads, the KV cache and the
 # projection against the float64 reference on long shapes, and every
 # refusal of the decoder calls (the test loops over the paths itself).
 add_executable(test_decoder test_decoder.cpp reference.cpp $<TARGET_OBJECTS:edgeattn_doctest_main>)
@@ -92,7 +99,7 @@ target_link_libraries(test_decoder PRIVATE edgeattn::edgeattn edgeattn_doctest)
 edgeattn_test_options(test_decoder)
 add_test(NAME test_decoder COMMAND test_decoder)
 
-# Reduced precision (issue 11): int8 / fp16 weights against the float64
+# Reduced precision: int8 / fp16 weights against the float64
 # reference with the dequantised weights, the converters, the refusals
 # (the test loops over the paths itself).
 add_executable(test_reduced_precision test_reduced_precision.cpp reference.cpp $<TARGET_OBJECTS:edgeattn_doctest_main>)
@@ -103,6 +110,19 @@ add_test(NAME test_reduced_precision COMMAND test_reduced_precision)
 # Bits independent of the work split: every masked op at 1..8 threads and
 # workspaces sized for 1, 3 and 8, NaN / inf at masked positions (the test
 # loops over the paths itself).
+# edgeattn_workspace_size for one call and for a decoder step's set.
+add_executable(test_workspace_query test_workspace_query.cpp $<TARGET_OBJECTS:edgeattn_doctest_main>)
+target_link_libraries(test_workspace_query PRIVATE edgeattn::edgeattn edgeattn_doctest)
+edgeattn_test_options(test_workspace_query)
+add_test(NAME test_workspace_query COMMAND test_workspace_query)
+
+# The 0.x names: each deprecated wrapper gives its 1.0 call's bits and the
+# float64 answer.
+add_executable(test_deprecated_names test_deprecated_names.cpp reference.cpp $<TARGET_OBJECTS:edgeattn_doctest_main>)
+target_link_libraries(test_deprecated_names PRIVATE edgeattn::edgeattn edgeattn_doctest)
+edgeattn_test_options(test_deprecated_names)
+add_test(NAME test_deprecated_names COMMAND test_deprecated_names)
+
 add_executable(test_split_invariance test_split_invariance.cpp $<TARGET_OBJECTS:edgeattn_doctest_main>)
 target_link_libraries(test_split_invariance PRIVATE edgeattn::edgeattn edgeattn_doctest)
 edgeattn_test_options(test_split_invariance)

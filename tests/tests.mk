@@ -24,11 +24,11 @@ endif
 ISA_TESTS   := test_golden_c test_reference_shapes test_fixed_size_api
 PLAIN_TESTS := test_positional_encoding test_status test_determinism test_kernels test_streaming \
                test_packed_weights
-# Own doctest main, no conform objects: hardening tests (issue 5).
+# Own doctest main, no conform objects: hardening tests.
 HARDENING_TESTS := test_numeric_edges test_alloc_free
-# Decoder (issue 10): the KV cache module; linked like the hardening tests.
+# Decoder: the KV cache module; linked like the hardening tests.
 HARDENING_TESTS += test_kv_cache_module test_decoder
-# Reduced precision (issue 11): int8 / fp16 weights.
+# Reduced precision: int8 / fp16 weights.
 HARDENING_TESTS += test_reduced_precision
 # Bits independent of the work split (threads, workspace sizing, masks).
 HARDENING_TESTS += test_split_invariance
@@ -38,6 +38,10 @@ ISA_TESTS += test_workspace_bounds
 HARDENING_TESTS += test_kv_cache_contract
 # Argument placement: structs inside outputs and the workspace, overlaps, enums holding any int.
 HARDENING_TESTS += test_argument_placement
+# The 0.x names: each deprecated wrapper gives its 1.0 call's bits.
+HARDENING_TESTS += test_deprecated_names
+# The workspace query for one call and for a decoder step's set of calls.
+HARDENING_TESTS += test_workspace_query
 TEST_PROGRAMS := $(addprefix $(TEST_BIN)/,$(ISA_TESTS) $(PLAIN_TESTS) $(HARDENING_TESTS) test_case_file)
 
 $(BUILD)/tests/%.o: tests/%.cpp
@@ -94,18 +98,26 @@ test: test-programs
 	echo "$$pass passed, $$fail failed, $$skip skipped"; \
 	[ $$fail -eq 0 ]
 
-# Decoder (issue 10): the fixed-size KV cache against the float64 reference.
+# Decoder: the fixed-size KV cache against the float64 reference.
 $(TEST_BIN)/test_kv_cache_module: $(BUILD)/tests/test_kv_cache_module.o $(BUILD)/tests/reference.o $(DOCTEST_MAIN) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CXX) $(filter %.o %.a,$^) $(TEST_LDFLAGS) -o $@
 
-# Decoder (issue 10): masks, GQA, the KV cache and the projection vs the float64 reference.
+# Decoder: masks, GQA, the KV cache and the projection vs the float64 reference.
 $(TEST_BIN)/test_decoder: $(BUILD)/tests/test_decoder.o $(BUILD)/tests/reference.o $(DOCTEST_MAIN) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CXX) $(filter %.o %.a,$^) $(TEST_LDFLAGS) -o $@
 
-# Reduced precision (issue 11): int8 / fp16 weights vs the float64 reference.
+# Reduced precision: int8 / fp16 weights vs the float64 reference.
 $(TEST_BIN)/test_reduced_precision: $(BUILD)/tests/test_reduced_precision.o $(BUILD)/tests/reference.o $(DOCTEST_MAIN) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CXX) $(filter %.o %.a,$^) $(TEST_LDFLAGS) -o $@
+
+$(TEST_BIN)/test_deprecated_names: $(BUILD)/tests/test_deprecated_names.o $(BUILD)/tests/reference.o $(DOCTEST_MAIN) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CXX) $(filter %.o %.a,$^) $(TEST_LDFLAGS) -o $@
+
+$(TEST_BIN)/test_workspace_query: $(BUILD)/tests/test_workspace_query.o $(DOCTEST_MAIN) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CXX) $(filter %.o %.a,$^) $(TEST_LDFLAGS) -o $@
 

@@ -14,7 +14,7 @@
 //   once at the end, plus the table's own rounding. Measured
 //   (tests/test_kernels.cpp, the float line of [-87.33, 0] at relative
 //   steps of 1e-5, against std::exp in double): 1.73 ULP at most for T = 32
-//   (session 7's degree 3 on 16 entries: 1.06), 0.90 for T = 8; the test's
+//   (degree 3 on 16 entries: 1.06), 0.90 for T = 8; the test's
 //   bound is 2. The degree-2 form takes one FMA of the seven on the FMA
 //   pipes off each batch (Zen 4, softmax 4096x128: 116 -> 112 us).
 //
