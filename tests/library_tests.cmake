@@ -63,6 +63,31 @@ add_test(NAME hygiene.public_api
 add_test(NAME hygiene.version
   COMMAND ${CMAKE_COMMAND} -DHEADER=${PROJECT_SOURCE_DIR}/include/edgeattn/types.h
     -DVERSION=${PROJECT_VERSION} -P ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_version.cmake)
+# Headers by op: no include cycle, and each compiles on its own as strict
+# C11 and as C++17 (the C++ ones as C++17), with and without the 0.x names.
+add_test(NAME hygiene.include_graph
+  COMMAND ${CMAKE_COMMAND} -DINCLUDE=${PROJECT_SOURCE_DIR}/include
+    -P ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_include_graph.cmake)
+foreach(header types attention kv_cache dense convert positional dispatch deprecated edgeattn)
+  add_test(NAME compile_time.header_${header}_c11
+    COMMAND ${CMAKE_C_COMPILER} -std=c11 -pedantic -Wall -Wextra -Werror -fsyntax-only
+      -I${PROJECT_SOURCE_DIR}/include "-DHEADER=<edgeattn/${header}.h>"
+      ${CMAKE_CURRENT_SOURCE_DIR}/headers/include_one.c)
+  add_test(NAME compile_time.header_${header}_cxx
+    COMMAND ${CMAKE_CXX_COMPILER} -std=c++17 -pedantic -Wall -Wextra -Werror -fsyntax-only -x c++
+      -I${PROJECT_SOURCE_DIR}/include "-DHEADER=<edgeattn/${header}.h>"
+      ${CMAKE_CURRENT_SOURCE_DIR}/headers/include_one.c)
+endforeach()
+foreach(header attention kv_cache positional_encoding edgeattn)
+  add_test(NAME compile_time.header_${header}_hpp
+    COMMAND ${CMAKE_CXX_COMPILER} -std=c++17 -pedantic -Wall -Wextra -Werror -fsyntax-only -x c++
+      -I${PROJECT_SOURCE_DIR}/include "-DHEADER=<edgeattn/${header}.hpp>"
+      ${CMAKE_CURRENT_SOURCE_DIR}/headers/include_one.c)
+endforeach()
+add_test(NAME compile_time.without_deprecated_names
+  COMMAND ${CMAKE_CXX_COMPILER} -std=c++17 -pedantic -Wall -Wextra -Werror -fsyntax-only -x c++
+    -DEDGEATTN_NO_DEPRECATED -I${PROJECT_SOURCE_DIR}/include "-DHEADER=<edgeattn/edgeattn.hpp>"
+    ${CMAKE_CURRENT_SOURCE_DIR}/headers/include_one.c)
 # The fixed-size C++ API refuses at compile time (static_assert) what the C
 # API refuses at run time: overflowing sizes, heads that do not divide,
 # n > max_len, zero dimensions; case 0 is the control that must compile.
