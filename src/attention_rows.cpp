@@ -125,11 +125,6 @@ void attention_with_weights(const kernel_table &k, const attention_slice &s, siz
             block_scores(k, s, row0 + seeing.lo, seeing.hi - seeing.lo, key0, n, scale,
                          weights + seeing.lo * ldw + key0, ldw, slot);
     }
-    if (mask.bias)
-        for (size_t r = 0; r < rows; ++r) {
-            const key_interval iv = row_keys(s, mask, row0 + r);
-            add_bias(k, s, mask, row0 + r, 0, iv.lo, iv.hi, weights + r * ldw);
-        }
     softmax_and_weighted_sum(k, s, row0, rows, mask, weights, ldw, slot);
 }
 
@@ -282,6 +277,11 @@ void softmax_and_weighted_sum(const kernel_table &k, const attention_slice &s, s
                               size_t rows, const attention_mask_view &mask, float *weights,
                               size_t ldw, const scratch_slot &slot) {
     const size_t K = s.num_keys;
+    if (mask.bias)
+        for (size_t r = 0; r < rows; ++r) {
+            const key_interval iv = row_keys(s, mask, row0 + r);
+            add_bias(k, s, mask, row0 + r, 0, iv.lo, iv.hi, weights + r * ldw);
+        }
     // Whether row r's masked keys weigh something (every masked key of a row
     // weighs the same: rows near -1e6, or uniform ones); then its weighted
     // sum needs every key, else only those it sees.

@@ -103,8 +103,9 @@ inline scratch_slot scratch_slot_at(float *slot, const attention_scratch &layout
             slot + layout.running_max, slot + layout.running_sum};
 }
 
-// Scores (rows, K) at `weights` (rows ldw apart) become d2l's masked
-// softmax in place, then output rows = weights . values. Shared by
+// Scores (rows, K) at `weights` (rows ldw apart) get the mask's bias on
+// their visible keys and become d2l's masked softmax in place, then output
+// rows = weights . values. Shared by
 // dot-product and additive attention, whatever produced the scores.
 void softmax_and_weighted_sum(const kernel_table &k, const attention_slice &s, size_t row0,
                               size_t rows, const attention_mask_view &mask, float *weights,
