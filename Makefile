@@ -5,8 +5,9 @@
 #   make                 libedgeattn.a in $(BUILD)
 #   make test            build and run the test suite
 #   make demo            build and run edgeattn-demo
-#   make install PREFIX=/usr/local   headers, libedgeattn.a, CMake package, edgeattn.pc;
-#                        hosted: the conformance tools, golden cases, Python tools
+#   make install PREFIX=/usr/local   headers, libedgeattn.a, CMake package, edgeattn.pc,
+#                        the ports' toolchain files; hosted: the conformance tools,
+#                        golden cases, Python tools
 #   make PORT=aarch64-linux-gnu      cross-build for a port (below)
 #
 # Variables: CXX, CXXFLAGS, LDFLAGS, SIMD=0/1, OPENMP=0/1, BUILD=dir, PREFIX,
@@ -82,6 +83,13 @@ endif
 ifneq ($(OPENMP),0)
   OPENMP_FLAGS := -fopenmp
   LIB_CXXFLAGS += -fopenmp -DEDGEATTN_HAVE_OPENMP
+  # OpenMP's runtime libraries, which edgeattn.pc names instead of -fopenmp
+  # (GCC: -lgomp -lpthread): the -l options the compiler's link line has with
+  # -fopenmp and lacks without it, as CMake's FindOpenMP finds them.
+  OPENMP_LIBS := $(shell link_libs() { $(CXX) $(CXXFLAGS) $(LDFLAGS) "$$@" -\#\#\# -x c++ /dev/null 2>&1 \
+    | grep '^ ' | tail -1 | tr ' ' '\n' | tr -d '"' | grep '^-l'; }; plain=" $$(link_libs | tr '\n' ' ') "; \
+    out=""; for l in $$(link_libs -fopenmp); do case "$$plain$$out " in (*" $$l "*) ;; (*) out="$$out $$l";; esac; done; \
+    echo $$out)
 endif
 
 LIB := $(BUILD)/libedgeattn.a
@@ -116,12 +124,13 @@ KERNEL_PATHS := $(subst $(empty) $(empty),;,$(strip scalar $(foreach e,$(ISA_ENT
 PACKAGE_SED := sed -e 's|@EDGEATTN_VERSION@|$(VERSION)|g' \
   -e 's|@EDGEATTN_CONFIG_TO_PREFIX@|../../..|g' \
   -e 's|@EDGEATTN_CONFIG_LIBDIR@|lib|g' -e 's|@EDGEATTN_CONFIG_INCLUDEDIR@|include|g' \
+  -e 's|@EDGEATTN_CONFIG_DATADIR@|share|g' \
   -e 's|@EDGEATTN_CONFIG_OPENMP@|$(if $(filter-out 0,$(OPENMP)),ON,OFF)|g' \
   -e 's|@EDGEATTN_CONFIG_BARE_METAL@|$(if $(PORT_BARE_METAL),ON,OFF)|g' \
   -e 's|@EDGEATTN_CONFIG_KERNEL_PATHS@|$(KERNEL_PATHS)|g' \
   -e "s|@EDGEATTN_CONFIG_SIZEOF_VOID_P@|$$($(CXX) $(CXXFLAGS) -dM -E -x c++ /dev/null | sed -n 's/^\#define __SIZEOF_POINTER__ //p')|g" \
   -e 's|@EDGEATTN_PC_PREFIX@|$(PREFIX)|g' \
-  -e 's|@EDGEATTN_PC_LIBS@|$(if $(filter-out 0,$(OPENMP)),-fopenmp )-lm|g'
+  -e 's|@EDGEATTN_PC_LIBS@|$(if $(filter-out 0,$(OPENMP)),$(OPENMP_LIBS) )-lm|g'
 
 # The conformance tools and what they run on (as cmake/EdgeattnInstall.cmake),
 # on hosted targets only: a bare-metal port has no files to read.
@@ -142,6 +151,9 @@ endif
 	install -m 644 $(LIB) $(DESTDIR)$(PREFIX)/lib/
 	install -m 644 include/edgeattn/*.h include/edgeattn/*.hpp $(DESTDIR)$(PREFIX)/include/edgeattn/
 	install -m 644 include/edgeattn/detail/*.hpp $(DESTDIR)$(PREFIX)/include/edgeattn/detail/
+	install -d $(SHARE_DIR)/toolchains/cortex-m4f
+	install -m 644 ports/*.cmake $(SHARE_DIR)/toolchains/
+	install -m 644 ports/cortex-m4f/* $(SHARE_DIR)/toolchains/cortex-m4f/
 	$(PACKAGE_SED) cmake/edgeattnConfig.cmake.in > $(PKG_DIR)/edgeattnConfig.cmake
 	$(PACKAGE_SED) cmake/edgeattnConfigVersion.cmake.in > $(PKG_DIR)/edgeattnConfigVersion.cmake
 	$(PACKAGE_SED) cmake/edgeattn.pc.in > $(PC_DIR)/edgeattn.pc

@@ -12,10 +12,15 @@
 #   4. make PORT=... builds each port's library; the make-built Cortex-M
 #      archive passes the same hygiene check;
 #   5. install: cmake --install and make install write the same package
-#      files (and conformance tools, golden cases, Python tools, which run
-#      from the install tree); examples/consumer builds and runs against them (find_package,
-#      pkg-config), through add_subdirectory, and cross for aarch64;
-#      examples/consumer-c, a C-only project, against both install trees.
+#      files (and toolchain files, conformance tools, golden cases, Python
+#      tools, which run from the install tree); examples/consumer builds and
+#      runs against them (find_package, pkg-config) and through
+#      add_subdirectory; examples/consumer-c, a strict C11 C-only project,
+#      against both install trees. Every consumer stops with #error if the
+#      package puts -fopenmp on its compile (OpenMP's runtime reaches its
+#      link only). Cross: both consumers against the aarch64 install and
+#      examples/consumer-c as Cortex-M4F firmware against the cortex-m4f
+#      install, each configured with the toolchain file installed there.
 #
 # It uses README's build directories (build-<port>) and build-ports/, and
 # removes them first.
@@ -104,7 +109,7 @@ for prefix in cmake-prefix make-prefix; do
     /usr/bin/python3 "$share/tools/golden/make_golden.py" check "$share/golden" | tail -1
 done
 
-step "examples/consumer: find_package (C and C++, and a C-only project), pkg-config, add_subdirectory, cross"
+step "examples/consumer: find_package (C and C++, and a C11-only project), pkg-config, add_subdirectory, cross"
 for prefix in cmake-prefix make-prefix; do
     cmake -S examples/consumer -B "$work/consumer-$prefix" -DCMAKE_PREFIX_PATH="$work/$prefix"
     cmake --build "$work/consumer-$prefix" -j"$jobs"
@@ -117,11 +122,21 @@ make -C examples/consumer BUILD="$work/consumer-pkgconfig" PKG_CONFIG_PATH="$wor
 cmake -S examples/consumer -B "$work/consumer-subdir" -DEDGEATTN_SOURCE_DIR="$root"
 cmake --build "$work/consumer-subdir" -j"$jobs"
 run_ctest "$work/consumer-subdir"
-# The aarch64 package, found through the cross toolchain's root path, run under qemu.
+# The cross packages, found through the root path of the toolchain file
+# installed with them, run under qemu-user / qemu-system-arm.
 cmake --install build-aarch64-linux-gnu --prefix "$work/aarch64-prefix"
-cmake -S examples/consumer -B "$work/consumer-aarch64" -DCMAKE_TOOLCHAIN_FILE="$root/ports/aarch64-linux-gnu.cmake" \
-      -DCMAKE_FIND_ROOT_PATH="$work/aarch64-prefix"
-cmake --build "$work/consumer-aarch64" -j"$jobs"
-run_ctest "$work/consumer-aarch64"
+for consumer in consumer consumer-c; do
+    cmake -S "examples/$consumer" -B "$work/$consumer-aarch64" \
+          -DCMAKE_TOOLCHAIN_FILE="$work/aarch64-prefix/share/edgeattn/toolchains/aarch64-linux-gnu.cmake" \
+          -DCMAKE_FIND_ROOT_PATH="$work/aarch64-prefix"
+    cmake --build "$work/$consumer-aarch64" -j"$jobs"
+    run_ctest "$work/$consumer-aarch64"
+done
+cmake --install build-cortex-m4f --prefix "$work/cortex-m4f-prefix"
+cmake -S examples/consumer-c -B "$work/consumer-c-cortex-m4f" \
+      -DCMAKE_TOOLCHAIN_FILE="$work/cortex-m4f-prefix/share/edgeattn/toolchains/cortex-m4f.cmake" \
+      -DCMAKE_FIND_ROOT_PATH="$work/cortex-m4f-prefix"
+cmake --build "$work/consumer-c-cortex-m4f" -j"$jobs"
+run_ctest "$work/consumer-c-cortex-m4f"
 
 echo "== ports: all passed in $((SECONDS - step_start)) s"

@@ -5,6 +5,9 @@
 #   <prefix>/lib/libedgeattn.a
 #   <prefix>/lib/cmake/edgeattn/edgeattnConfig.cmake, ...ConfigVersion.cmake
 #   <prefix>/lib/pkgconfig/edgeattn.pc
+#   <prefix>/share/edgeattn/toolchains/*.cmake        the ports' toolchain files
+#   <prefix>/share/edgeattn/toolchains/cortex-m4f/    start-up code, linker script,
+#                                                     semihosting (QEMU mps2-an386)
 # and, when the conformance tools are built (EDGEATTN_BUILD_TOOLS):
 #   <prefix>/bin/edgeattn-conform, edgeattn-check-result
 #   <prefix>/share/edgeattn/golden/*.case, FORMAT.md     the golden cases
@@ -19,7 +22,8 @@ set(EDGEATTN_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/edgeattn" CACHE STR
     "where edgeattnConfig.cmake is installed, relative to the prefix")
 set(EDGEATTN_INSTALL_PKGCONFIGDIR "${CMAKE_INSTALL_LIBDIR}/pkgconfig" CACHE STRING
     "where edgeattn.pc is installed, relative to the prefix")
-foreach(dir CMAKE_INSTALL_LIBDIR CMAKE_INSTALL_INCLUDEDIR EDGEATTN_INSTALL_CMAKEDIR EDGEATTN_INSTALL_PKGCONFIGDIR)
+foreach(dir CMAKE_INSTALL_LIBDIR CMAKE_INSTALL_INCLUDEDIR CMAKE_INSTALL_DATADIR EDGEATTN_INSTALL_CMAKEDIR
+            EDGEATTN_INSTALL_PKGCONFIGDIR)
   if(IS_ABSOLUTE "${${dir}}")
     message(FATAL_ERROR "${dir} (${${dir}}) must be relative to the install prefix")
   endif()
@@ -28,15 +32,50 @@ endforeach()
 install(TARGETS edgeattn ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(DIRECTORY include/edgeattn DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 
+# The ports' toolchain files (and the Cortex-M4F board files), so a consumer
+# cross-builds against a cross-built install with the toolchain the library
+# was built with: -DCMAKE_TOOLCHAIN_FILE=<prefix>/share/edgeattn/toolchains/<port>.cmake.
+# Installed for every target, bare metal included.
+file(GLOB _edgeattn_toolchains ${PROJECT_SOURCE_DIR}/ports/*.cmake)
+install(FILES ${_edgeattn_toolchains} DESTINATION ${CMAKE_INSTALL_DATADIR}/edgeattn/toolchains)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/ports/cortex-m4f DESTINATION ${CMAKE_INSTALL_DATADIR}/edgeattn/toolchains)
+unset(_edgeattn_toolchains)
+
 # What the templates say about this build.
 set(EDGEATTN_VERSION ${PROJECT_VERSION})
 set(EDGEATTN_CONFIG_LIBDIR ${CMAKE_INSTALL_LIBDIR})
 set(EDGEATTN_CONFIG_INCLUDEDIR ${CMAKE_INSTALL_INCLUDEDIR})
+set(EDGEATTN_CONFIG_DATADIR ${CMAKE_INSTALL_DATADIR})
 file(RELATIVE_PATH EDGEATTN_CONFIG_TO_PREFIX "/prefix/${EDGEATTN_INSTALL_CMAKEDIR}" "/prefix")
 string(REGEX REPLACE "/$" "" EDGEATTN_CONFIG_TO_PREFIX "${EDGEATTN_CONFIG_TO_PREFIX}")
 if(EDGEATTN_OPENMP AND OpenMP_CXX_FOUND)
   set(EDGEATTN_CONFIG_OPENMP ON)
-  set(EDGEATTN_PC_LIBS "${OpenMP_CXX_FLAGS} -lm")
+  # edgeattn.pc names OpenMP's runtime libraries (GCC: -lgomp -lpthread), not
+  # -fopenmp: `cc app.c $(pkg-config --cflags --libs edgeattn)` would
+  # otherwise compile the program with OpenMP too (and define _OPENMP). The
+  # Makefile finds the same list from the compiler's own link line.
+  set(EDGEATTN_PC_LIBS "")
+  set(_edgeattn_implicit_dirs "")
+  foreach(_dir IN LISTS CMAKE_CXX_IMPLICIT_LINK_DIRECTORIES)
+    get_filename_component(_dir "${_dir}" REALPATH)
+    list(APPEND _edgeattn_implicit_dirs "${_dir}")
+  endforeach()
+  foreach(_name IN LISTS OpenMP_CXX_LIB_NAMES)
+    get_filename_component(_dir "${OpenMP_${_name}_LIBRARY}" DIRECTORY)
+    if(_dir)
+      get_filename_component(_dir "${_dir}" REALPATH)
+      if(NOT _dir IN_LIST _edgeattn_implicit_dirs)
+        string(APPEND EDGEATTN_PC_LIBS "-L${_dir} ")  # e.g. Clang's libomp in its own folder
+      endif()
+    endif()
+    string(APPEND EDGEATTN_PC_LIBS "-l${_name} ")
+  endforeach()
+  if(EDGEATTN_PC_LIBS STREQUAL "")
+    set(EDGEATTN_PC_LIBS "${OpenMP_CXX_FLAGS} ")  # a compiler whose flag links no separate library
+  endif()
+  string(APPEND EDGEATTN_PC_LIBS "-lm")
+  unset(_dir)
+  unset(_edgeattn_implicit_dirs)
 else()
   set(EDGEATTN_CONFIG_OPENMP OFF)
   set(EDGEATTN_PC_LIBS "-lm")

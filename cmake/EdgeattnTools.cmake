@@ -14,6 +14,11 @@ add_library(edgeattn_conform STATIC
   ${_edgeattn_conform_dir}/run_case.cpp)
 target_include_directories(edgeattn_conform PUBLIC ${_edgeattn_conform_dir}/..)
 target_link_libraries(edgeattn_conform PUBLIC edgeattn::edgeattn)
+if(EDGEATTN_OPENMP AND OpenMP_CXX_FOUND)
+  # run_case.cpp sets the case's thread count (omp_set_num_threads), and the
+  # library passes on only OpenMP's runtime.
+  target_link_libraries(edgeattn_conform PUBLIC OpenMP::OpenMP_CXX)
+endif()
 
 add_executable(edgeattn-conform ${_edgeattn_conform_dir}/conform_main.cpp)
 target_link_libraries(edgeattn-conform PRIVATE edgeattn_conform)

@@ -5,6 +5,12 @@
 #
 #   cmake -S . -B build-cortex-m4f -DCMAKE_TOOLCHAIN_FILE=ports/cortex-m4f.cmake
 #
+# Installed with the package as <prefix>/share/edgeattn/toolchains/cortex-m4f.cmake
+# (with cortex-m4f/ beside it), for a consumer of a Cortex-M4F install:
+#
+#   cmake -S app -B build-app -DCMAKE_TOOLCHAIN_FILE=<prefix>/share/edgeattn/toolchains/cortex-m4f.cmake \
+#         -DCMAKE_FIND_ROOT_PATH=<prefix>
+#
 # Needs gcc-arm-none-eabi, libnewlib-arm-none-eabi and
 # libstdc++-arm-none-eabi-newlib; qemu-system-arm for the tests. With
 # CMAKE_SYSTEM_NAME Generic the top-level CMakeLists.txt defaults to
@@ -36,7 +42,9 @@ set(CMAKE_ASM_FLAGS_INIT "${EDGEATTN_PORT_FLAGS}")
 set(CMAKE_EXE_LINKER_FLAGS_INIT "-Wl,--gc-sections")
 
 # Only the toolchain's own sysroot: never the build machine's /usr/include.
-set(CMAKE_FIND_ROOT_PATH /usr/lib/arm-none-eabi)
+# A -DCMAKE_FIND_ROOT_PATH=<prefix> given on the command line comes first,
+# so a consumer finds a Cortex-M4F install of edgeattn there (find_package).
+list(APPEND CMAKE_FIND_ROOT_PATH /usr/lib/arm-none-eabi)
 set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
 set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)

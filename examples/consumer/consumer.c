@@ -3,6 +3,12 @@
  * and be 0 past its valid length. Prints "consumer_c: ok". */
 #include <edgeattn/edgeattn.h>
 
+/* Built without OpenMP: the package passes on OpenMP's runtime (link) only,
+ * never -fopenmp (find_package, add_subdirectory and pkg-config alike). */
+#ifdef _OPENMP
+#error "_OPENMP is defined: the edgeattn package put -fopenmp on a consumer's compile"
+#endif
+
 #include <math.h>
 #include <stdio.h>
 

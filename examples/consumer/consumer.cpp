@@ -4,6 +4,12 @@
 // distribution over the valid keys. Prints "consumer_cpp: ok".
 #include <edgeattn/edgeattn.hpp>
 
+// Built without OpenMP: the package passes on OpenMP's runtime (link) only,
+// never -fopenmp (find_package, add_subdirectory and pkg-config alike).
+#ifdef _OPENMP
+#error "_OPENMP is defined: the edgeattn package put -fopenmp on a consumer's compile"
+#endif
+
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -14,7 +20,10 @@ constexpr std::size_t batch = 2, tokens = 4, d = 100, heads = 5;
 float W[4][d * d];
 float X[batch * tokens * d], output[batch * tokens * d];
 float weights[batch * heads * tokens * tokens];
-edgeattn::PositionalSelfAttention<batch, tokens, d, heads> block({W[0], W[1], W[2], W[3], nullptr, nullptr, nullptr, nullptr});
+edgeattn::PositionalSelfAttention<batch, tokens, d, heads> block(edgeattn_weights{
+    {EDGEATTN_DTYPE_F32, W[0], nullptr}, {EDGEATTN_DTYPE_F32, W[1], nullptr},
+    {EDGEATTN_DTYPE_F32, W[2], nullptr}, {EDGEATTN_DTYPE_F32, W[3], nullptr},
+    nullptr, nullptr, nullptr, nullptr});
 
 }  // namespace
 
