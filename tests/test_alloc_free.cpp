@@ -114,6 +114,16 @@ const int kThreadCounts[] = {1};
 void set_threads(int) {}
 #endif
 
+edgeattn_weight_matrix f32(const float *W) { return {EDGEATTN_DTYPE_F32, W, nullptr}; }
+
+edgeattn_workspace_request request(edgeattn_op op, const edgeattn_attention_dims &dims, std::size_t tokens = 0) {
+    edgeattn_workspace_request r{};
+    r.op = op;
+    r.dims = dims;
+    r.tokens = tokens;
+    return r;
+}
+
 std::vector<float> filled(std::size_t n, float scale) {
     std::vector<float> v(n);
     for (std::size_t i = 0; i < n; ++i) v[i] = scale * static_cast<float>(static_cast<int>(i * 37 % 101) - 50) / 50.0f;
@@ -160,20 +170,24 @@ struct problem {
                        W_o = filled(h * h, 0.1f), bias = filled(h, 0.5f), w_v = filled(h, 1.0f);
     std::vector<int32_t> lens = std::vector<int32_t>(B * Q, 250);
     edgeattn_valid_lens vl{EDGEATTN_VALID_LENS_PER_QUERY, lens.data()};
+    edgeattn_attention_options opt{vl, {}};
     std::vector<float> out = std::vector<float>(B * Q * h), weights = std::vector<float>(B * heads * Q * K);
     std::vector<float> ws;
 
     problem() {
-        const edgeattn_attention_dims self{B, Q, 0, d, 0, 0, 0, heads, 0};
+        const edgeattn_attention_dims self{B, Q, Q, d, d, d, d, heads, 0};
         const edgeattn_attention_dims cache_dims{B, 1, 400, d, d, dv, h, heads, 2};
+        // every call below: the largest of their workspaces
+        const edgeattn_workspace_request calls[] = {
+            request(EDGEATTN_OP_SDPA, dims),
+            request(EDGEATTN_OP_ADDITIVE, dims),
+            request(EDGEATTN_OP_MHA, dims),
+            request(EDGEATTN_OP_MHA, self),
+            request(EDGEATTN_OP_KV_CACHE_ATTEND, cache_dims),
+            request(EDGEATTN_OP_KV_CACHE_STORE, cache_dims, 300),
+        };
         std::size_t need = 0;
-        for (std::size_t n : {edgeattn_dot_product_attention_workspace_size(&dims, 8),
-                              edgeattn_additive_attention_workspace_size(&dims, 8),
-                              edgeattn_multi_head_attention_workspace_size(&dims, 8),
-                              edgeattn_self_attention_workspace_size(&self, 8),
-                              edgeattn_kv_cache_attention_workspace_size(&cache_dims, 8),
-                              edgeattn_kv_cache_append_workspace_size(&cache_dims, 300, 8)})
-            need = n > need ? n : need;
+        REQUIRE(edgeattn_workspace_size(calls, sizeof calls / sizeof calls[0], 8, &need) == EDGEATTN_OK);
         ws.resize(need / sizeof(float));
     }
     std::size_t ws_bytes() const { return ws.size() * sizeof(float); }
@@ -192,10 +206,11 @@ TEST_CASE("the counting allocator sees allocations (the test can fail)") {
 
 TEST_CASE("every op allocates nothing in the steady state") {
     problem p;
-    const edgeattn_attention_dims self_dims{p.B, p.Q, 0, p.d, 0, 0, 0, p.heads, 0};
-    const edgeattn_additive_weights aw{p.W_q.data(), p.W_k.data(), p.w_v.data()};
-    const edgeattn_mha_weights mw{p.W_q.data(), p.W_k.data(), p.W_v.data(), p.W_o.data(),
-                                  p.bias.data(), p.bias.data(), p.bias.data(), p.bias.data()};
+    const edgeattn_attention_dims self_dims{p.B, p.Q, p.Q, p.d, p.d, p.d, p.d, p.heads, 0};
+    const edgeattn_weights aw{f32(p.W_q.data()), f32(p.W_k.data()), f32(p.w_v.data()), {},
+                              nullptr,           nullptr,           nullptr,           nullptr};
+    const edgeattn_weights mw{f32(p.W_q.data()), f32(p.W_k.data()), f32(p.W_v.data()), f32(p.W_o.data()),
+                              p.bias.data(),     p.bias.data(),     p.bias.data(),     p.bias.data()};
     const edgeattn_softmax_dims sdims{p.B, p.Q, p.K};
     std::vector<float> scores = filled(p.B * p.Q * p.K, 5.0f), P(1000 * p.d), X = filled(p.B * 1000 * p.d, 1.0f),
                        Y(X.size());
@@ -218,40 +233,45 @@ TEST_CASE("every op allocates nothing in the steady state") {
     });
     measure("masked_softmax", [&] { return edgeattn_masked_softmax(&sdims, scores.data(), &p.vl, Y.data()); });
     measure("masked_softmax in place", [&] { return edgeattn_masked_softmax(&sdims, Y.data(), &p.vl, Y.data()); });
-    measure("dot_product_attention with weights", [&] {
-        return edgeattn_dot_product_attention(&p.dims, p.q.data(), p.k.data(), p.v.data(), &p.vl, p.ws.data(),
-                                              p.ws_bytes(), p.out.data(), p.weights.data());
+    measure("sdpa with weights", [&] {
+        return edgeattn_sdpa(&p.dims, p.q.data(), p.k.data(), p.v.data(), &p.opt, p.ws.data(), p.ws_bytes(),
+                             p.out.data(), p.weights.data());
     });
-    measure("dot_product_attention streaming", [&] {
-        return edgeattn_dot_product_attention(&p.dims, p.q.data(), p.k.data(), p.v.data(), &p.vl, p.ws.data(),
-                                              p.ws_bytes(), p.out.data(), nullptr);
+    measure("sdpa streaming", [&] {
+        return edgeattn_sdpa(&p.dims, p.q.data(), p.k.data(), p.v.data(), &p.opt, p.ws.data(), p.ws_bytes(),
+                             p.out.data(), nullptr);
     });
-    measure("additive_attention", [&] {
-        return edgeattn_additive_attention(&p.dims, p.q.data(), p.k.data(), p.v.data(), &p.vl, &aw, p.ws.data(),
-                                           p.ws_bytes(), p.out.data(), p.weights.data());
+    measure("additive", [&] {
+        return edgeattn_additive(&p.dims, p.q.data(), p.k.data(), p.v.data(), &aw, &p.opt, p.ws.data(), p.ws_bytes(),
+                                 p.out.data(), p.weights.data());
     });
-    measure("multi_head_attention", [&] {
-        return edgeattn_multi_head_attention(&p.dims, p.q.data(), p.k.data(), p.v.data(), &p.vl, &mw, p.ws.data(),
-                                             p.ws_bytes(), p.out.data(), p.weights.data());
+    measure("mha", [&] {
+        return edgeattn_mha(&p.dims, p.q.data(), p.k.data(), p.v.data(), &mw, &p.opt, p.ws.data(), p.ws_bytes(),
+                            p.out.data(), p.weights.data());
     });
-    measure("multi_head_attention streaming", [&] {
-        return edgeattn_multi_head_attention(&p.dims, p.q.data(), p.k.data(), p.v.data(), &p.vl, &mw, p.ws.data(),
-                                             p.ws_bytes(), p.out.data(), nullptr);
+    measure("mha streaming", [&] {
+        return edgeattn_mha(&p.dims, p.q.data(), p.k.data(), p.v.data(), &mw, &p.opt, p.ws.data(), p.ws_bytes(),
+                            p.out.data(), nullptr);
     });
-    const edgeattn_mha_weights sw{p.W_q.data(), p.W_k.data(), p.W_k.data(), p.W_o.data(),
-                                  nullptr, nullptr, nullptr, nullptr};  // all (h, d) = (64, 64)
-    measure("self_attention", [&] {
-        return edgeattn_self_attention(&self_dims, p.q.data(), nullptr, &sw, p.ws.data(), p.ws_bytes(), p.out.data(),
-                                       p.weights.data());
+    const edgeattn_weights sw{f32(p.W_q.data()), f32(p.W_k.data()), f32(p.W_k.data()), f32(p.W_o.data()),
+                              nullptr,           nullptr,           nullptr,           nullptr};  // all (h, d) = (64, 64)
+    measure("mha as self-attention", [&] {
+        return edgeattn_mha(&self_dims, p.q.data(), p.q.data(), p.q.data(), &sw, nullptr, p.ws.data(), p.ws_bytes(),
+                            p.out.data(), p.weights.data());
     });
     measure("positional_encoding_table", [&] { return edgeattn_positional_encoding_table(1000, p.d, P.data()); });
-    measure("positional_encoding_add", [&] {
-        return edgeattn_positional_encoding_add(p.B, 1000, p.d, X.data(), P.data(), 1000, Y.data());
+    measure("positional_encoding_add_at", [&] {
+        return edgeattn_positional_encoding_add_at(p.B, 1000, p.d, 0, X.data(), P.data(), 1000, Y.data());
     });
     measure("a refused call", [&] {
-        const edgeattn_status st = edgeattn_multi_head_attention(&p.dims, p.q.data(), p.k.data(), p.v.data(), &p.vl,
-                                                                 &mw, p.ws.data(), 4, p.out.data(), nullptr);
+        const edgeattn_status st = edgeattn_mha(&p.dims, p.q.data(), p.k.data(), p.v.data(), &mw, &p.opt, p.ws.data(),
+                                                4, p.out.data(), nullptr);
         return st == EDGEATTN_ERR_WORKSPACE_TOO_SMALL ? EDGEATTN_OK : st;
+    });
+    measure("workspace query", [&] {
+        const edgeattn_workspace_request r = request(EDGEATTN_OP_MHA, p.dims);
+        std::size_t bytes = 0;
+        return edgeattn_workspace_size(&r, 1, 8, &bytes);
     });
     measure("kernel path queries", [&] {
         const edgeattn_isa isa = edgeattn_current_isa();
@@ -259,37 +279,39 @@ TEST_CASE("every op allocates nothing in the steady state") {
                                                                                   : EDGEATTN_ERR_UNSUPPORTED_ISA;
     });
 
-    // Decoder side: a causal masked MHA, a KV cache's append (rewound each
-    // time so it never fills), attention over it, the projection.
+    // Decoder side: a causal masked MHA, a KV cache's store (rewound each
+    // time so it never fills), attention over it, the dense layer.
     const std::int32_t ranges[2 * problem::B] = {3, 300, 0, 250};
-    const edgeattn_attention_mask causal{1, EDGEATTN_KEY_RANGES_PER_BATCH, ranges, nullptr, 0, 0, 0};
-    measure("multi_head_attention_masked causal", [&] {
-        return edgeattn_multi_head_attention_masked(&p.dims, p.q.data(), p.k.data(), p.v.data(), nullptr, &causal,
-                                                    &mw, p.ws.data(), p.ws_bytes(), p.out.data(), nullptr);
+    edgeattn_attention_options causal{};
+    causal.mask = {1, EDGEATTN_KEY_RANGES_PER_BATCH, ranges, nullptr, 0, 0, 0};
+    measure("mha causal", [&] {
+        return edgeattn_mha(&p.dims, p.q.data(), p.k.data(), p.v.data(), &mw, &causal, p.ws.data(), p.ws_bytes(),
+                            p.out.data(), nullptr);
     });
     const edgeattn_attention_dims cache_dims{p.B, 1, 400, p.d, p.d, p.dv, p.h, p.heads, 2};
-    const edgeattn_mha_weights gw{p.W_q.data(), p.W_k.data(), p.W_v.data(), p.W_o.data(),
-                                  nullptr, nullptr, nullptr, nullptr};  // W_k, W_v: first 32 rows (kv 2)
-    std::vector<float> cache_memory(edgeattn_kv_cache_size(p.B, 2, p.h / p.heads, 400) / 4);
+    const edgeattn_weights gw{f32(p.W_q.data()), f32(p.W_k.data()), f32(p.W_v.data()), f32(p.W_o.data()),
+                              nullptr,           nullptr,           nullptr,           nullptr};  // W_k, W_v: first 32 rows (kv 2)
+    const edgeattn_kv_cache_config config{p.B, 2, p.h / p.heads, 400, EDGEATTN_DTYPE_F32};
+    std::vector<float> cache_memory(edgeattn_kv_cache_memory_size(&config) / 4);
     edgeattn_kv_cache cache;
-    REQUIRE(edgeattn_kv_cache_init(&cache, p.B, 2, p.h / p.heads, 400, cache_memory.data(),
-                                   cache_memory.size() * 4) == EDGEATTN_OK);
-    REQUIRE(edgeattn_kv_cache_append(&cache, &cache_dims, 300, p.k.data(), p.v.data(), &gw, p.ws.data(),
-                                     p.ws_bytes()) == EDGEATTN_OK);
-    measure("kv_cache_append + truncate", [&] {
-        const edgeattn_status st = edgeattn_kv_cache_append(&cache, &cache_dims, 1, p.k.data(), p.v.data(), &gw,
-                                                            p.ws.data(), p.ws_bytes());
+    REQUIRE(edgeattn_kv_cache_setup(&cache, &config, cache_memory.data(), cache_memory.size() * 4) == EDGEATTN_OK);
+    REQUIRE(edgeattn_kv_cache_store(&cache, &cache_dims, 300, p.k.data(), p.v.data(), &gw, nullptr, p.ws.data(),
+                                    p.ws_bytes()) == EDGEATTN_OK);
+    measure("kv_cache_store + truncate", [&] {
+        const edgeattn_status st = edgeattn_kv_cache_store(&cache, &cache_dims, 1, p.k.data(), p.v.data(), &gw,
+                                                           nullptr, p.ws.data(), p.ws_bytes());
         for (std::size_t b = 0; b < p.B; ++b)
-            if (edgeattn_kv_cache_truncate(&cache, b, 300) != EDGEATTN_OK) return EDGEATTN_ERR_BAD_CACHE;
+            if (const edgeattn_status t = edgeattn_kv_cache_truncate(&cache, b, 300)) return t;
         return st;
     });
-    measure("kv_cache_attention", [&] {
-        return edgeattn_kv_cache_attention(&cache, &cache_dims, p.q.data(), nullptr, &gw, p.ws.data(), p.ws_bytes(),
-                                           p.out.data(), nullptr);
+    measure("kv_cache_attend", [&] {
+        return edgeattn_kv_cache_attend(&cache, &cache_dims, p.q.data(), &gw, nullptr, p.ws.data(), p.ws_bytes(),
+                                        p.out.data(), nullptr);
     });
-    const edgeattn_linear_dims ld{p.B * p.Q, p.d, p.h};
-    measure("linear", [&] {
-        return edgeattn_linear(&ld, p.q.data(), p.W_q.data(), p.bias.data(), p.ws.data(), p.ws_bytes(), Y.data());
+    const edgeattn_dense_dims ld{p.B * p.Q, p.d, p.h};
+    const edgeattn_weight_matrix W_q = f32(p.W_q.data());
+    measure("dense", [&] {
+        return edgeattn_dense(&ld, p.q.data(), &W_q, p.bias.data(), p.ws.data(), p.ws_bytes(), Y.data());
     });
 
     // Reduced precision: int8 W_q / W_v and fp16 W_k / W_o (the first rows of
@@ -300,46 +322,43 @@ TEST_CASE("every op allocates nothing in the steady state") {
     std::vector<float> q_scales(p.h);
     REQUIRE(edgeattn_quantize_int8(p.h, p.d, p.W_q.data(), q8.data(), q_scales.data()) == EDGEATTN_OK);
     REQUIRE(edgeattn_float_to_half(p.h * p.d, p.W_k.data(), h16.data()) == EDGEATTN_OK);
-    const edgeattn_weight_matrix as_int8{EDGEATTN_WEIGHTS_INT8, q8.data(), q_scales.data()},
-        as_half{EDGEATTN_WEIGHTS_F16, h16.data(), nullptr};
+    const edgeattn_weight_matrix as_int8{EDGEATTN_DTYPE_INT8, q8.data(), q_scales.data()},
+        as_half{EDGEATTN_DTYPE_F16, h16.data(), nullptr};
     const edgeattn_attention_dims self_typed{p.B, p.Q, p.Q, p.d, p.d, p.d, p.h, p.heads, 0};
-    const edgeattn_mha_typed_weights tw{as_int8, as_half, as_int8, {EDGEATTN_WEIGHTS_F32, p.W_o.data(), nullptr},
-                                        nullptr, nullptr, nullptr, nullptr};
-    measure("multi_head_attention_typed", [&] {
-        return edgeattn_multi_head_attention_typed(&self_typed, p.q.data(), p.q.data(), p.q.data(), nullptr, &causal, &tw,
-                                                   p.ws.data(), p.ws_bytes(), p.out.data(), nullptr);
+    const edgeattn_weights tw{as_int8, as_half, as_int8, f32(p.W_o.data()), nullptr, nullptr, nullptr, nullptr};
+    measure("mha, int8/fp16 weights", [&] {
+        return edgeattn_mha(&self_typed, p.q.data(), p.q.data(), p.q.data(), &tw, &causal, p.ws.data(), p.ws_bytes(),
+                            p.out.data(), nullptr);
     });
-    std::vector<float> typed_packed(edgeattn_mha_typed_packed_weights_size(&self_typed, &tw) / 4);
-    REQUIRE(edgeattn_mha_pack_typed_weights(&self_typed, &tw, typed_packed.data(), typed_packed.size() * 4) ==
-            EDGEATTN_OK);
-    measure("multi_head_attention_masked_packed, int8/fp16 weights", [&] {
-        return edgeattn_multi_head_attention_masked_packed(&self_typed, p.q.data(), p.q.data(), p.q.data(), nullptr,
-                                                           &causal, typed_packed.data(), typed_packed.size() * 4,
-                                                           p.ws.data(), p.ws_bytes(), p.out.data(), nullptr);
+    std::vector<float> typed_packed(edgeattn_mha_packed_size(&self_typed, &tw) / 4);
+    REQUIRE(edgeattn_mha_pack(&self_typed, &tw, typed_packed.data(), typed_packed.size() * 4) == EDGEATTN_OK);
+    measure("mha_packed, int8/fp16 weights", [&] {
+        return edgeattn_mha_packed(&self_typed, p.q.data(), p.q.data(), p.q.data(), typed_packed.data(),
+                                   typed_packed.size() * 4, &causal, p.ws.data(), p.ws_bytes(), p.out.data(), nullptr);
     });
-    measure("linear_typed", [&] {
-        return edgeattn_linear_typed(&ld, p.q.data(), &as_half, p.bias.data(), p.ws.data(), p.ws_bytes(), Y.data());
+    measure("dense, fp16 weights", [&] {
+        return edgeattn_dense(&ld, p.q.data(), &as_half, p.bias.data(), p.ws.data(), p.ws_bytes(), Y.data());
     });
-    std::vector<float> cache8_memory(edgeattn_kv_cache_typed_size(p.B, 2, p.h / p.heads, 400, EDGEATTN_WEIGHTS_INT8) / 4);
+    const edgeattn_kv_cache_config config8{p.B, 2, p.h / p.heads, 400, EDGEATTN_DTYPE_INT8};
+    std::vector<float> cache8_memory(edgeattn_kv_cache_memory_size(&config8) / 4);
     edgeattn_kv_cache cache8;
-    REQUIRE(edgeattn_kv_cache_init_typed(&cache8, p.B, 2, p.h / p.heads, 400, EDGEATTN_WEIGHTS_INT8,
-                                         cache8_memory.data(), cache8_memory.size() * 4) == EDGEATTN_OK);
-    REQUIRE(edgeattn_kv_cache_append(&cache8, &cache_dims, 300, p.k.data(), p.v.data(), &gw, p.ws.data(),
-                                     p.ws_bytes()) == EDGEATTN_OK);
-    measure("int8 kv_cache_append + truncate", [&] {
-        const edgeattn_status st = edgeattn_kv_cache_append(&cache8, &cache_dims, 1, p.k.data(), p.v.data(), &gw,
-                                                            p.ws.data(), p.ws_bytes());
+    REQUIRE(edgeattn_kv_cache_setup(&cache8, &config8, cache8_memory.data(), cache8_memory.size() * 4) == EDGEATTN_OK);
+    REQUIRE(edgeattn_kv_cache_store(&cache8, &cache_dims, 300, p.k.data(), p.v.data(), &gw, nullptr, p.ws.data(),
+                                    p.ws_bytes()) == EDGEATTN_OK);
+    measure("int8 kv_cache_store + truncate", [&] {
+        const edgeattn_status st = edgeattn_kv_cache_store(&cache8, &cache_dims, 1, p.k.data(), p.v.data(), &gw,
+                                                           nullptr, p.ws.data(), p.ws_bytes());
         for (std::size_t b = 0; b < p.B; ++b)
-            if (edgeattn_kv_cache_truncate(&cache8, b, 300) != EDGEATTN_OK) return EDGEATTN_ERR_BAD_CACHE;
+            if (const edgeattn_status t = edgeattn_kv_cache_truncate(&cache8, b, 300)) return t;
         return st;
     });
-    measure("int8 kv_cache_attention", [&] {
-        return edgeattn_kv_cache_attention(&cache8, &cache_dims, p.q.data(), nullptr, &gw, p.ws.data(), p.ws_bytes(),
-                                           p.out.data(), nullptr);
+    measure("int8 kv_cache_attend", [&] {
+        return edgeattn_kv_cache_attend(&cache8, &cache_dims, p.q.data(), &gw, nullptr, p.ws.data(), p.ws_bytes(),
+                                        p.out.data(), nullptr);
     });
 
-    static edgeattn::PositionalSelfAttention<2, 10, 32, 4, 16> module(
-        {p.W_q.data(), p.W_k.data(), p.W_v.data(), p.W_o.data(), nullptr, nullptr, nullptr, nullptr});
+    static edgeattn::PositionalSelfAttention<2, 10, 32, 4, 16> module(edgeattn_weights{
+        f32(p.W_q.data()), f32(p.W_k.data()), f32(p.W_v.data()), f32(p.W_o.data()), nullptr, nullptr, nullptr, nullptr});
     std::vector<float> mx = filled(2 * 10 * 32, 1.0f), mout(2 * 10 * 32);
     measure("C++ PositionalSelfAttention::forward", [&] { return module.forward(mx.data(), nullptr, mout.data()); });
 

@@ -1,12 +1,13 @@
 // Where a caller keeps what it passes by pointer does not change a call.
 //
-//   - Structs: every C entry point reads its dims, valid lengths, mask and
-//     weight descriptors (and KV cache struct) before it writes anything, so
-//     a copy of one inside the workspace, or inside an output, gives bit for
-//     bit what the same call gives with the struct elsewhere; that result
-//     itself meets the float64 reference (tests/reference.hpp). The KV cache
-//     calls may instead refuse such a struct with EDGEATTN_ERR_OVERLAP,
-//     writing nothing.
+//   - Structs: every C entry point reads its dims, options (valid lengths
+//     and mask), weights descriptor or weight matrix, KV cache struct and
+//     config, and workspace requests before it writes anything, so a copy of
+//     one inside the workspace, or inside an output, gives bit for bit what
+//     the same call gives with the struct elsewhere; that result itself meets
+//     the float64 reference (tests/reference.hpp). The KV cache calls may
+//     instead refuse a cache struct in the cache memory with
+//     EDGEATTN_ERR_OVERLAP, writing nothing.
 //   - Arrays the call reads (valid lengths, key ranges, bias, weights,
 //     scales, packed weights, a cache's memory): an output or the workspace
 //     over one is EDGEATTN_ERR_OVERLAP, nothing written.
@@ -22,6 +23,8 @@
 // converters) and those that write nothing (the *_size functions) have
 // nothing to place here; test_status checks their overlaps. A KV cache's
 // reset and truncate write only its lengths, too small to hold a struct.
+// The workspace query writes one size_t, which a copy of its requests may
+// cover.
 #include <doctest/doctest.h>
 
 #include <edgeattn/edgeattn.h>
@@ -83,6 +86,20 @@ struct arena {
 };
 
 std::vector<double> widen(const float *p, std::size_t n) { return std::vector<double>(p, p + n); }
+
+edgeattn_weight_matrix f32(const float *W) { return {EDGEATTN_DTYPE_F32, W, nullptr}; }
+
+// Workspace bytes of one call for one thread (tokens: a cache store's).
+std::size_t workspace_bytes(edgeattn_op op, const edgeattn_attention_dims &dims, std::size_t tokens = 0) {
+    edgeattn_workspace_request r{};
+    r.op = op;
+    r.dims = dims;
+    r.tokens = tokens;
+    std::size_t bytes = 0;
+    REQUIRE(edgeattn_workspace_size(&r, 1, 1, &bytes) == EDGEATTN_OK);
+    REQUIRE(bytes > 0);
+    return bytes;
+}
 
 // ||got - want|| / ||want|| within the golden bar (1e-5); false on a
 // non-finite value.
@@ -158,7 +175,9 @@ factory make(Args... args) {
 
 // Every struct copied into every output and the workspace (at each place):
 // the same result bit for bit, or, where allowed, EDGEATTN_ERR_OVERLAP with
-// nothing written.
+// nothing written. A struct larger than a buffer (the weights descriptor in
+// additive attention's weights) starts at the buffer's start and covers all
+// of it, its last bytes in the gap after it.
 void check_struct_placement(const factory &make_problem) {
     std::unique_ptr<problem> normal = make_problem();
     REQUIRE(normal->run() == EDGEATTN_OK);
@@ -178,7 +197,12 @@ void check_struct_placement(const factory &make_problem) {
                 const struct_arg &st = p->structs[s];
                 const buffer_arg &buf = p->buffers[b];
                 INFO(st.name << " inside " << buf.name << " at byte " << offset);
-                REQUIRE(offset + st.bytes <= buf.bytes);
+                if (st.bytes > buf.bytes) {
+                    REQUIRE(offset == 0);
+                    REQUIRE(st.bytes - buf.bytes <= gap * sizeof(float));
+                } else {
+                    REQUIRE(offset + st.bytes <= buf.bytes);
+                }
                 void *at = reinterpret_cast<unsigned char *>(*buf.slot) + offset;
                 std::memcpy(at, *st.slot, st.bytes);
                 *st.slot = at;
@@ -297,27 +321,24 @@ struct mask_part {
     }
 };
 
-// Multi-head weights in the arena: fp32 as given, or stored types (W_q
-// int8, W_k fp16, W_v int8, W_o fp32), with their exact values for the
-// reference.
+// Multi-head weights in the arena: fp32, or stored types (W_q int8, W_k
+// fp16, W_v int8, W_o fp32), with their exact values for the reference.
 struct mha_params {
     std::size_t rows[4] = {}, cols[4] = {};
     const float *W[4] = {}, *b[4] = {};
     const void *data[4] = {};
     const float *scales[4] = {};
-    edgeattn_weight_type types[4] = {EDGEATTN_WEIGHTS_F32, EDGEATTN_WEIGHTS_F32, EDGEATTN_WEIGHTS_F32,
-                                     EDGEATTN_WEIGHTS_F32};
+    edgeattn_dtype types[4] = {EDGEATTN_DTYPE_F32, EDGEATTN_DTYPE_F32, EDGEATTN_DTYPE_F32, EDGEATTN_DTYPE_F32};
     std::vector<double> exact[4], bias[4];
-    edgeattn_mha_weights w{};
-    edgeattn_mha_typed_weights tw{};
+    edgeattn_weights w{};
 
     void make(arena &a, const edgeattn_attention_dims &d, bool typed, unsigned seed) {
         const std::size_t kv = (d.num_kv_heads ? d.num_kv_heads : d.num_heads) * (d.num_hiddens / d.num_heads);
         const std::size_t r[4] = {d.num_hiddens, kv, kv, d.num_hiddens};
         const std::size_t c[4] = {d.query_size, d.key_size, d.value_size, d.num_hiddens};
         if (typed) {
-            types[0] = types[2] = EDGEATTN_WEIGHTS_INT8;
-            types[1] = EDGEATTN_WEIGHTS_F16;
+            types[0] = types[2] = EDGEATTN_DTYPE_INT8;
+            types[1] = EDGEATTN_DTYPE_F16;
         }
         for (int i = 0; i < 4; ++i) {
             rows[i] = r[i];
@@ -328,24 +349,23 @@ struct mha_params {
             exact[i].assign(W[i], W[i] + n);
             if (b[i]) bias[i].assign(b[i], b[i] + r[i]);
             data[i] = W[i];
-            if (types[i] == EDGEATTN_WEIGHTS_INT8) {
+            if (types[i] == EDGEATTN_DTYPE_INT8) {
                 auto *q = static_cast<int8_t *>(a.bytes(n));
                 float *s = a.take(r[i]);
                 REQUIRE(edgeattn_quantize_int8(r[i], c[i], W[i], q, s) == EDGEATTN_OK);
                 for (std::size_t j = 0; j < n; ++j) exact[i][j] = static_cast<double>(s[j / c[i]]) * q[j];
                 data[i] = q;
                 scales[i] = s;
-            } else if (types[i] == EDGEATTN_WEIGHTS_F16) {
+            } else if (types[i] == EDGEATTN_DTYPE_F16) {
                 auto *h = static_cast<uint16_t *>(a.bytes(2 * n));
                 REQUIRE(edgeattn_float_to_half(n, W[i], h) == EDGEATTN_OK);
                 for (std::size_t j = 0; j < n; ++j) exact[i][j] = edgeattn_ref::half_value(h[j]);
                 data[i] = h;
             }
         }
-        w = {W[0], W[1], W[2], W[3], b[0], b[1], b[2], b[3]};
         edgeattn_weight_matrix m[4];
         for (int i = 0; i < 4; ++i) m[i] = {types[i], data[i], scales[i]};
-        tw = {m[0], m[1], m[2], m[3], b[0], b[1], b[2], b[3]};
+        w = {m[0], m[1], m[2], m[3], b[0], b[1], b[2], b[3]};
     }
     // the arrays a call reads: the projections `used` names (bit i: W[i])
     void add_arrays(std::vector<array_arg> &arrays, unsigned used = 15) const {
@@ -353,7 +373,7 @@ struct mha_params {
         for (int i = 0; i < 4; ++i) {
             if (!(used >> i & 1u)) continue;
             const std::size_t n = rows[i] * cols[i];
-            const std::size_t element = types[i] == EDGEATTN_WEIGHTS_INT8 ? 1 : types[i] == EDGEATTN_WEIGHTS_F16 ? 2 : 4;
+            const std::size_t element = types[i] == EDGEATTN_DTYPE_INT8 ? 1 : types[i] == EDGEATTN_DTYPE_F16 ? 2 : 4;
             arrays.push_back({names[i], data[i], n * element});
             if (scales[i]) arrays.push_back({std::string(names[i]) + "'s scales", scales[i], rows[i] * 4});
             if (b[i]) arrays.push_back({std::string("b") + (names[i] + 1), b[i], rows[i] * 4});
@@ -365,8 +385,11 @@ struct mha_params {
     }
 };
 
-// The attention ops: dot product, additive, multi-head (plain, masked,
-// typed, packed), self-attention (plain, packed).
+// The attention calls: scaled dot product (edgeattn_sdpa, valid lengths
+// alone or with a mask), additive (fp32, or int8 W_q and fp16 W_k),
+// multi-head (edgeattn_mha: fp32, masked, stored types with a mask;
+// edgeattn_mha_packed: unmasked, masked) and self-attention (edgeattn_mha
+// and edgeattn_mha_packed with X as queries, keys and values).
 enum class op {
     dot,
     dot_masked,
@@ -386,7 +409,7 @@ struct attention_problem : problem {
     edgeattn_attention_dims dims{};
     const float *q = nullptr, *k = nullptr, *v = nullptr;
     int32_t *lens = nullptr;
-    edgeattn_valid_lens vl{};
+    edgeattn_attention_options opt{};
     mask_part m;
     mha_params p;
     // additive attention's weights
@@ -395,13 +418,12 @@ struct attention_problem : problem {
     float *aq_scales = nullptr;
     uint16_t *ak16 = nullptr;
     std::vector<double> a_exact_q, a_exact_k;
-    edgeattn_additive_weights aw{};
-    edgeattn_additive_typed_weights atw{};
+    edgeattn_weights aw{};
     float *packed = nullptr;
     std::size_t packed_bytes = 0;
     float *out = nullptr, *attn = nullptr, *ws = nullptr;
     std::size_t ws_bytes = 0, out_features = 0, heads = 1;
-    const void *dims_arg = &dims, *vl_arg = &vl, *mask_arg = nullptr, *w_arg = nullptr;
+    const void *dims_arg = &dims, *opt_arg = &opt, *w_arg = nullptr;
 
     bool self() const { return kind == op::self || kind == op::self_packed; }
     bool multi_head() const { return kind >= op::mha; }
@@ -418,7 +440,8 @@ struct attention_problem : problem {
             dims = {B, Q, K, QS, KS, VS, HID, 0, 0};
             out_features = VS;
         } else if (self()) {
-            dims = {B, Q, 0, HID, 0, 0, 0, HEADS, 0};
+            // X (B, Q, HID) as queries, keys and values
+            dims = {B, Q, Q, HID, HID, HID, HID, HEADS, 0};
             out_features = HID;
             heads = HEADS;
         } else {
@@ -433,36 +456,35 @@ struct attention_problem : problem {
         k = self() ? q : a.values(B * n * ks, 2, 1.0f);
         v = self() ? q : a.values(B * n * vs, 3, 1.0f);
         lens = a.ints({2, static_cast<int32_t>(n)});
-        vl = {EDGEATTN_VALID_LENS_PER_BATCH, lens};
+        opt.valid_lens = {EDGEATTN_VALID_LENS_PER_BATCH, lens};
         arrays.push_back({"valid lengths", lens, B * 4});
-        structs = {{"dims", &dims_arg, sizeof dims}, {"valid_lens", &vl_arg, sizeof vl}};
         if (masked()) {
             m.make(a, Q, kind == op::dot_masked ? 1 : HEADS, n, 4);
             m.add_arrays(arrays);
-            mask_arg = &m.mask;
-            structs.push_back({"mask", &mask_arg, sizeof m.mask});
+            opt.mask = m.mask;
         }
+        structs = {{"dims", &dims_arg, sizeof dims}, {"options", &opt_arg, sizeof opt}};
         if (kind == op::additive || kind == op::additive_typed) make_additive();
         if (multi_head()) {
-            edgeattn_attention_dims full = dims;
-            if (self()) full = {B, Q, Q, HID, HID, HID, HID, HEADS, 0};
-            p.make(a, full, kind == op::mha_typed, 20);
+            p.make(a, dims, kind == op::mha_typed, 20);
             if (packed_weights()) {
-                packed_bytes = edgeattn_mha_packed_weights_size(&full);
+                packed_bytes = edgeattn_mha_packed_size(&dims, &p.w);
                 REQUIRE(packed_bytes > 0);
                 packed = a.take(packed_bytes / 4);
-                REQUIRE(edgeattn_mha_pack_weights(&full, &p.w, packed, packed_bytes) == EDGEATTN_OK);
+                REQUIRE(edgeattn_mha_pack(&dims, &p.w, packed, packed_bytes) == EDGEATTN_OK);
                 arrays.push_back({"packed weights", packed, packed_bytes});
             } else {
                 p.add_arrays(arrays);
-                w_arg = kind == op::mha_typed ? static_cast<const void *>(&p.tw) : &p.w;
-                structs.push_back({"weights", &w_arg, kind == op::mha_typed ? sizeof p.tw : sizeof p.w});
+                w_arg = &p.w;
+                structs.push_back({"weights", &w_arg, sizeof p.w});
             }
         }
         out = a.take(B * Q * out_features);
         attn = a.take(B * heads * Q * n);
-        ws_bytes = workspace_size();
-        REQUIRE(ws_bytes > 0);
+        ws_bytes = workspace_bytes(kind <= op::dot_masked ? EDGEATTN_OP_SDPA
+                                   : multi_head()         ? EDGEATTN_OP_MHA
+                                                          : EDGEATTN_OP_ADDITIVE,
+                                   dims);
         ws = a.take(ws_bytes / 4);
         buffers = {{"output", &out, B * Q * out_features * 4, true, true, {}},
                    {"attention weights", &attn, B * heads * Q * n * 4, true, true, {}},
@@ -475,7 +497,7 @@ struct attention_problem : problem {
         a_w_v = a.values(HID, 32, 1.0f);
         a_exact_q.assign(aW_q, aW_q + HID * QS);
         a_exact_k.assign(aW_k, aW_k + HID * KS);
-        aw = {aW_q, aW_k, a_w_v};
+        aw = {f32(aW_q), f32(aW_k), f32(a_w_v), {}, nullptr, nullptr, nullptr, nullptr};
         if (kind == op::additive_typed) {  // W_q int8, W_k fp16
             aq8 = static_cast<int8_t *>(a.bytes(HID * QS));
             aq_scales = a.take(HID);
@@ -484,60 +506,37 @@ struct attention_problem : problem {
             REQUIRE(edgeattn_float_to_half(HID * KS, aW_k, ak16) == EDGEATTN_OK);
             for (std::size_t j = 0; j < HID * QS; ++j) a_exact_q[j] = static_cast<double>(aq_scales[j / QS]) * aq8[j];
             for (std::size_t j = 0; j < HID * KS; ++j) a_exact_k[j] = edgeattn_ref::half_value(ak16[j]);
-            atw = {{EDGEATTN_WEIGHTS_INT8, aq8, aq_scales}, {EDGEATTN_WEIGHTS_F16, ak16, nullptr}, a_w_v};
+            aw.W_q = {EDGEATTN_DTYPE_INT8, aq8, aq_scales};
+            aw.W_k = {EDGEATTN_DTYPE_F16, ak16, nullptr};
             arrays.push_back({"W_q", aq8, HID * QS});
             arrays.push_back({"W_q's scales", aq_scales, HID * 4});
             arrays.push_back({"W_k", ak16, 2 * HID * KS});
-            w_arg = &atw;
-            structs.push_back({"weights", &w_arg, sizeof atw});
         } else {
             arrays.push_back({"W_q", aW_q, HID * QS * 4});
             arrays.push_back({"W_k", aW_k, HID * KS * 4});
-            w_arg = &aw;
-            structs.push_back({"weights", &w_arg, sizeof aw});
         }
         arrays.push_back({"w_v", a_w_v, HID * 4});
-    }
-
-    std::size_t workspace_size() const {
-        switch (kind) {
-            case op::dot: case op::dot_masked: return edgeattn_dot_product_attention_workspace_size(&dims, 1);
-            case op::additive: case op::additive_typed: return edgeattn_additive_attention_workspace_size(&dims, 1);
-            case op::self: case op::self_packed: return edgeattn_self_attention_workspace_size(&dims, 1);
-            default: return edgeattn_multi_head_attention_workspace_size(&dims, 1);
-        }
+        w_arg = &aw;
+        structs.push_back({"weights", &w_arg, sizeof aw});
     }
 
     edgeattn_status run() override {
         const auto *d = static_cast<const edgeattn_attention_dims *>(dims_arg);
-        const auto *l = static_cast<const edgeattn_valid_lens *>(vl_arg);
-        const auto *mk = static_cast<const edgeattn_attention_mask *>(mask_arg);
-        const auto *w = static_cast<const edgeattn_mha_weights *>(w_arg);
-        const auto *tw = static_cast<const edgeattn_mha_typed_weights *>(w_arg);
+        const auto *o = static_cast<const edgeattn_attention_options *>(opt_arg);
+        const auto *w = static_cast<const edgeattn_weights *>(w_arg);
         switch (kind) {
-            case op::dot: return edgeattn_dot_product_attention(d, q, k, v, l, ws, ws_bytes, out, attn);
-            case op::dot_masked:
-                return edgeattn_dot_product_attention_masked(d, q, k, v, l, mk, ws, ws_bytes, out, attn);
+            case op::dot:
+            case op::dot_masked: return edgeattn_sdpa(d, q, k, v, o, ws, ws_bytes, out, attn);
             case op::additive:
-                return edgeattn_additive_attention(d, q, k, v, l, static_cast<const edgeattn_additive_weights *>(w_arg),
-                                                   ws, ws_bytes, out, attn);
-            case op::additive_typed:
-                return edgeattn_additive_attention_typed(
-                    d, q, k, v, l, static_cast<const edgeattn_additive_typed_weights *>(w_arg), ws, ws_bytes, out, attn);
-            case op::mha: return edgeattn_multi_head_attention(d, q, k, v, l, w, ws, ws_bytes, out, attn);
+            case op::additive_typed: return edgeattn_additive(d, q, k, v, w, o, ws, ws_bytes, out, attn);
+            case op::mha:
             case op::mha_masked:
-                return edgeattn_multi_head_attention_masked(d, q, k, v, l, mk, w, ws, ws_bytes, out, attn);
             case op::mha_typed:
-                return edgeattn_multi_head_attention_typed(d, q, k, v, l, mk, tw, ws, ws_bytes, out, attn);
+            case op::self: return edgeattn_mha(d, q, k, v, w, o, ws, ws_bytes, out, attn);
             case op::mha_packed:
-                return edgeattn_multi_head_attention_packed(d, q, k, v, l, packed, packed_bytes, ws, ws_bytes, out,
-                                                            attn);
             case op::mha_masked_packed:
-                return edgeattn_multi_head_attention_masked_packed(d, q, k, v, l, mk, packed, packed_bytes, ws,
-                                                                   ws_bytes, out, attn);
-            case op::self: return edgeattn_self_attention(d, q, l, w, ws, ws_bytes, out, attn);
             case op::self_packed:
-                return edgeattn_self_attention_packed(d, q, l, packed, packed_bytes, ws, ws_bytes, out, attn);
+                return edgeattn_mha_packed(d, q, k, v, packed, packed_bytes, o, ws, ws_bytes, out, attn);
         }
         return EDGEATTN_ERR_NULL_POINTER;
     }
@@ -584,20 +583,16 @@ struct mha_pack_problem : problem {
     explicit mha_pack_problem(bool typed_) : typed(typed_) {
         p.make(a, dims, typed, 40);
         p.add_arrays(arrays);
-        packed_bytes = typed ? edgeattn_mha_typed_packed_weights_size(&dims, &p.tw)
-                             : edgeattn_mha_packed_weights_size(&dims);
+        packed_bytes = edgeattn_mha_packed_size(&dims, &p.w);
         REQUIRE(packed_bytes > 0);
         packed = a.take(packed_bytes / 4);
-        w_arg = typed ? static_cast<const void *>(&p.tw) : &p.w;
-        structs = {{"dims", &dims_arg, sizeof dims}, {"weights", &w_arg, typed ? sizeof p.tw : sizeof p.w}};
+        w_arg = &p.w;
+        structs = {{"dims", &dims_arg, sizeof dims}, {"weights", &w_arg, sizeof p.w}};
         buffers = {{"packed weights", &packed, packed_bytes, true, true, {}}};
     }
     edgeattn_status run() override {
-        const auto *d = static_cast<const edgeattn_attention_dims *>(dims_arg);
-        return typed ? edgeattn_mha_pack_typed_weights(d, static_cast<const edgeattn_mha_typed_weights *>(w_arg),
-                                                       packed, packed_bytes)
-                     : edgeattn_mha_pack_weights(d, static_cast<const edgeattn_mha_weights *>(w_arg), packed,
-                                                 packed_bytes);
+        return edgeattn_mha_pack(static_cast<const edgeattn_attention_dims *>(dims_arg),
+                                 static_cast<const edgeattn_weights *>(w_arg), packed, packed_bytes);
     }
     // What was packed, used: multi-head attention against float64.
     void check_reference() override {
@@ -606,10 +601,9 @@ struct mha_pack_problem : problem {
         std::vector<float> x(B * Q * QS), y(B * K * KS), z(B * K * VS), out(B * Q * HID);
         for (std::vector<float> *t : {&x, &y, &z})
             for (float &e : *t) e = u(rng);
-        std::vector<float> ws(edgeattn_multi_head_attention_workspace_size(&dims, 1) / 4);
-        REQUIRE(edgeattn_multi_head_attention_masked_packed(&dims, x.data(), y.data(), z.data(), nullptr, nullptr,
-                                                           packed, packed_bytes, ws.data(), ws.size() * 4,
-                                                           out.data(), nullptr) == EDGEATTN_OK);
+        std::vector<float> ws(workspace_bytes(EDGEATTN_OP_MHA, dims) / 4);
+        REQUIRE(edgeattn_mha_packed(&dims, x.data(), y.data(), z.data(), packed, packed_bytes, nullptr, ws.data(),
+                                    ws.size() * 4, out.data(), nullptr) == EDGEATTN_OK);
         std::vector<double> want(B * Q * HID), want_w(B * HEADS * Q * K);
         edgeattn_ref::multi_head_attention_masked(B, Q, K, QS, KS, VS, HID, HEADS, 1,
                                                   std::vector<double>(x.begin(), x.end()).data(),
@@ -620,19 +614,19 @@ struct mha_pack_problem : problem {
     }
 };
 
-// The projection: as given (fp32 or int8), packed once (fp32 or int8), and
+// The dense layer: as given (fp32 or int8), packed once (fp32 or int8), and
 // the call on weights packed once. 20 rows: more than the few for which W
 // is read in place, so the workspace holds W^T packed per call.
 enum class lin { plain, typed, pack, pack_typed, packed };
 
-struct linear_problem : problem {
+struct dense_problem : problem {
     static constexpr std::size_t rows = 20, in = 5, outs = 8;
     lin kind;
-    edgeattn_linear_dims dims{rows, in, outs};
+    edgeattn_dense_dims dims{rows, in, outs};
     const float *x = a.values(rows * in, 50, 1.0f), *W = a.values(outs * in, 51, 0.5f), *b = a.values(outs, 52, 0.2f);
     int8_t *q8 = nullptr;
     float *scales = nullptr;
-    edgeattn_weight_matrix Wm{EDGEATTN_WEIGHTS_F32, W, nullptr};
+    edgeattn_weight_matrix Wm{EDGEATTN_DTYPE_F32, W, nullptr};
     std::vector<double> exact = std::vector<double>(W, W + outs * in);
     float *y = nullptr, *ws = nullptr, *packed = nullptr;
     std::size_t ws_bytes = 0, packed_bytes = 0;
@@ -641,12 +635,12 @@ struct linear_problem : problem {
     bool typed() const { return kind == lin::typed || kind == lin::pack_typed; }
     bool packs() const { return kind == lin::pack || kind == lin::pack_typed; }
 
-    explicit linear_problem(lin which) : kind(which) {
+    explicit dense_problem(lin which) : kind(which) {
         if (typed()) {
             q8 = static_cast<int8_t *>(a.bytes(outs * in));
             scales = a.take(outs);
             REQUIRE(edgeattn_quantize_int8(outs, in, W, q8, scales) == EDGEATTN_OK);
-            Wm = {EDGEATTN_WEIGHTS_INT8, q8, scales};
+            Wm = {EDGEATTN_DTYPE_INT8, q8, scales};
             for (std::size_t j = 0; j < outs * in; ++j) exact[j] = static_cast<double>(scales[j / in]) * q8[j];
             arrays = {{"W", q8, outs * in}, {"W's scales", scales, outs * 4}};
         } else {
@@ -654,14 +648,14 @@ struct linear_problem : problem {
         }
         arrays.push_back({"b", b, outs * 4});
         structs = {{"dims", &dims_arg, sizeof dims}};
-        if (typed()) structs.push_back({"W", &W_arg, sizeof Wm});
+        if (kind != lin::packed) structs.push_back({"W", &W_arg, sizeof Wm});
         if (packs() || kind == lin::packed) {
-            packed_bytes = edgeattn_linear_typed_packed_weights_size(&dims, Wm.type);
+            packed_bytes = edgeattn_dense_packed_size(&dims, &Wm);
             REQUIRE(packed_bytes > 0);
             packed = a.take(packed_bytes / 4);
         }
         if (kind == lin::packed) {
-            REQUIRE(edgeattn_linear_pack_weights(&dims, W, b, packed, packed_bytes) == EDGEATTN_OK);
+            REQUIRE(edgeattn_dense_pack(&dims, &Wm, b, packed, packed_bytes) == EDGEATTN_OK);
             arrays = {{"packed weights", packed, packed_bytes}};
         }
         if (packs()) {
@@ -671,28 +665,31 @@ struct linear_problem : problem {
         y = a.take(rows * outs);
         buffers = {{"y", &y, rows * outs * 4, true, true, {}}};
         if (kind != lin::packed) {
-            ws_bytes = edgeattn_linear_workspace_size(&dims, 1);
+            edgeattn_workspace_request r{};
+            r.op = EDGEATTN_OP_DENSE;
+            r.dense = dims;
+            REQUIRE(edgeattn_workspace_size(&r, 1, 1, &ws_bytes) == EDGEATTN_OK);
             REQUIRE(ws_bytes > 0);
             ws = a.take(ws_bytes / 4);
             buffers.push_back({"workspace", &ws, ws_bytes, false, true, {}});
         }
     }
     edgeattn_status run() override {
-        const auto *d = static_cast<const edgeattn_linear_dims *>(dims_arg);
+        const auto *d = static_cast<const edgeattn_dense_dims *>(dims_arg);
         const auto *m = static_cast<const edgeattn_weight_matrix *>(W_arg);
         switch (kind) {
-            case lin::plain: return edgeattn_linear(d, x, W, b, ws, ws_bytes, y);
-            case lin::typed: return edgeattn_linear_typed(d, x, m, b, ws, ws_bytes, y);
-            case lin::pack: return edgeattn_linear_pack_weights(d, W, b, packed, packed_bytes);
-            case lin::pack_typed: return edgeattn_linear_pack_typed_weights(d, m, b, packed, packed_bytes);
-            case lin::packed: return edgeattn_linear_packed(d, x, packed, packed_bytes, y);
+            case lin::plain:
+            case lin::typed: return edgeattn_dense(d, x, m, b, ws, ws_bytes, y);
+            case lin::pack:
+            case lin::pack_typed: return edgeattn_dense_pack(d, m, b, packed, packed_bytes);
+            case lin::packed: return edgeattn_dense_packed(d, x, packed, packed_bytes, y);
         }
         return EDGEATTN_ERR_NULL_POINTER;
     }
     void check_reference() override {
         std::vector<float> got(rows * outs);
         if (packs())
-            REQUIRE(edgeattn_linear_packed(&dims, x, packed, packed_bytes, got.data()) == EDGEATTN_OK);
+            REQUIRE(edgeattn_dense_packed(&dims, x, packed, packed_bytes, got.data()) == EDGEATTN_OK);
         else
             std::memcpy(got.data(), y, got.size() * 4);
         std::vector<double> want(rows * outs);
@@ -705,9 +702,9 @@ struct linear_problem : problem {
 // ------------------------------------------------------------ KV cache
 
 // A cache of B = 2, one key/value head of 8 features (h = 16, 2 query
-// heads), capacity 8, holding `filled` prefilled tokens; then an append of 4
-// tokens or an attention step of 2 queries (causal, key ranges, a bias).
-enum class kv { append, append_typed, append_packed, attention, attention_typed, attention_packed };
+// heads), capacity 8, holding `filled` prefilled tokens; then a store of 4
+// tokens or an attend of 2 queries (causal, key ranges, a bias).
+enum class kv { store, store_typed, store_packed, attend, attend_typed, attend_packed };
 
 struct kv_problem : problem {
     static constexpr std::size_t H = 2, HKV = 1, HS = 8, H_ALL = H * HS, CAP = 8, STEP = 4, QUERIES = 2;
@@ -722,35 +719,38 @@ struct kv_problem : problem {
     std::size_t memory_bytes = 0;
     const float *keys[2] = {}, *values[2] = {}, *queries = nullptr;  // prefill, step
     mask_part m;
+    edgeattn_attention_options opt{};  // a store's: all zero; an attend's: the mask
     float *out = nullptr, *attn = nullptr, *ws = nullptr;
     std::size_t ws_bytes = 0;
-    const void *cache_arg = &cache, *dims_arg = &dims, *w_arg = nullptr, *mask_arg = nullptr;
+    const void *cache_arg = &cache, *dims_arg = &dims, *w_arg = nullptr, *opt_arg = &opt;
 
-    bool appends() const { return kind == kv::append || kind == kv::append_typed || kind == kv::append_packed; }
-    bool typed() const { return kind == kv::append_typed || kind == kv::attention_typed; }
-    bool packed_weights() const { return kind == kv::append_packed || kind == kv::attention_packed; }
+    bool stores() const { return kind == kv::store || kind == kv::store_typed || kind == kv::store_packed; }
+    bool typed() const { return kind == kv::store_typed || kind == kv::attend_typed; }
+    bool packed_weights() const { return kind == kv::store_packed || kind == kv::attend_packed; }
 
-    explicit kv_problem(kv which) : kind(which), filled(appends() ? 2 : 4) {
+    explicit kv_problem(kv which) : kind(which), filled(stores() ? 2 : 4) {
         may_refuse = true;
         p.make(a, dims, typed(), 60);
         if (packed_weights()) {
-            packed_bytes = edgeattn_mha_packed_weights_size(&dims);
+            packed_bytes = edgeattn_mha_packed_size(&dims, &p.w);
             packed = a.take(packed_bytes / 4);
-            REQUIRE(edgeattn_mha_pack_weights(&dims, &p.w, packed, packed_bytes) == EDGEATTN_OK);
+            REQUIRE(edgeattn_mha_pack(&dims, &p.w, packed, packed_bytes) == EDGEATTN_OK);
         }
-        memory_bytes = edgeattn_kv_cache_size(B, HKV, HS, CAP);
+        const edgeattn_kv_cache_config config{B, HKV, HS, CAP, EDGEATTN_DTYPE_F32};
+        memory_bytes = edgeattn_kv_cache_memory_size(&config);
         REQUIRE(memory_bytes > 0);
         memory = a.take(memory_bytes / 4);
-        REQUIRE(edgeattn_kv_cache_init(&cache, B, HKV, HS, CAP, memory, memory_bytes) == EDGEATTN_OK);
+        REQUIRE(edgeattn_kv_cache_setup(&cache, &config, memory, memory_bytes) == EDGEATTN_OK);
         keys[0] = a.values(B * filled * KS, 61, 1.0f);
         values[0] = a.values(B * filled * VS, 62, 1.0f);
         edgeattn_attention_dims prefill = dims;
         prefill.queries = filled;
-        REQUIRE(append(&cache, &prefill, filled, keys[0], values[0], a.take(append_ws(filled) / 4),
-                       append_ws(filled)) == EDGEATTN_OK);
-        w_arg = typed() ? static_cast<const void *>(&p.tw) : &p.w;
+        REQUIRE(store(&cache, &prefill, filled, keys[0], values[0], nullptr, a.take(store_ws(filled) / 4),
+                      store_ws(filled)) == EDGEATTN_OK);
+        w_arg = &p.w;
         structs = {{"cache", &cache_arg, sizeof cache}, {"dims", &dims_arg, sizeof dims}};
-        if (!packed_weights()) structs.push_back({"weights", &w_arg, typed() ? sizeof p.tw : sizeof p.w});
+        if (!packed_weights()) structs.push_back({"weights", &w_arg, sizeof p.w});
+        structs.push_back({"options", &opt_arg, sizeof opt});
         const auto base = reinterpret_cast<const unsigned char *>(memory);
         const std::size_t cached = B * HKV * CAP * HS * 4;
         arrays = {{"cached keys", cache.keys, cached}, {"cached values", cache.values, cached},
@@ -758,13 +758,13 @@ struct kv_problem : problem {
         if (packed_weights())
             arrays.push_back({"packed weights", packed, packed_bytes});
         else
-            p.add_arrays(arrays, appends() ? 6u : 9u);
-        if (appends()) {
+            p.add_arrays(arrays, stores() ? 6u : 9u);
+        if (stores()) {
             keys[1] = a.values(B * STEP * KS, 63, 1.0f);
             values[1] = a.values(B * STEP * VS, 64, 1.0f);
-            ws_bytes = append_ws(STEP);
+            ws_bytes = store_ws(STEP);
             ws = a.take(ws_bytes / 4);
-            // A struct in the cache goes where this append writes: the
+            // A struct in the cache goes where this store writes: the
             // keys of batch element 0 and the values of batch element 1
             // from position `filled` on.
             const std::size_t row = HS * 4;
@@ -778,46 +778,37 @@ struct kv_problem : problem {
         dims.queries = QUERIES;
         queries = a.values(B * QUERIES * QS, 65, 1.0f);
         m.make(a, QUERIES, H, CAP, 66);
-        mask_arg = &m.mask;
-        structs.push_back({"mask", &mask_arg, sizeof m.mask});
+        opt.mask = m.mask;
         m.add_arrays(arrays);
         out = a.take(B * QUERIES * H_ALL);
         attn = a.take(B * H * QUERIES * CAP);
-        ws_bytes = edgeattn_kv_cache_attention_workspace_size(&dims, 1);
-        REQUIRE(ws_bytes > 0);
+        ws_bytes = workspace_bytes(EDGEATTN_OP_KV_CACHE_ATTEND, dims);
         ws = a.take(ws_bytes / 4);
         buffers = {{"output", &out, B * QUERIES * H_ALL * 4, true, true, {}},
                    {"attention weights", &attn, B * H * QUERIES * CAP * 4, true, true, {}},
                    {"workspace", &ws, ws_bytes, false, true, {}}};
     }
-    std::size_t append_ws(std::size_t tokens) const {
-        const std::size_t bytes = edgeattn_kv_cache_append_workspace_size(&dims, tokens, 1);
-        REQUIRE(bytes > 0);
-        return bytes;
-    }
-    edgeattn_status append(edgeattn_kv_cache *c, const edgeattn_attention_dims *d, std::size_t tokens,
-                           const float *x, const float *y, void *w, std::size_t w_bytes) {
-        if (packed_weights()) return edgeattn_kv_cache_append_packed(c, d, tokens, x, y, packed, packed_bytes, w, w_bytes);
-        if (typed())
-            return edgeattn_kv_cache_append_typed(c, d, tokens, x, y, static_cast<const edgeattn_mha_typed_weights *>(w_arg ? w_arg : &p.tw), w, w_bytes);
-        return edgeattn_kv_cache_append(c, d, tokens, x, y, static_cast<const edgeattn_mha_weights *>(w_arg ? w_arg : &p.w), w, w_bytes);
+    std::size_t store_ws(std::size_t tokens) const { return workspace_bytes(EDGEATTN_OP_KV_CACHE_STORE, dims, tokens); }
+    edgeattn_status store(edgeattn_kv_cache *c, const edgeattn_attention_dims *d, std::size_t tokens, const float *x,
+                          const float *y, const edgeattn_attention_options *o, void *w, std::size_t w_bytes) {
+        if (packed_weights())
+            return edgeattn_kv_cache_store_packed(c, d, tokens, x, y, packed, packed_bytes, o, w, w_bytes);
+        return edgeattn_kv_cache_store(c, d, tokens, x, y, static_cast<const edgeattn_weights *>(w_arg ? w_arg : &p.w),
+                                       o, w, w_bytes);
     }
     edgeattn_status run() override {
         auto *c = const_cast<edgeattn_kv_cache *>(static_cast<const edgeattn_kv_cache *>(cache_arg));
         const auto *d = static_cast<const edgeattn_attention_dims *>(dims_arg);
-        const auto *mk = static_cast<const edgeattn_attention_mask *>(mask_arg);
-        if (appends()) return append(c, d, STEP, keys[1], values[1], ws, ws_bytes);
+        const auto *o = static_cast<const edgeattn_attention_options *>(opt_arg);
+        if (stores()) return store(c, d, STEP, keys[1], values[1], o, ws, ws_bytes);
         if (packed_weights())
-            return edgeattn_kv_cache_attention_packed(c, d, queries, mk, packed, packed_bytes, ws, ws_bytes, out, attn);
-        if (typed())
-            return edgeattn_kv_cache_attention_typed(c, d, queries, mk, static_cast<const edgeattn_mha_typed_weights *>(w_arg),
-                                                     ws, ws_bytes, out, attn);
-        return edgeattn_kv_cache_attention(c, d, queries, mk, static_cast<const edgeattn_mha_weights *>(w_arg), ws,
-                                           ws_bytes, out, attn);
+            return edgeattn_kv_cache_attend_packed(c, d, queries, packed, packed_bytes, o, ws, ws_bytes, out, attn);
+        return edgeattn_kv_cache_attend(c, d, queries, static_cast<const edgeattn_weights *>(w_arg), o, ws, ws_bytes,
+                                        out, attn);
     }
-    // An append's result: the lengths and every cached row up to them.
+    // A store's result: the lengths and every cached row up to them.
     std::vector<unsigned char> result() override {
-        if (!appends()) return problem::result();
+        if (!stores()) return problem::result();
         std::vector<unsigned char> r(reinterpret_cast<const unsigned char *>(cache.lengths),
                                      reinterpret_cast<const unsigned char *>(cache.lengths + B));
         for (std::size_t b = 0; b < B; ++b)
@@ -829,7 +820,7 @@ struct kv_problem : problem {
     }
     void check_reference() override {
         // Every token so far, batch element by batch element.
-        const std::size_t total = appends() ? filled + STEP : filled;
+        const std::size_t total = stores() ? filled + STEP : filled;
         std::vector<double> x(B * total * KS), y(B * total * VS);
         for (std::size_t b = 0; b < B; ++b)
             for (std::size_t t = 0; t < total; ++t) {
@@ -839,7 +830,7 @@ struct kv_problem : problem {
                 for (std::size_t c = 0; c < VS; ++c) y[(b * total + t) * VS + c] = values[first ? 0 : 1][(b * n + at) * VS + c];
             }
         const edgeattn_ref::MhaWeights w = p.reference();
-        if (appends()) {
+        if (stores()) {
             for (std::size_t b = 0; b < B; ++b) {
                 CHECK(cache.lengths[b] == static_cast<int32_t>(total));
                 std::vector<double> k(total * HS), v(total * HS);
@@ -863,6 +854,106 @@ struct kv_problem : problem {
     }
 };
 
+// A cache's setup: its config inside the cache memory (at its start, where
+// the lengths are written and at its end) and inside the cache struct it
+// fills. The result: the struct's sizes and its pointers as offsets into
+// the memory, the lengths, and the struct accepted by a reset.
+struct kv_setup_problem : problem {
+    static constexpr std::size_t HKV = 2, HS = 8, CAP = 8;
+    edgeattn_kv_cache_config config;
+    float *memory = nullptr, *cache_out = nullptr;  // cache_out: where the struct is written
+    std::size_t memory_bytes = 0;
+    const void *config_arg = &config;
+
+    explicit kv_setup_problem(edgeattn_dtype storage) : config{B, HKV, HS, CAP, storage} {
+        memory_bytes = edgeattn_kv_cache_memory_size(&config);
+        REQUIRE(memory_bytes > 0);
+        memory = a.take(memory_bytes / 4);
+        cache_out = a.take((sizeof(edgeattn_kv_cache) + 3) / 4);
+        // where setup writes in the memory: the lengths (the offsets do not
+        // depend on where the memory is)
+        std::vector<float> probe_memory(memory_bytes / 4);
+        edgeattn_kv_cache probe;
+        REQUIRE(edgeattn_kv_cache_setup(&probe, &config, probe_memory.data(), memory_bytes) == EDGEATTN_OK);
+        const std::size_t lengths_at = static_cast<std::size_t>(reinterpret_cast<const unsigned char *>(probe.lengths) -
+                                                                reinterpret_cast<const unsigned char *>(probe_memory.data()));
+        const std::size_t last = (memory_bytes - sizeof config) / 8 * 8;
+        structs = {{"config", &config_arg, sizeof config}};
+        buffers = {{"cache memory", &memory, memory_bytes, false, false, {0, lengths_at < last ? lengths_at : last, last}},
+                   {"cache struct", &cache_out, sizeof(edgeattn_kv_cache), false, false, {}}};
+    }
+    edgeattn_kv_cache *cache() const { return reinterpret_cast<edgeattn_kv_cache *>(cache_out); }
+    edgeattn_status run() override {
+        return edgeattn_kv_cache_setup(cache(), static_cast<const edgeattn_kv_cache_config *>(config_arg), memory,
+                                       memory_bytes);
+    }
+    std::vector<unsigned char> result() override {
+        const edgeattn_kv_cache c = *cache();
+        const auto offset = [&](const void *p) {
+            return p ? static_cast<std::size_t>(static_cast<const unsigned char *>(p) -
+                                                reinterpret_cast<const unsigned char *>(memory))
+                     : SIZE_MAX;
+        };
+        const std::size_t fields[] = {c.storage,          c.batch,           c.num_kv_heads,        c.head_size,
+                                      c.capacity,         offset(c.keys),    offset(c.values),      offset(c.lengths),
+                                      offset(c.stored_keys), offset(c.stored_values), offset(c.key_scales),
+                                      offset(c.value_scales), static_cast<std::size_t>(c.lengths[0]),
+                                      static_cast<std::size_t>(c.lengths[1]),
+                                      static_cast<std::size_t>(edgeattn_kv_cache_reset(cache()))};
+        const auto *bytes = reinterpret_cast<const unsigned char *>(fields);
+        return std::vector<unsigned char>(bytes, bytes + sizeof fields);
+    }
+    void check_reference() override {
+        const edgeattn_kv_cache &c = *cache();
+        CHECK(c.storage == static_cast<uint32_t>(config.storage));
+        CHECK((c.batch == B && c.num_kv_heads == HKV && c.head_size == HS && c.capacity == CAP));
+        CHECK((c.lengths[0] == 0 && c.lengths[1] == 0));
+        CHECK(edgeattn_kv_cache_reset(cache()) == EDGEATTN_OK);
+    }
+};
+
+// The workspace query for a decoder step: a cache store, an attend and a
+// dense layer. It writes one size_t (at the start of `out`); a copy of the
+// requests there, or further on, must give the same size.
+struct workspace_query_problem : problem {
+    edgeattn_workspace_request calls[3] = {};
+    float *out = nullptr;
+    const void *calls_arg = calls;
+
+    workspace_query_problem() {
+        const edgeattn_attention_dims dims{B, 4, 8, QS, KS, VS, 16, 2, 1};
+        calls[0].op = EDGEATTN_OP_KV_CACHE_STORE;
+        calls[0].dims = dims;
+        calls[0].tokens = 4;
+        calls[1].op = EDGEATTN_OP_KV_CACHE_ATTEND;
+        calls[1].dims = dims;
+        calls[2].op = EDGEATTN_OP_DENSE;
+        calls[2].dense = {B * 4, 16, 64};
+        out = a.take(128);
+        structs = {{"requests", &calls_arg, sizeof calls}};
+        buffers = {{"bytes", &out, 128 * 4, true, false, {0, 8, (128 * 4 - sizeof calls) / 8 * 8}}};
+    }
+    std::size_t *bytes() const { return reinterpret_cast<std::size_t *>(out); }
+    edgeattn_status run() override {
+        return edgeattn_workspace_size(static_cast<const edgeattn_workspace_request *>(calls_arg), 3, 4, bytes());
+    }
+    std::vector<unsigned char> result() override {
+        const auto *p = reinterpret_cast<const unsigned char *>(bytes());
+        return std::vector<unsigned char>(p, p + sizeof(std::size_t));
+    }
+    // The size of the set is the largest of its calls' sizes.
+    void check_reference() override {
+        std::size_t largest = 0;
+        for (const edgeattn_workspace_request &r : calls) {
+            std::size_t one = 0;
+            REQUIRE(edgeattn_workspace_size(&r, 1, 4, &one) == EDGEATTN_OK);
+            CHECK(one > 0);
+            largest = one > largest ? one : largest;
+        }
+        CHECK(*bytes() == largest);
+    }
+};
+
 }  // namespace
 
 // ------------------------------------------------------------ structs
@@ -871,7 +962,7 @@ TEST_CASE("masked_softmax: dims and valid_lens inside Y give the same result") {
     check_struct_placement(make<softmax_problem>());
 }
 
-TEST_CASE("dot-product attention: each struct inside each output and the workspace") {
+TEST_CASE("sdpa: each struct inside each output and the workspace") {
     check_struct_placement(make<attention_problem>(op::dot));
     check_struct_placement(make<attention_problem>(op::dot_masked));
 }
@@ -888,7 +979,7 @@ TEST_CASE("multi-head attention: each struct inside each output and the workspac
     }
 }
 
-TEST_CASE("self-attention: each struct inside each output and the workspace") {
+TEST_CASE("self-attention (X as queries, keys and values): each struct inside each output and the workspace") {
     check_struct_placement(make<attention_problem>(op::self));
     check_struct_placement(make<attention_problem>(op::self_packed));
 }
@@ -898,11 +989,15 @@ TEST_CASE("packing multi-head weights: dims and weights inside the packed buffer
     check_struct_placement(make<mha_pack_problem>(true));
 }
 
-TEST_CASE("projection: dims and W inside y, the workspace and the packed buffer") {
+TEST_CASE("dense layer: dims and W inside y, the workspace and the packed buffer") {
     for (lin l : {lin::plain, lin::typed, lin::pack, lin::pack_typed, lin::packed}) {
         INFO("form " << static_cast<int>(l));
-        check_struct_placement(make<linear_problem>(l));
+        check_struct_placement(make<dense_problem>(l));
     }
+}
+
+TEST_CASE("workspace query: the requests inside the size it writes") {
+    check_struct_placement(make<workspace_query_problem>());
 }
 
 // ------------------------------------------------------------ arrays
@@ -918,7 +1013,7 @@ TEST_CASE("an output or the workspace over an array the call reads is an overlap
     check_array_overlap(make<mha_pack_problem>(true));
     for (lin l : {lin::plain, lin::typed, lin::pack, lin::pack_typed, lin::packed}) {
         INFO("form " << static_cast<int>(l));
-        check_array_overlap(make<linear_problem>(l));
+        check_array_overlap(make<dense_problem>(l));
     }
 }
 
@@ -936,45 +1031,59 @@ TEST_CASE("an enum field holding any int: its status, nothing written") {
         }
         for (op o : {op::dot, op::additive_typed, op::mha, op::mha_typed, op::self_packed}) {
             attention_problem p(o);
-            set_int(p.vl.kind, bad);
+            set_int(p.opt.valid_lens.kind, bad);
             p.a.seal();
             CHECK(p.run() == EDGEATTN_ERR_BAD_VALID_LENS_KIND);
             CHECK(p.a.untouched());
         }
         for (op o : {op::dot_masked, op::mha_masked, op::mha_typed, op::mha_masked_packed}) {
             attention_problem p(o);
-            set_int(p.m.mask.ranges_kind, bad);
+            set_int(p.opt.mask.ranges_kind, bad);
             p.a.seal();
             CHECK(p.run() == EDGEATTN_ERR_BAD_KEY_RANGE);
             CHECK(p.a.untouched());
         }
         for (int matrix = 0; matrix < 4; ++matrix) {
-            attention_problem p(op::mha_typed);
-            edgeattn_weight_matrix *m[4] = {&p.p.tw.W_q, &p.p.tw.W_k, &p.p.tw.W_v, &p.p.tw.W_o};
-            set_int(m[matrix]->type, bad);
-            p.a.seal();
-            CHECK(p.run() == EDGEATTN_ERR_BAD_WEIGHT_TYPE);
-            CHECK(p.a.untouched());
-            mha_pack_problem pack(true);
-            edgeattn_weight_matrix *n[4] = {&pack.p.tw.W_q, &pack.p.tw.W_k, &pack.p.tw.W_v, &pack.p.tw.W_o};
-            set_int(n[matrix]->type, bad);
-            pack.a.seal();
-            CHECK(edgeattn_mha_typed_packed_weights_size(&pack.dims, &pack.p.tw) == 0);
-            CHECK(pack.run() == EDGEATTN_ERR_BAD_WEIGHT_TYPE);
-            CHECK(pack.a.untouched());
+            for (op o : {op::mha, op::mha_typed}) {
+                attention_problem p(o);
+                edgeattn_weight_matrix *m[4] = {&p.p.w.W_q, &p.p.w.W_k, &p.p.w.W_v, &p.p.w.W_o};
+                set_int(m[matrix]->type, bad);
+                p.a.seal();
+                CHECK(p.run() == EDGEATTN_ERR_BAD_WEIGHT_TYPE);
+                CHECK(p.a.untouched());
+            }
+            for (bool typed : {false, true}) {
+                mha_pack_problem pack(typed);
+                edgeattn_weight_matrix *n[4] = {&pack.p.w.W_q, &pack.p.w.W_k, &pack.p.w.W_v, &pack.p.w.W_o};
+                set_int(n[matrix]->type, bad);
+                pack.a.seal();
+                CHECK(edgeattn_mha_packed_size(&pack.dims, &pack.p.w) == 0);
+                CHECK(pack.run() == EDGEATTN_ERR_BAD_WEIGHT_TYPE);
+                CHECK(pack.a.untouched());
+            }
         }
-        for (int matrix = 0; matrix < 2; ++matrix) {
-            attention_problem p(op::additive_typed);
-            set_int(matrix ? p.atw.W_k.type : p.atw.W_q.type, bad);
-            p.a.seal();
-            CHECK(p.run() == EDGEATTN_ERR_BAD_WEIGHT_TYPE);
-            CHECK(p.a.untouched());
-        }
-        for (lin l : {lin::typed, lin::pack_typed}) {
-            linear_problem p(l);
+        for (int matrix = 0; matrix < 3; ++matrix)
+            for (op o : {op::additive, op::additive_typed}) {
+                attention_problem p(o);
+                edgeattn_weight_matrix *m[3] = {&p.aw.W_q, &p.aw.W_k, &p.aw.W_v};
+                set_int(m[matrix]->type, bad);
+                p.a.seal();
+                CHECK(p.run() == EDGEATTN_ERR_BAD_WEIGHT_TYPE);
+                CHECK(p.a.untouched());
+            }
+        for (lin l : {lin::plain, lin::typed, lin::pack, lin::pack_typed}) {
+            dense_problem p(l);
             set_int(p.Wm.type, bad);
             p.a.seal();
+            CHECK(edgeattn_dense_packed_size(&p.dims, &p.Wm) == 0);
             CHECK(p.run() == EDGEATTN_ERR_BAD_WEIGHT_TYPE);
+            CHECK(p.a.untouched());
+        }
+        {
+            workspace_query_problem p;
+            set_int(p.calls[1].op, bad == 3 ? 7 : bad);  // 3 is EDGEATTN_OP_MHA
+            p.a.seal();
+            CHECK(p.run() == EDGEATTN_ERR_OPTION_NOT_SUPPORTED);
             CHECK(p.a.untouched());
         }
     }
@@ -982,7 +1091,8 @@ TEST_CASE("an enum field holding any int: its status, nothing written") {
 
 TEST_CASE("an enum argument holding any int, as C passes it") {
     const edgeattn_isa before = edgeattn_current_isa();
-    const edgeattn_linear_dims dims{3, 5, 8};
+    const edgeattn_dense_dims dims{3, 5, 8};
+    const edgeattn_attention_dims attention{2, 3, 4, 5, 5, 7, 8, 2, 0};
     for (int bad : bad_enum_values) {
         INFO("value " << bad);
         if (bad != 3) {  // 3 is AVX2, a path
@@ -991,52 +1101,95 @@ TEST_CASE("an enum argument holding any int, as C passes it") {
             CHECK(c_isa_supported(bad) == 0);
             CHECK(std::string(c_isa_name(bad)) == "unknown");
         }
-        CHECK(c_linear_typed_packed_weights_size(&dims, bad) == 0);
+        CHECK(c_dense_packed_size(&dims, bad) == 0);
         if (bad != -1) CHECK(std::string(c_status_str(bad)) == "unknown status");
+        if (bad != 3) {  // 3 is EDGEATTN_OP_MHA
+            std::size_t bytes = 12345;
+            CHECK(c_workspace_size(bad, &attention, 0, 1, &bytes) == EDGEATTN_ERR_OPTION_NOT_SUPPORTED);
+            CHECK(bytes == 12345);
+        }
     }
     CHECK(std::string(c_status_str(-1)) == edgeattn_status_str(EDGEATTN_ERR_NULL_POINTER));
+    CHECK(std::string(c_status_str(-24)) == edgeattn_status_str(EDGEATTN_ERR_PAST_CACHE_LENGTH));
     CHECK(std::string(c_isa_name(EDGEATTN_ISA_SCALAR)) == "scalar");
     CHECK(c_isa_supported(EDGEATTN_ISA_SCALAR) == 1);
-    CHECK(c_linear_typed_packed_weights_size(&dims, EDGEATTN_WEIGHTS_INT8) > 0);
+    CHECK(c_dense_packed_size(&dims, EDGEATTN_DTYPE_INT8) > 0);
+    std::size_t bytes = 0;
+    CHECK(c_workspace_size(EDGEATTN_OP_MHA, &attention, 0, 1, &bytes) == EDGEATTN_OK);
+    CHECK(bytes > 0);
     CHECK(edgeattn_current_isa() == before);
 }
 
 // ------------------------------------------------------------ KV cache
 
 TEST_CASE("KV cache: each struct inside the workspace, each output and the cache memory it writes") {
-    for (kv k : {kv::append, kv::append_typed, kv::append_packed, kv::attention, kv::attention_typed,
-                 kv::attention_packed}) {
+    for (kv k : {kv::store, kv::store_typed, kv::store_packed, kv::attend, kv::attend_typed, kv::attend_packed}) {
         INFO("call " << static_cast<int>(k));
         check_struct_placement(make<kv_problem>(k));
     }
 }
 
+TEST_CASE("KV cache setup: the config inside the cache memory and the cache struct it fills") {
+    for (edgeattn_dtype storage : {EDGEATTN_DTYPE_F32, EDGEATTN_DTYPE_F16, EDGEATTN_DTYPE_INT8}) {
+        INFO("storage " << static_cast<int>(storage));
+        check_struct_placement(make<kv_setup_problem>(storage));
+    }
+}
+
 TEST_CASE("KV cache: an output or the workspace over an array the call reads is an overlap") {
-    for (kv k : {kv::append, kv::append_typed, kv::append_packed, kv::attention, kv::attention_typed,
-                 kv::attention_packed}) {
+    for (kv k : {kv::store, kv::store_typed, kv::store_packed, kv::attend, kv::attend_typed, kv::attend_packed}) {
         INFO("call " << static_cast<int>(k));
         check_array_overlap(make<kv_problem>(k));
     }
 }
 
-TEST_CASE("KV cache: an enum holding any int, in the weights or as the storage type") {
+TEST_CASE("KV cache: an enum holding any int, in the weights, the options or as the storage type") {
     for (int bad : bad_enum_values) {
         INFO("value " << bad);
-        for (kv k : {kv::append_typed, kv::attention_typed}) {
+        for (kv k : {kv::store_typed, kv::attend_typed}) {
             kv_problem p(k);
-            set_int(p.p.tw.W_k.type, bad);  // what the append reads
-            set_int(p.p.tw.W_o.type, bad);  // what attention reads
+            set_int(p.p.w.W_k.type, bad);  // what the store reads
+            set_int(p.p.w.W_o.type, bad);  // what the attend reads
             p.a.seal();
             CHECK(p.run() == EDGEATTN_ERR_BAD_WEIGHT_TYPE);
             CHECK(p.a.untouched());
         }
-        CHECK(c_kv_cache_typed_size(B, 1, 8, 8, bad) == 0);
+        // a store takes no mask: any key-range kind but NONE is refused
+        for (kv k : {kv::store, kv::store_packed}) {
+            kv_problem p(k);
+            set_int(p.opt.mask.ranges_kind, bad);
+            p.a.seal();
+            CHECK(p.run() == EDGEATTN_ERR_OPTION_NOT_SUPPORTED);
+            CHECK(p.a.untouched());
+        }
+        // nor does either take valid lengths
+        for (kv k : {kv::store, kv::attend, kv::attend_packed}) {
+            kv_problem p(k);
+            set_int(p.opt.valid_lens.kind, bad);
+            p.a.seal();
+            CHECK(p.run() == EDGEATTN_ERR_OPTION_NOT_SUPPORTED);
+            CHECK(p.a.untouched());
+        }
+        for (kv k : {kv::attend, kv::attend_packed}) {
+            kv_problem p(k);
+            set_int(p.opt.mask.ranges_kind, bad);
+            p.a.seal();
+            CHECK(p.run() == EDGEATTN_ERR_BAD_KEY_RANGE);
+            CHECK(p.a.untouched());
+        }
+        CHECK(c_kv_cache_memory_size(B, 1, 8, 8, bad) == 0);
         arena a;
         float *memory = a.take(1024);
         edgeattn_kv_cache cache{};
         const edgeattn_kv_cache before = cache;
         a.seal();
-        CHECK(c_kv_cache_init_typed(&cache, B, 1, 8, 8, bad, memory, 4096) == EDGEATTN_ERR_BAD_WEIGHT_TYPE);
+        CHECK(c_kv_cache_setup(&cache, B, 1, 8, 8, bad, memory, 4096) == EDGEATTN_ERR_BAD_WEIGHT_TYPE);
+        CHECK(a.untouched());
+        CHECK(std::memcmp(&cache, &before, sizeof cache) == 0);
+        edgeattn_kv_cache_config config{B, 1, 8, 8, EDGEATTN_DTYPE_F32};
+        set_int(config.storage, bad);  // the same, stored in the config from C++
+        CHECK(edgeattn_kv_cache_memory_size(&config) == 0);
+        CHECK(edgeattn_kv_cache_setup(&cache, &config, memory, 4096) == EDGEATTN_ERR_BAD_WEIGHT_TYPE);
         CHECK(a.untouched());
         CHECK(std::memcmp(&cache, &before, sizeof cache) == 0);
     }

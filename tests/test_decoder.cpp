@@ -1,10 +1,11 @@
-// The decoder side (include/edgeattn/decoder.h) against the float64
-// reference, on shapes the golden cases are too small for, on every kernel
-// path this CPU runs: causal / windowed / biased attention over more keys
-// than one key block (the streaming path, its skipped blocks and the rows
-// a diagonal block skips), grouped-query heads, decode steps over a long
-// cache (keys and values read in place), and the projection entry points.
-// Then every refusal the decoder calls make: own status, nothing written.
+// The decoder side (masks and grouped-query heads of edgeattn/attention.h,
+// edgeattn/kv_cache.h, edgeattn/dense.h) against the float64 reference, on
+// shapes the golden cases are too small for, on every kernel path this CPU
+// runs: causal / windowed / biased attention over more keys than one key
+// block (the streaming path, its skipped blocks and the rows a diagonal
+// block skips), grouped-query heads, decode steps over a long cache (keys
+// and values read in place), and the dense layer entry points. Then every
+// refusal the decoder calls make: own status, nothing written.
 #include <doctest/doctest.h>
 
 #include <edgeattn/edgeattn.h>
@@ -29,6 +30,40 @@ using test_paths::widen;
 
 namespace {
 
+edgeattn_weight_matrix f32(const float *W) { return {EDGEATTN_DTYPE_F32, W, nullptr}; }
+
+edgeattn_attention_options options_of(const edgeattn_attention_mask *mask) {
+    edgeattn_attention_options o{};
+    if (mask) o.mask = *mask;
+    return o;
+}
+
+// Workspace bytes of one call for `threads` threads (tokens: a cache store's).
+std::size_t workspace_bytes(edgeattn_op op, const edgeattn_attention_dims &dims, std::size_t threads,
+                            std::size_t tokens = 0) {
+    edgeattn_workspace_request r{};
+    r.op = op;
+    r.dims = dims;
+    r.tokens = tokens;
+    std::size_t bytes = 0;
+    REQUIRE(edgeattn_workspace_size(&r, 1, threads, &bytes) == EDGEATTN_OK);
+    return bytes;
+}
+
+std::size_t dense_workspace_bytes(const edgeattn_dense_dims &dims, std::size_t threads) {
+    edgeattn_workspace_request r{};
+    r.op = EDGEATTN_OP_DENSE;
+    r.dense = dims;
+    std::size_t bytes = 0;
+    REQUIRE(edgeattn_workspace_size(&r, 1, threads, &bytes) == EDGEATTN_OK);
+    return bytes;
+}
+
+// Whether a status's text contains `words`: the refusal names its case.
+bool says(edgeattn_status status, const char *words) {
+    return std::strstr(edgeattn_status_str(status), words) != nullptr;
+}
+
 // Multi-head weights: float for the library, double for the reference.
 struct mha_model {
     std::size_t q, k, v, h, H, Hkv;
@@ -42,8 +77,9 @@ struct mha_model {
             b[i] = random_floats(rows[i], seed + 10 + i, 0.1f);
         }
     }
-    edgeattn_mha_weights weights() const {
-        return {W[0].data(), W[1].data(), W[2].data(), W[3].data(), b[0].data(), b[1].data(), b[2].data(), b[3].data()};
+    edgeattn_weights weights() const {
+        return {f32(W[0].data()), f32(W[1].data()), f32(W[2].data()), f32(W[3].data()),
+                b[0].data(),      b[1].data(),      b[2].data(),      b[3].data()};
     }
     std::vector<double> Wd[4], bd[4];
     edgeattn_ref::MhaWeights reference() {
@@ -65,6 +101,7 @@ struct c_mask {
     std::vector<std::int32_t> ranges;
     std::vector<float> bias;
     edgeattn_attention_mask m{};
+    edgeattn_attention_options options() const { return options_of(&m); }
     explicit c_mask(const Mask &r) : ranges(r.ranges), bias(r.bias.begin(), r.bias.end()) {
         m.causal = r.causal;
         m.ranges_kind = r.ranges_kind == Mask::none        ? EDGEATTN_KEY_RANGES_NONE
@@ -129,11 +166,12 @@ TEST_CASE("masked multi-head attention over many key blocks matches the float64 
                                                   sh.Q == sh.K ? xd.data() : xqd.data(), xd.data(), xd.data(),
                                                   ValidLens{}, mask, model.reference(), want.data(), want_w.data());
         const c_mask cm(mask);
+        const edgeattn_attention_options opt = cm.options();
         const edgeattn_attention_dims dims = model.dims(sh.B, sh.Q, sh.K);
-        const edgeattn_mha_weights w = model.weights();
-        std::vector<float> ws(edgeattn_multi_head_attention_workspace_size(&dims, 4) / 4 + 1);
-        std::vector<float> packed(edgeattn_mha_packed_weights_size(&dims) / 4);
-        REQUIRE(edgeattn_mha_pack_weights(&dims, &w, packed.data(), packed.size() * 4) == EDGEATTN_OK);
+        const edgeattn_weights w = model.weights();
+        std::vector<float> ws(workspace_bytes(EDGEATTN_OP_MHA, dims, 4) / 4 + 1);
+        std::vector<float> packed(edgeattn_mha_packed_size(&dims, &w) / 4);
+        REQUIRE(edgeattn_mha_pack(&dims, &w, packed.data(), packed.size() * 4) == EDGEATTN_OK);
         for (edgeattn_isa isa : paths()) {
             REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);
             for (int form = 0; form < 2; ++form) {
@@ -141,11 +179,10 @@ TEST_CASE("masked multi-head attention over many key blocks matches the float64 
                 std::vector<float> out(want.size(), -7.0f), wts(sh.with_weights ? want_w.size() : 0, -7.0f);
                 float *wp = sh.with_weights ? wts.data() : nullptr;
                 const edgeattn_status st =
-                    form ? edgeattn_multi_head_attention_masked_packed(&dims, queries, x.data(), x.data(), nullptr,
-                                                                       &cm.m, packed.data(), packed.size() * 4,
-                                                                       ws.data(), ws.size() * 4, out.data(), wp)
-                         : edgeattn_multi_head_attention_masked(&dims, queries, x.data(), x.data(), nullptr, &cm.m,
-                                                                &w, ws.data(), ws.size() * 4, out.data(), wp);
+                    form ? edgeattn_mha_packed(&dims, queries, x.data(), x.data(), packed.data(), packed.size() * 4,
+                                               &opt, ws.data(), ws.size() * 4, out.data(), wp)
+                         : edgeattn_mha(&dims, queries, x.data(), x.data(), &w, &opt, ws.data(), ws.size() * 4,
+                                        out.data(), wp);
                 REQUIRE(st == EDGEATTN_OK);
                 CHECK(rel_l2(out.data(), want) <= 1e-5);
                 if (sh.with_weights) CHECK(rel_l2(wts.data(), want_w) <= 1e-5);
@@ -177,11 +214,11 @@ TEST_CASE("grouped-query heads equal multi-head attention with each key/value he
         mha_model *models[2] = {&gqa, &full};
         for (int m = 0; m < 2; ++m) {
             const edgeattn_attention_dims dims = models[m]->dims(B, Q, K);
-            const edgeattn_mha_weights w = models[m]->weights();
-            std::vector<float> ws(edgeattn_multi_head_attention_workspace_size(&dims, 1) / 4);
+            const edgeattn_weights w = models[m]->weights();
+            std::vector<float> ws(workspace_bytes(EDGEATTN_OP_MHA, dims, 1) / 4);
             out[m].assign(B * Q * h, 0.0f);
-            REQUIRE(edgeattn_multi_head_attention(&dims, q.data(), kv.data(), kv.data(), nullptr, &w, ws.data(),
-                                                  ws.size() * 4, out[m].data(), nullptr) == EDGEATTN_OK);
+            REQUIRE(edgeattn_mha(&dims, q.data(), kv.data(), kv.data(), &w, nullptr, ws.data(), ws.size() * 4,
+                                 out[m].data(), nullptr) == EDGEATTN_OK);
         }
         for (std::size_t i = 0; i < out[0].size(); ++i) CHECK(std::fabs(out[0][i] - out[1][i]) < 1e-5f);
     }
@@ -200,17 +237,18 @@ TEST_CASE("dot-product attention with a causal mask over many keys matches the r
     edgeattn_ref::dot_product_attention_masked(B, Q, K, d, v, widen(q).data(), widen(k).data(), widen(val).data(),
                                                ValidLens{}, mask, want.data(), want_w.data());
     const c_mask cm(mask);
+    const edgeattn_attention_options opt = cm.options();
     const edgeattn_attention_dims dims{B, Q, K, d, d, v, 0, 0, 0};
-    std::vector<float> ws(edgeattn_dot_product_attention_workspace_size(&dims, 2) / 4);
+    std::vector<float> ws(workspace_bytes(EDGEATTN_OP_SDPA, dims, 2) / 4);
     for (edgeattn_isa isa : paths()) {
         REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);
         INFO("path " << edgeattn_isa_name(isa));
         std::vector<float> out(want.size()), w(want_w.size());
-        REQUIRE(edgeattn_dot_product_attention_masked(&dims, q.data(), k.data(), val.data(), nullptr, &cm.m, ws.data(),
-                                                      ws.size() * 4, out.data(), nullptr) == EDGEATTN_OK);
+        REQUIRE(edgeattn_sdpa(&dims, q.data(), k.data(), val.data(), &opt, ws.data(), ws.size() * 4, out.data(),
+                              nullptr) == EDGEATTN_OK);
         CHECK(rel_l2(out.data(), want) <= 1e-5);
-        REQUIRE(edgeattn_dot_product_attention_masked(&dims, q.data(), k.data(), val.data(), nullptr, &cm.m, ws.data(),
-                                                      ws.size() * 4, out.data(), w.data()) == EDGEATTN_OK);
+        REQUIRE(edgeattn_sdpa(&dims, q.data(), k.data(), val.data(), &opt, ws.data(), ws.size() * 4, out.data(),
+                              w.data()) == EDGEATTN_OK);
         CHECK(rel_l2(out.data(), want) <= 1e-5);
         CHECK(rel_l2(w.data(), want_w) <= 1e-5);
     }
@@ -222,21 +260,21 @@ void check_decode(std::size_t B, std::size_t P, std::size_t steps, std::size_t s
                   bool packed_form) {
     const std::size_t d = 32, h = 64, H = 4, T = P + steps * step, capacity = T + 3;
     mha_model model(d, d, d, h, H, Hkv, 41);
-    const edgeattn_mha_weights w = model.weights();
+    const edgeattn_weights w = model.weights();
     const edgeattn_ref::MhaWeights wr = model.reference();
     const std::vector<float> X = random_floats(B * T * d, 42);
     const std::vector<double> Xd = widen(X);
     const edgeattn_attention_dims dims = model.dims(B, step > P ? step : P, capacity);
-    std::vector<float> packed(edgeattn_mha_packed_weights_size(&dims) / 4);
-    REQUIRE(edgeattn_mha_pack_weights(&dims, &w, packed.data(), packed.size() * 4) == EDGEATTN_OK);
-    std::vector<float> memory(edgeattn_kv_cache_size(B, Hkv, h / H, capacity) / 4);
-    std::vector<float> ws_append(edgeattn_kv_cache_append_workspace_size(&dims, dims.queries, 1) / 4);
-    std::vector<float> ws_attend(edgeattn_kv_cache_attention_workspace_size(&dims, 2) / 4);
+    std::vector<float> packed(edgeattn_mha_packed_size(&dims, &w) / 4);
+    REQUIRE(edgeattn_mha_pack(&dims, &w, packed.data(), packed.size() * 4) == EDGEATTN_OK);
+    const edgeattn_kv_cache_config config{B, Hkv, h / H, capacity, EDGEATTN_DTYPE_F32};
+    std::vector<float> memory(edgeattn_kv_cache_memory_size(&config) / 4);
+    std::vector<float> ws_store(workspace_bytes(EDGEATTN_OP_KV_CACHE_STORE, dims, 1, dims.queries) / 4);
+    std::vector<float> ws_attend(workspace_bytes(EDGEATTN_OP_KV_CACHE_ATTEND, dims, 2) / 4);
     for (edgeattn_isa isa : paths()) {
         REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);
         edgeattn_kv_cache cache;
-        REQUIRE(edgeattn_kv_cache_init(&cache, B, Hkv, h / H, capacity, memory.data(), memory.size() * 4) ==
-                EDGEATTN_OK);
+        REQUIRE(edgeattn_kv_cache_setup(&cache, &config, memory.data(), memory.size() * 4) == EDGEATTN_OK);
         std::size_t done = 0;
         for (std::size_t s = 0; s <= steps; ++s) {
             const std::size_t n = s == 0 ? P : step, L = done + n;
@@ -253,28 +291,29 @@ void check_decode(std::size_t B, std::size_t P, std::size_t steps, std::size_t s
             mask.bias_keys = capacity;
             float_bias(mask, B * n * capacity, static_cast<unsigned>(s));
             const c_mask cm(mask);
+            const edgeattn_attention_options opt = cm.options();
             std::vector<float> out(B * n * h), wts(B * H * n * capacity);
             if (packed_form) {
-                REQUIRE(edgeattn_kv_cache_append_packed(&cache, &step_dims, n, x.data(), x.data(), packed.data(),
-                                                        packed.size() * 4, ws_append.data(),
-                                                        ws_append.size() * 4) == EDGEATTN_OK);
-                REQUIRE(edgeattn_kv_cache_attention_packed(&cache, &step_dims, x.data(), &cm.m, packed.data(),
-                                                           packed.size() * 4, ws_attend.data(), ws_attend.size() * 4,
-                                                           out.data(), wts.data()) == EDGEATTN_OK);
+                REQUIRE(edgeattn_kv_cache_store_packed(&cache, &step_dims, n, x.data(), x.data(), packed.data(),
+                                                       packed.size() * 4, nullptr, ws_store.data(),
+                                                       ws_store.size() * 4) == EDGEATTN_OK);
+                REQUIRE(edgeattn_kv_cache_attend_packed(&cache, &step_dims, x.data(), packed.data(), packed.size() * 4,
+                                                        &opt, ws_attend.data(), ws_attend.size() * 4, out.data(),
+                                                        wts.data()) == EDGEATTN_OK);
             } else {
-                REQUIRE(edgeattn_kv_cache_append(&cache, &step_dims, n, x.data(), x.data(), &w, ws_append.data(),
-                                                 ws_append.size() * 4) == EDGEATTN_OK);
-                REQUIRE(edgeattn_kv_cache_attention(&cache, &step_dims, x.data(), &cm.m, &w, ws_attend.data(),
-                                                    ws_attend.size() * 4, out.data(), wts.data()) == EDGEATTN_OK);
+                REQUIRE(edgeattn_kv_cache_store(&cache, &step_dims, n, x.data(), x.data(), &w, nullptr, ws_store.data(),
+                                                ws_store.size() * 4) == EDGEATTN_OK);
+                REQUIRE(edgeattn_kv_cache_attend(&cache, &step_dims, x.data(), &w, &opt, ws_attend.data(),
+                                                 ws_attend.size() * 4, out.data(), wts.data()) == EDGEATTN_OK);
             }
             // Without weights a grouped-query step gathers each key/value
             // head's query heads into one pass over the cache.
             std::vector<float> out_only(out.size());
-            REQUIRE((packed_form ? edgeattn_kv_cache_attention_packed(&cache, &step_dims, x.data(), &cm.m, packed.data(),
-                                                                      packed.size() * 4, ws_attend.data(),
-                                                                      ws_attend.size() * 4, out_only.data(), nullptr)
-                                 : edgeattn_kv_cache_attention(&cache, &step_dims, x.data(), &cm.m, &w, ws_attend.data(),
-                                                               ws_attend.size() * 4, out_only.data(), nullptr)) ==
+            REQUIRE((packed_form ? edgeattn_kv_cache_attend_packed(&cache, &step_dims, x.data(), packed.data(),
+                                                                   packed.size() * 4, &opt, ws_attend.data(),
+                                                                   ws_attend.size() * 4, out_only.data(), nullptr)
+                                 : edgeattn_kv_cache_attend(&cache, &step_dims, x.data(), &w, &opt, ws_attend.data(),
+                                                            ws_attend.size() * 4, out_only.data(), nullptr)) ==
                     EDGEATTN_OK);
             // Reference: the step's queries over all L tokens so far, per
             // batch element, with the step's mask rows.
@@ -310,7 +349,7 @@ TEST_CASE("decode steps over a long cache match causal attention over every toke
     SUBCASE("grouped steps of 16 rows: kv=1, 4 tokens a step, window") { check_decode(2, 270, 2, 4, 1, true, false); }
 }
 
-TEST_CASE("the projection entry points match the float64 reference") {
+TEST_CASE("the dense layer entry points match the float64 reference") {
     path_guard guard;
     for (std::size_t rows : {3, 40}) {
         const std::size_t in = 37, out_f = 45;
@@ -319,23 +358,22 @@ TEST_CASE("the projection entry points match the float64 reference") {
         std::vector<double> want(rows * out_f), want_nb(rows * out_f);
         edgeattn_ref::linear(rows, in, out_f, widen(x).data(), widen(W).data(), widen(b).data(), want.data());
         edgeattn_ref::linear(rows, in, out_f, widen(x).data(), widen(W).data(), nullptr, want_nb.data());
-        const edgeattn_linear_dims dims{rows, in, out_f};
-        std::vector<float> ws(edgeattn_linear_workspace_size(&dims, 1) / 4);
-        std::vector<float> packed(edgeattn_linear_packed_weights_size(&dims) / 4);
+        const edgeattn_dense_dims dims{rows, in, out_f};
+        const edgeattn_weight_matrix Wm = f32(W.data());
+        std::vector<float> ws(dense_workspace_bytes(dims, 1) / 4);
+        std::vector<float> packed(edgeattn_dense_packed_size(&dims, &Wm) / 4);
         std::vector<float> packed_nb(packed.size());
-        REQUIRE(edgeattn_linear_pack_weights(&dims, W.data(), b.data(), packed.data(), packed.size() * 4) == EDGEATTN_OK);
-        REQUIRE(edgeattn_linear_pack_weights(&dims, W.data(), nullptr, packed_nb.data(), packed.size() * 4) ==
-                EDGEATTN_OK);
+        REQUIRE(edgeattn_dense_pack(&dims, &Wm, b.data(), packed.data(), packed.size() * 4) == EDGEATTN_OK);
+        REQUIRE(edgeattn_dense_pack(&dims, &Wm, nullptr, packed_nb.data(), packed.size() * 4) == EDGEATTN_OK);
         for (edgeattn_isa isa : paths()) {
             REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);
             INFO(rows << " rows on " << edgeattn_isa_name(isa));
             std::vector<float> y(rows * out_f);
-            REQUIRE(edgeattn_linear(&dims, x.data(), W.data(), b.data(), ws.data(), ws.size() * 4, y.data()) ==
-                    EDGEATTN_OK);
+            REQUIRE(edgeattn_dense(&dims, x.data(), &Wm, b.data(), ws.data(), ws.size() * 4, y.data()) == EDGEATTN_OK);
             CHECK(rel_l2(y.data(), want) <= 1e-6);
-            REQUIRE(edgeattn_linear_packed(&dims, x.data(), packed.data(), packed.size() * 4, y.data()) == EDGEATTN_OK);
+            REQUIRE(edgeattn_dense_packed(&dims, x.data(), packed.data(), packed.size() * 4, y.data()) == EDGEATTN_OK);
             CHECK(rel_l2(y.data(), want) <= 1e-6);
-            REQUIRE(edgeattn_linear_packed(&dims, x.data(), packed_nb.data(), packed.size() * 4, y.data()) ==
+            REQUIRE(edgeattn_dense_packed(&dims, x.data(), packed_nb.data(), packed.size() * 4, y.data()) ==
                     EDGEATTN_OK);
             CHECK(rel_l2(y.data(), want_nb) <= 1e-6);
         }
@@ -356,98 +394,140 @@ struct arena {
 TEST_CASE("KV cache calls refuse bad input with their own status and write nothing") {
     const std::size_t B = 2, d = 8, h = 8, H = 2, Hkv = 1, hs = h / H, cap = 6;
     mha_model model(d, d, d, h, H, Hkv, 61);
-    const edgeattn_mha_weights w = model.weights();
+    const edgeattn_weights w = model.weights();
     edgeattn_attention_dims dims = model.dims(B, 2, cap);
     const std::vector<float> x = random_floats(B * 8 * d, 62);
 
-    CHECK(edgeattn_kv_cache_size(B, Hkv, hs, 0) == 0);  // capacity 0
-    CHECK(edgeattn_kv_cache_size(0, Hkv, hs, cap) == 0);
-    CHECK(edgeattn_kv_cache_size(1, 1, 1, std::size_t(1) << 31) == 0);  // past INT32_MAX positions
-    CHECK(edgeattn_kv_cache_size(SIZE_MAX / 2, 2, 2, 2) == 0);          // overflow
+    auto memory_size = [](std::size_t batch, std::size_t kv_heads, std::size_t head_size, std::size_t capacity) {
+        const edgeattn_kv_cache_config c{batch, kv_heads, head_size, capacity, EDGEATTN_DTYPE_F32};
+        return edgeattn_kv_cache_memory_size(&c);
+    };
+    CHECK(memory_size(B, Hkv, hs, 0) == 0);  // capacity 0
+    CHECK(memory_size(0, Hkv, hs, cap) == 0);
+    CHECK(memory_size(1, 1, 1, std::size_t(1) << 31) == 0);  // past INT32_MAX positions
+    CHECK(memory_size(SIZE_MAX / 2, 2, 2, 2) == 0);          // overflow
+    CHECK(edgeattn_kv_cache_memory_size(nullptr) == 0);
 
-    const std::size_t cache_floats = edgeattn_kv_cache_size(B, Hkv, hs, cap) / 4;
-    const std::size_t append_floats = edgeattn_kv_cache_append_workspace_size(&dims, 4, 1) / 4;
-    const std::size_t attend_floats = edgeattn_kv_cache_attention_workspace_size(&dims, 1) / 4;
+    const edgeattn_kv_cache_config config{B, Hkv, hs, cap, EDGEATTN_DTYPE_F32};
+    const std::size_t cache_floats = edgeattn_kv_cache_memory_size(&config) / 4;
+    const std::size_t store_floats = workspace_bytes(EDGEATTN_OP_KV_CACHE_STORE, dims, 1, 4) / 4;
+    const std::size_t attend_floats = workspace_bytes(EDGEATTN_OP_KV_CACHE_ATTEND, dims, 1) / 4;
     REQUIRE(cache_floats > 0);
-    REQUIRE(append_floats > 0);
+    REQUIRE(store_floats > 0);
     REQUIRE(attend_floats > 0);
-    arena a(cache_floats + append_floats + attend_floats + B * 2 * h + 64);
-    float *memory = a.mem.data(), *ws_append = memory + cache_floats, *ws_attend = ws_append + append_floats;
+    arena a(cache_floats + store_floats + attend_floats + B * 2 * h + 64);
+    float *memory = a.mem.data(), *ws_store = memory + cache_floats, *ws_attend = ws_store + store_floats;
     float *out = ws_attend + attend_floats;
 
     edgeattn_kv_cache cache;
-    CHECK(edgeattn_kv_cache_init(&cache, B, Hkv, hs, 0, memory, cache_floats * 4) == EDGEATTN_ERR_ZERO_DIMENSION);
-    CHECK(edgeattn_kv_cache_init(&cache, B, Hkv, hs, cap, memory, cache_floats * 4 - 4) ==
-          EDGEATTN_ERR_WORKSPACE_TOO_SMALL);
-    CHECK(edgeattn_kv_cache_init(&cache, B, Hkv, hs, cap, reinterpret_cast<char *>(memory) + 1, cache_floats * 4) ==
+    edgeattn_kv_cache_config no_capacity = config;
+    no_capacity.capacity = 0;
+    CHECK(edgeattn_kv_cache_setup(&cache, &no_capacity, memory, cache_floats * 4) == EDGEATTN_ERR_ZERO_DIMENSION);
+    CHECK(edgeattn_kv_cache_setup(&cache, &config, memory, cache_floats * 4 - 4) == EDGEATTN_ERR_WORKSPACE_TOO_SMALL);
+    CHECK(edgeattn_kv_cache_setup(&cache, &config, reinterpret_cast<char *>(memory) + 1, cache_floats * 4) ==
           EDGEATTN_ERR_MISALIGNED);
     std::memset(&cache, 0, sizeof cache);
-    CHECK(edgeattn_kv_cache_append(&cache, &dims, 1, x.data(), x.data(), &w, ws_append, append_floats * 4) ==
-          EDGEATTN_ERR_BAD_CACHE);  // never initialised
-    REQUIRE(edgeattn_kv_cache_init(&cache, B, Hkv, hs, cap, memory, cache_floats * 4) == EDGEATTN_OK);
-    REQUIRE(edgeattn_kv_cache_append(&cache, &dims, 4, x.data(), x.data(), &w, ws_append, append_floats * 4) ==
+    CHECK(edgeattn_kv_cache_store(&cache, &dims, 1, x.data(), x.data(), &w, nullptr, ws_store, store_floats * 4) ==
+          EDGEATTN_ERR_BAD_CACHE);  // never set up
+    REQUIRE(edgeattn_kv_cache_setup(&cache, &config, memory, cache_floats * 4) == EDGEATTN_OK);
+    REQUIRE(edgeattn_kv_cache_store(&cache, &dims, 4, x.data(), x.data(), &w, nullptr, ws_store, store_floats * 4) ==
             EDGEATTN_OK);
 
     a.seal();
     const edgeattn_kv_cache before = cache;
-    // append past capacity: 4 + 4 > 6
-    CHECK(edgeattn_kv_cache_append(&cache, &dims, 4, x.data(), x.data(), &w, ws_append, append_floats * 4) ==
+    // a store past capacity: 4 + 4 > 6
+    CHECK(edgeattn_kv_cache_store(&cache, &dims, 4, x.data(), x.data(), &w, nullptr, ws_store, store_floats * 4) ==
           EDGEATTN_ERR_CACHE_FULL);
     edgeattn_attention_dims bad = dims;
     bad.num_kv_heads = 3;  // does not divide 2 heads
-    CHECK(edgeattn_kv_cache_append(&cache, &bad, 1, x.data(), x.data(), &w, ws_append, append_floats * 4) ==
+    CHECK(edgeattn_kv_cache_store(&cache, &bad, 1, x.data(), x.data(), &w, nullptr, ws_store, store_floats * 4) ==
           EDGEATTN_ERR_KV_HEADS_DO_NOT_DIVIDE);
-    bad = dims;
-    bad.num_kv_heads = 2;  // divides, but the cache was made for 1
-    CHECK(edgeattn_kv_cache_append(&cache, &bad, 1, x.data(), x.data(), &w, ws_append, append_floats * 4) ==
-          EDGEATTN_ERR_BAD_CACHE);
-    CHECK(edgeattn_kv_cache_append(&cache, &dims, 0, x.data(), x.data(), &w, ws_append, append_floats * 4) ==
+    // dims that disagree with the cache: kv heads, batch, head size
+    {
+        struct mismatch {
+            const char *what;
+            edgeattn_attention_dims dims;
+        };
+        edgeattn_attention_dims kv_heads = dims, batch = dims, head_size = dims;
+        kv_heads.num_kv_heads = 2;  // divides, but the cache was made for 1
+        batch.batch = 1;
+        head_size.num_heads = 1;  // heads of 8 features; the cache's are 4
+        const mismatch mismatches[] = {{"num_kv_heads", kv_heads}, {"batch", batch}, {"num_hiddens / num_heads", head_size}};
+        for (const mismatch &m : mismatches) {
+            INFO("dims' " << m.what << " differs from the cache's");
+            const edgeattn_status stored = edgeattn_kv_cache_store(&cache, &m.dims, 1, x.data(), x.data(), &w, nullptr,
+                                                                   ws_store, store_floats * 4);
+            CHECK(stored == EDGEATTN_ERR_CACHE_SHAPE_MISMATCH);
+            CHECK(says(stored, m.what));
+            const edgeattn_status attended = edgeattn_kv_cache_attend(&cache, &m.dims, x.data(), &w, nullptr, ws_attend,
+                                                                      attend_floats * 4, out, nullptr);
+            CHECK(attended == EDGEATTN_ERR_CACHE_SHAPE_MISMATCH);
+            CHECK(says(attended, m.what));
+        }
+    }
+    // dims.keys neither 0 nor the capacity (the filled length 4 among them)
+    for (std::size_t keys : {cap - 1, std::size_t{4}, cap + 1}) {
+        INFO("dims.keys " << keys);
+        bad = dims;
+        bad.keys = keys;
+        const edgeattn_status st =
+            edgeattn_kv_cache_attend(&cache, &bad, x.data(), &w, nullptr, ws_attend, attend_floats * 4, out, nullptr);
+        CHECK(st == EDGEATTN_ERR_KEYS_NOT_CAPACITY);
+        CHECK(says(st, "capacity"));
+    }
+    CHECK(edgeattn_kv_cache_store(&cache, &dims, 0, x.data(), x.data(), &w, nullptr, ws_store, store_floats * 4) ==
           EDGEATTN_ERR_ZERO_DIMENSION);
-    CHECK(edgeattn_kv_cache_append(&cache, &dims, 1, x.data(), x.data(), &w, ws_append, 4) ==
+    CHECK(edgeattn_kv_cache_store(&cache, &dims, 1, x.data(), x.data(), &w, nullptr, ws_store, 4) ==
           EDGEATTN_ERR_WORKSPACE_TOO_SMALL);
-    CHECK(edgeattn_kv_cache_append(&cache, &dims, 1, memory, x.data(), &w, ws_append, append_floats * 4) ==
+    CHECK(edgeattn_kv_cache_store(&cache, &dims, 1, memory, x.data(), &w, nullptr, ws_store, store_floats * 4) ==
           EDGEATTN_ERR_OVERLAP);  // keys read from the cache's own memory
-    CHECK(edgeattn_kv_cache_truncate(&cache, 0, 5) == EDGEATTN_ERR_BAD_CACHE);  // past the length 4
-    CHECK(edgeattn_kv_cache_truncate(&cache, 2, 0) == EDGEATTN_ERR_BAD_CACHE);  // no batch element 2
+    {
+        const edgeattn_status past_length = edgeattn_kv_cache_truncate(&cache, 0, 5);  // past the length 4
+        const edgeattn_status past_batch = edgeattn_kv_cache_truncate(&cache, 2, 0);   // no batch element 2
+        CHECK(past_length == EDGEATTN_ERR_PAST_CACHE_LENGTH);
+        CHECK(past_batch == EDGEATTN_ERR_PAST_CACHE_LENGTH);
+        CHECK(says(past_length, "length past the filled length"));
+        CHECK(says(past_batch, "batch index is past the batch"));
+    }
 
     const std::int32_t out_of_order[4] = {3, 1, 0, 4}, negative[4] = {-1, 2, 0, 4};
-    edgeattn_attention_mask m{};
-    m.ranges_kind = EDGEATTN_KEY_RANGES_PER_BATCH;
-    m.key_ranges = out_of_order;
-    CHECK(edgeattn_kv_cache_attention(&cache, &dims, x.data(), &m, &w, ws_attend, attend_floats * 4, out, nullptr) ==
+    edgeattn_attention_options o{};
+    o.mask.ranges_kind = EDGEATTN_KEY_RANGES_PER_BATCH;
+    o.mask.key_ranges = out_of_order;
+    CHECK(edgeattn_kv_cache_attend(&cache, &dims, x.data(), &w, &o, ws_attend, attend_floats * 4, out, nullptr) ==
           EDGEATTN_ERR_BAD_KEY_RANGE);
-    m.key_ranges = negative;
-    CHECK(edgeattn_kv_cache_attention(&cache, &dims, x.data(), &m, &w, ws_attend, attend_floats * 4, out, nullptr) ==
+    o.mask.key_ranges = negative;
+    CHECK(edgeattn_kv_cache_attend(&cache, &dims, x.data(), &w, &o, ws_attend, attend_floats * 4, out, nullptr) ==
           EDGEATTN_ERR_BAD_KEY_RANGE);
-    m.key_ranges = nullptr;
-    CHECK(edgeattn_kv_cache_attention(&cache, &dims, x.data(), &m, &w, ws_attend, attend_floats * 4, out, nullptr) ==
+    o.mask.key_ranges = nullptr;
+    CHECK(edgeattn_kv_cache_attend(&cache, &dims, x.data(), &w, &o, ws_attend, attend_floats * 4, out, nullptr) ==
           EDGEATTN_ERR_NULL_POINTER);
-    std::memcpy(&m.ranges_kind, "\x07\0\0\0", 4);
-    CHECK(edgeattn_kv_cache_attention(&cache, &dims, x.data(), &m, &w, ws_attend, attend_floats * 4, out, nullptr) ==
+    std::memcpy(&o.mask.ranges_kind, "\x07\0\0\0", 4);
+    CHECK(edgeattn_kv_cache_attend(&cache, &dims, x.data(), &w, &o, ws_attend, attend_floats * 4, out, nullptr) ==
           EDGEATTN_ERR_BAD_KEY_RANGE);
     const std::vector<float> bias(B * H * 2 * cap, 0.5f);
-    edgeattn_attention_mask mb{};
-    mb.bias = bias.data();
-    mb.bias_heads = 3;  // neither 1 nor H
-    CHECK(edgeattn_kv_cache_attention(&cache, &dims, x.data(), &mb, &w, ws_attend, attend_floats * 4, out, nullptr) ==
+    edgeattn_attention_options ob{};
+    ob.mask.bias = bias.data();
+    ob.mask.bias_heads = 3;  // neither 1 nor H
+    CHECK(edgeattn_kv_cache_attend(&cache, &dims, x.data(), &w, &ob, ws_attend, attend_floats * 4, out, nullptr) ==
           EDGEATTN_ERR_SHAPE_MISMATCH);
-    mb.bias_heads = H;
-    mb.bias_keys = cap - 1;  // rows shorter than the capacity
-    CHECK(edgeattn_kv_cache_attention(&cache, &dims, x.data(), &mb, &w, ws_attend, attend_floats * 4, out, nullptr) ==
+    ob.mask.bias_heads = H;
+    ob.mask.bias_keys = cap - 1;  // rows shorter than the capacity
+    CHECK(edgeattn_kv_cache_attend(&cache, &dims, x.data(), &w, &ob, ws_attend, attend_floats * 4, out, nullptr) ==
           EDGEATTN_ERR_SHAPE_MISMATCH);
-    edgeattn_mha_weights no_q = w;
-    no_q.W_q = nullptr;
-    CHECK(edgeattn_kv_cache_attention(&cache, &dims, x.data(), nullptr, &no_q, ws_attend, attend_floats * 4, out,
-                                      nullptr) == EDGEATTN_ERR_NULL_POINTER);
-    CHECK(edgeattn_kv_cache_attention(&cache, &dims, x.data(), nullptr, &w, ws_attend, attend_floats * 4, memory,
-                                      nullptr) == EDGEATTN_ERR_OVERLAP);  // output over the cache
-    CHECK(edgeattn_kv_cache_attention(&cache, &dims, x.data(), nullptr, &w, ws_attend, attend_floats * 4 - 4, out,
-                                      nullptr) == EDGEATTN_ERR_WORKSPACE_TOO_SMALL);
+    edgeattn_weights no_q = w;
+    no_q.W_q.data = nullptr;
+    CHECK(edgeattn_kv_cache_attend(&cache, &dims, x.data(), &no_q, nullptr, ws_attend, attend_floats * 4, out,
+                                   nullptr) == EDGEATTN_ERR_NULL_POINTER);
+    CHECK(edgeattn_kv_cache_attend(&cache, &dims, x.data(), &w, nullptr, ws_attend, attend_floats * 4, memory,
+                                   nullptr) == EDGEATTN_ERR_OVERLAP);  // output over the cache
+    CHECK(edgeattn_kv_cache_attend(&cache, &dims, x.data(), &w, nullptr, ws_attend, attend_floats * 4 - 4, out,
+                                   nullptr) == EDGEATTN_ERR_WORKSPACE_TOO_SMALL);
     CHECK(a.untouched());
     CHECK(std::memcmp(&before, &cache, sizeof cache) == 0);
 
-    // The appends that were refused left the cache usable: two more fit.
-    CHECK(edgeattn_kv_cache_append(&cache, &dims, 2, x.data(), x.data(), &w, ws_append, append_floats * 4) ==
+    // The stores that were refused left the cache usable: two more fit.
+    CHECK(edgeattn_kv_cache_store(&cache, &dims, 2, x.data(), x.data(), &w, nullptr, ws_store, store_floats * 4) ==
           EDGEATTN_OK);
     CHECK(cache.lengths[0] == 6);
     CHECK(edgeattn_kv_cache_truncate(&cache, 1, 2) == EDGEATTN_OK);
@@ -456,53 +536,60 @@ TEST_CASE("KV cache calls refuse bad input with their own status and write nothi
     CHECK((cache.lengths[0] == 0 && cache.lengths[1] == 0));
 }
 
-TEST_CASE("masked multi-head and projection calls refuse bad input and write nothing") {
+TEST_CASE("masked multi-head and dense layer calls refuse bad input and write nothing") {
     const std::size_t B = 1, Q = 3, K = 4, d = 8, h = 8, H = 4;
     mha_model model(d, d, d, h, H, 2, 71);
-    const edgeattn_mha_weights w = model.weights();
+    const edgeattn_weights w = model.weights();
     const std::vector<float> x = random_floats(B * K * d, 72);
     edgeattn_attention_dims dims = model.dims(B, Q, K);
-    const std::size_t ws_floats = edgeattn_multi_head_attention_workspace_size(&dims, 1) / 4;
+    const std::size_t ws_floats = workspace_bytes(EDGEATTN_OP_MHA, dims, 1) / 4;
     arena a(ws_floats + B * Q * h + B * H * Q * K + 64);
     float *ws = a.mem.data(), *out = ws + ws_floats, *wts = out + B * Q * h;
     a.seal();
     edgeattn_attention_dims bad = dims;
     bad.num_kv_heads = 3;
-    CHECK(edgeattn_multi_head_attention_masked(&bad, x.data(), x.data(), x.data(), nullptr, nullptr, &w, ws,
-                                               ws_floats * 4, out, wts) == EDGEATTN_ERR_KV_HEADS_DO_NOT_DIVIDE);
-    CHECK(edgeattn_multi_head_attention_workspace_size(&bad, 1) == 0);
-    CHECK(edgeattn_mha_packed_weights_size(&bad) == 0);
+    CHECK(edgeattn_mha(&bad, x.data(), x.data(), x.data(), &w, nullptr, ws, ws_floats * 4, out, wts) ==
+          EDGEATTN_ERR_KV_HEADS_DO_NOT_DIVIDE);
+    {
+        edgeattn_workspace_request r{};
+        r.op = EDGEATTN_OP_MHA;
+        r.dims = bad;
+        std::size_t bytes = 12345;
+        CHECK(edgeattn_workspace_size(&r, 1, 1, &bytes) == EDGEATTN_ERR_KV_HEADS_DO_NOT_DIVIDE);
+        CHECK(bytes == 12345);  // written only on success
+    }
+    CHECK(edgeattn_mha_packed_size(&bad, &w) == 0);
     const std::int32_t ranges[6] = {0, 4, 2, 1, 0, 4};
-    edgeattn_attention_mask m{};
-    m.ranges_kind = EDGEATTN_KEY_RANGES_PER_QUERY;
-    m.key_ranges = ranges;
-    CHECK(edgeattn_multi_head_attention_masked(&dims, x.data(), x.data(), x.data(), nullptr, &m, &w, ws, ws_floats * 4,
-                                               out, wts) == EDGEATTN_ERR_BAD_KEY_RANGE);
-    edgeattn_attention_mask mb{};
+    edgeattn_attention_options o{};
+    o.mask.ranges_kind = EDGEATTN_KEY_RANGES_PER_QUERY;
+    o.mask.key_ranges = ranges;
+    CHECK(edgeattn_mha(&dims, x.data(), x.data(), x.data(), &w, &o, ws, ws_floats * 4, out, wts) ==
+          EDGEATTN_ERR_BAD_KEY_RANGE);
+    edgeattn_attention_options ob{};
     const std::vector<float> bias(2 * Q * K);
-    mb.bias = bias.data();
-    mb.bias_batch = 2;  // B is 1
-    CHECK(edgeattn_multi_head_attention_masked(&dims, x.data(), x.data(), x.data(), nullptr, &mb, &w, ws,
-                                               ws_floats * 4, out, wts) == EDGEATTN_ERR_SHAPE_MISMATCH);
-    mb.bias_batch = 1;
-    mb.bias = out + 4;  // the bias is read where the output is written
-    CHECK(edgeattn_multi_head_attention_masked(&dims, x.data(), x.data(), x.data(), nullptr, &mb, &w, ws,
-                                               ws_floats * 4, out, nullptr) == EDGEATTN_ERR_OVERLAP);
+    ob.mask.bias = bias.data();
+    ob.mask.bias_batch = 2;  // B is 1
+    CHECK(edgeattn_mha(&dims, x.data(), x.data(), x.data(), &w, &ob, ws, ws_floats * 4, out, wts) ==
+          EDGEATTN_ERR_SHAPE_MISMATCH);
+    ob.mask.bias_batch = 1;
+    ob.mask.bias = out + 4;  // the bias is read where the output is written
+    CHECK(edgeattn_mha(&dims, x.data(), x.data(), x.data(), &w, &ob, ws, ws_floats * 4, out, nullptr) ==
+          EDGEATTN_ERR_OVERLAP);
     // dot product: one bias per head only
     const edgeattn_attention_dims dot{B, Q, K, d, d, d, 0, 0, 0};
-    mb.bias = bias.data();
-    mb.bias_heads = 2;
-    CHECK(edgeattn_dot_product_attention_masked(&dot, x.data(), x.data(), x.data(), nullptr, &mb, ws, ws_floats * 4,
-                                                out, nullptr) == EDGEATTN_ERR_SHAPE_MISMATCH);
+    ob.mask.bias = bias.data();
+    ob.mask.bias_heads = 2;
+    CHECK(edgeattn_sdpa(&dot, x.data(), x.data(), x.data(), &ob, ws, ws_floats * 4, out, nullptr) ==
+          EDGEATTN_ERR_SHAPE_MISMATCH);
 
-    const edgeattn_linear_dims ld{Q, d, h};
-    CHECK(edgeattn_linear(&ld, x.data(), model.W[0].data(), nullptr, ws, 4, out) == EDGEATTN_ERR_WORKSPACE_TOO_SMALL);
-    const edgeattn_linear_dims zero{Q, 0, h};
-    CHECK(edgeattn_linear(&zero, x.data(), model.W[0].data(), nullptr, ws, ws_floats * 4, out) ==
-          EDGEATTN_ERR_ZERO_DIMENSION);
-    CHECK(edgeattn_linear(&ld, x.data(), model.W[0].data(), nullptr, ws, ws_floats * 4, ws + 8) ==
+    const edgeattn_dense_dims ld{Q, d, h};
+    const edgeattn_weight_matrix W = f32(model.W[0].data());
+    CHECK(edgeattn_dense(&ld, x.data(), &W, nullptr, ws, 4, out) == EDGEATTN_ERR_WORKSPACE_TOO_SMALL);
+    const edgeattn_dense_dims zero{Q, 0, h};
+    CHECK(edgeattn_dense(&zero, x.data(), &W, nullptr, ws, ws_floats * 4, out) == EDGEATTN_ERR_ZERO_DIMENSION);
+    CHECK(edgeattn_dense(&ld, x.data(), &W, nullptr, ws, ws_floats * 4, ws + 8) ==
           EDGEATTN_ERR_OVERLAP);  // y inside the workspace
-    CHECK(edgeattn_linear_packed(&ld, x.data(), model.W[0].data(), h * d * 4, out) ==
+    CHECK(edgeattn_dense_packed(&ld, x.data(), model.W[0].data(), h * d * 4, out) ==
           EDGEATTN_ERR_PACKED_WEIGHTS_MISMATCH);  // never packed
     CHECK(a.untouched());
 }

@@ -25,6 +25,26 @@ std::vector<float> random_floats(size_t n, unsigned seed, float scale = 1.0f) {
     return v;
 }
 
+edgeattn_weight_matrix f32(const float *W) { return {EDGEATTN_DTYPE_F32, W, nullptr}; }
+
+edgeattn_attention_options options_of(const edgeattn_valid_lens *valid_lens, const edgeattn_attention_mask *mask) {
+    edgeattn_attention_options o{};
+    if (valid_lens) o.valid_lens = *valid_lens;
+    if (mask) o.mask = *mask;
+    return o;
+}
+
+// Workspace bytes of one call for `threads` threads (tokens: a cache store's).
+size_t workspace_bytes(edgeattn_op op, const edgeattn_attention_dims &dims, size_t threads, size_t tokens = 0) {
+    edgeattn_workspace_request r{};
+    r.op = op;
+    r.dims = dims;
+    r.tokens = tokens;
+    size_t bytes = 0;
+    REQUIRE(edgeattn_workspace_size(&r, 1, threads, &bytes) == EDGEATTN_OK);
+    return bytes;
+}
+
 bool same_bits(const std::vector<float> &a, const std::vector<float> &b) {
     return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
 }
@@ -60,18 +80,18 @@ TEST_CASE("multi-head attention: same bits for 1, 2 and 8 threads, with and with
     const auto q = random_floats(B * Q * 48, 1), k = random_floats(B * K * 40, 2), v = random_floats(B * K * 56, 3);
     const auto W_q = random_floats(h * 48, 4, 0.2f), W_k = random_floats(h * 40, 5, 0.2f),
                W_v = random_floats(h * 56, 6, 0.2f), W_o = random_floats(h * h, 7, 0.2f), bias = random_floats(h, 8);
-    const edgeattn_mha_weights w{W_q.data(), W_k.data(), W_v.data(), W_o.data(),
-                                 bias.data(), bias.data(), bias.data(), bias.data()};
+    const edgeattn_weights w{f32(W_q.data()), f32(W_k.data()), f32(W_v.data()), f32(W_o.data()),
+                             bias.data(),     bias.data(),     bias.data(),     bias.data()};
     std::vector<int32_t> lens(B * Q);
     for (size_t i = 0; i < lens.size(); ++i) lens[i] = static_cast<int32_t>((i * 37) % (K + 20));
     const edgeattn_valid_lens vl{EDGEATTN_VALID_LENS_PER_QUERY, lens.data()};
-    std::vector<float> ws(edgeattn_multi_head_attention_workspace_size(&dims, 8) / sizeof(float));
+    const edgeattn_attention_options opt = options_of(&vl, nullptr);
+    std::vector<float> ws(workspace_bytes(EDGEATTN_OP_MHA, dims, 8) / sizeof(float));
     for (bool with_weights : {true, false}) {
         check_deterministic(with_weights ? "mha with weights" : "mha streaming", [&] {
             std::vector<float> out(B * Q * h), attn(with_weights ? B * heads * Q * K : 0);
-            REQUIRE(edgeattn_multi_head_attention(&dims, q.data(), k.data(), v.data(), &vl, &w, ws.data(),
-                                                  ws.size() * sizeof(float), out.data(),
-                                                  with_weights ? attn.data() : nullptr) == EDGEATTN_OK);
+            REQUIRE(edgeattn_mha(&dims, q.data(), k.data(), v.data(), &w, &opt, ws.data(), ws.size() * sizeof(float),
+                                 out.data(), with_weights ? attn.data() : nullptr) == EDGEATTN_OK);
             return std::vector<std::vector<float>>{out, attn};
         });
     }
@@ -82,26 +102,27 @@ TEST_CASE("dot-product and additive attention, softmax, positional add: same bit
     const auto q = random_floats(B * Q * d, 11), k = random_floats(B * K * d, 12), v = random_floats(B * K * dv, 13);
     const std::vector<int32_t> lens{400, 0, 123};
     const edgeattn_valid_lens vl{EDGEATTN_VALID_LENS_PER_BATCH, lens.data()};
+    const edgeattn_attention_options opt = options_of(&vl, nullptr);
 
     const edgeattn_attention_dims dot_dims{B, Q, K, d, d, dv, 0, 0, 0};
-    std::vector<float> dot_ws(edgeattn_dot_product_attention_workspace_size(&dot_dims, 8) / sizeof(float));
+    std::vector<float> dot_ws(workspace_bytes(EDGEATTN_OP_SDPA, dot_dims, 8) / sizeof(float));
     check_deterministic("dot product", [&] {
         std::vector<float> out(B * Q * dv), attn(B * Q * K), out_streaming(B * Q * dv);
-        REQUIRE(edgeattn_dot_product_attention(&dot_dims, q.data(), k.data(), v.data(), &vl, dot_ws.data(),
-                                               dot_ws.size() * sizeof(float), out.data(), attn.data()) == EDGEATTN_OK);
-        REQUIRE(edgeattn_dot_product_attention(&dot_dims, q.data(), k.data(), v.data(), &vl, dot_ws.data(),
-                                               dot_ws.size() * sizeof(float), out_streaming.data(), nullptr) == EDGEATTN_OK);
+        REQUIRE(edgeattn_sdpa(&dot_dims, q.data(), k.data(), v.data(), &opt, dot_ws.data(),
+                              dot_ws.size() * sizeof(float), out.data(), attn.data()) == EDGEATTN_OK);
+        REQUIRE(edgeattn_sdpa(&dot_dims, q.data(), k.data(), v.data(), &opt, dot_ws.data(),
+                              dot_ws.size() * sizeof(float), out_streaming.data(), nullptr) == EDGEATTN_OK);
         return std::vector<std::vector<float>>{out, attn, out_streaming};
     });
 
     const edgeattn_attention_dims add_dims{B, Q, K, d, d, dv, hidden, 0, 0};
     const auto W_q = random_floats(hidden * d, 14), W_k = random_floats(hidden * d, 15), w_v = random_floats(hidden, 16);
-    const edgeattn_additive_weights aw{W_q.data(), W_k.data(), w_v.data()};
-    std::vector<float> add_ws(edgeattn_additive_attention_workspace_size(&add_dims, 8) / sizeof(float));
+    const edgeattn_weights aw{f32(W_q.data()), f32(W_k.data()), f32(w_v.data()), {}, nullptr, nullptr, nullptr, nullptr};
+    std::vector<float> add_ws(workspace_bytes(EDGEATTN_OP_ADDITIVE, add_dims, 8) / sizeof(float));
     check_deterministic("additive", [&] {
         std::vector<float> out(B * Q * dv), attn(B * Q * K);
-        REQUIRE(edgeattn_additive_attention(&add_dims, q.data(), k.data(), v.data(), &vl, &aw, add_ws.data(),
-                                            add_ws.size() * sizeof(float), out.data(), attn.data()) == EDGEATTN_OK);
+        REQUIRE(edgeattn_additive(&add_dims, q.data(), k.data(), v.data(), &aw, &opt, add_ws.data(),
+                                  add_ws.size() * sizeof(float), out.data(), attn.data()) == EDGEATTN_OK);
         return std::vector<std::vector<float>>{out, attn};
     });
 
@@ -118,7 +139,7 @@ TEST_CASE("dot-product and additive attention, softmax, positional add: same bit
     const auto X = random_floats(16 * 1000 * 64, 18);
     check_deterministic("positional add", [&] {
         std::vector<float> Y(X.size());
-        REQUIRE(edgeattn_positional_encoding_add(16, 1000, 64, X.data(), P.data(), 1000, Y.data()) == EDGEATTN_OK);
+        REQUIRE(edgeattn_positional_encoding_add_at(16, 1000, 64, 0, X.data(), P.data(), 1000, Y.data()) == EDGEATTN_OK);
         return std::vector<std::vector<float>>{Y};
     });
 }
@@ -128,18 +149,21 @@ TEST_CASE("self-attention, per-query softmax, sequence mask, positional table, C
     const auto X = random_floats(B * n * d, 21);
     const auto W_q = random_floats(d * d, 22, 0.2f), W_k = random_floats(d * d, 23, 0.2f),
                W_v = random_floats(d * d, 24, 0.2f), W_o = random_floats(d * d, 25, 0.2f), bias = random_floats(d, 26);
-    const edgeattn_mha_weights w{W_q.data(), W_k.data(), W_v.data(), W_o.data(), bias.data(), nullptr, bias.data(), nullptr};
-    const edgeattn_attention_dims dims{B, n, 0, d, 0, 0, 0, heads, 0};
+    const edgeattn_weights w{f32(W_q.data()), f32(W_k.data()), f32(W_v.data()), f32(W_o.data()),
+                             bias.data(),     nullptr,         bias.data(),     nullptr};
+    // self-attention: X as queries, keys and values
+    const edgeattn_attention_dims dims{B, n, n, d, d, d, d, heads, 0};
     std::vector<int32_t> lens(B * n);
     for (size_t i = 0; i < lens.size(); ++i) lens[i] = static_cast<int32_t>((i * 53) % (n + 9));
     const edgeattn_valid_lens vl{EDGEATTN_VALID_LENS_PER_QUERY, lens.data()};
-    std::vector<float> ws(edgeattn_self_attention_workspace_size(&dims, 8) / sizeof(float));
+    const edgeattn_attention_options opt = options_of(&vl, nullptr);
+    std::vector<float> ws(workspace_bytes(EDGEATTN_OP_MHA, dims, 8) / sizeof(float));
     check_deterministic("self-attention", [&] {
         std::vector<float> out(B * n * d), attn(B * heads * n * n), out_streaming(B * n * d);
-        REQUIRE(edgeattn_self_attention(&dims, X.data(), &vl, &w, ws.data(), ws.size() * sizeof(float), out.data(),
-                                        attn.data()) == EDGEATTN_OK);
-        REQUIRE(edgeattn_self_attention(&dims, X.data(), &vl, &w, ws.data(), ws.size() * sizeof(float),
-                                        out_streaming.data(), nullptr) == EDGEATTN_OK);
+        REQUIRE(edgeattn_mha(&dims, X.data(), X.data(), X.data(), &w, &opt, ws.data(), ws.size() * sizeof(float),
+                             out.data(), attn.data()) == EDGEATTN_OK);
+        REQUIRE(edgeattn_mha(&dims, X.data(), X.data(), X.data(), &w, &opt, ws.data(), ws.size() * sizeof(float),
+                             out_streaming.data(), nullptr) == EDGEATTN_OK);
         return std::vector<std::vector<float>>{out, attn, out_streaming};
     });
 
@@ -169,31 +193,35 @@ TEST_CASE("decoder: causal masked MHA with GQA and bias, and KV-cache decode ste
     const edgeattn_attention_dims dims{B, Q, Q, d, d, d, h, heads, kv};
     const auto x = random_floats(B * Q * d, 11), W_q = random_floats(h * d, 12, 0.2f), W_kv = random_floats(32 * d, 13, 0.2f),
                W_o = random_floats(h * h, 14, 0.2f), bias = random_floats(heads * Q * Q, 15);
-    const edgeattn_mha_weights w{W_q.data(), W_kv.data(), W_kv.data(), W_o.data(), nullptr, nullptr, nullptr, nullptr};
+    const edgeattn_weights w{f32(W_q.data()), f32(W_kv.data()), f32(W_kv.data()), f32(W_o.data()),
+                             nullptr,         nullptr,          nullptr,          nullptr};
     const edgeattn_attention_mask mask{1, EDGEATTN_KEY_RANGES_NONE, nullptr, bias.data(), 1, heads, 0};
-    std::vector<float> ws(edgeattn_multi_head_attention_workspace_size(&dims, 8) / sizeof(float));
+    const edgeattn_attention_options masked = options_of(nullptr, &mask);
+    std::vector<float> ws(workspace_bytes(EDGEATTN_OP_MHA, dims, 8) / sizeof(float));
     check_deterministic("masked mha", [&] {
         std::vector<float> out(B * Q * h);
-        REQUIRE(edgeattn_multi_head_attention_masked(&dims, x.data(), x.data(), x.data(), nullptr, &mask, &w, ws.data(),
-                                                     ws.size() * sizeof(float), out.data(), nullptr) == EDGEATTN_OK);
+        REQUIRE(edgeattn_mha(&dims, x.data(), x.data(), x.data(), &w, &masked, ws.data(), ws.size() * sizeof(float),
+                             out.data(), nullptr) == EDGEATTN_OK);
         return std::vector<std::vector<float>>{out};
     });
     const size_t capacity = 320;
     const edgeattn_attention_dims cache_dims{B, 3, capacity, d, d, d, h, heads, kv};
-    std::vector<float> memory(edgeattn_kv_cache_size(B, kv, h / heads, capacity) / 4);
-    std::vector<float> cws(edgeattn_kv_cache_append_workspace_size(&cache_dims, Q, 8) / 4 +
-                           edgeattn_kv_cache_attention_workspace_size(&cache_dims, 8) / 4);
+    const edgeattn_kv_cache_config config{B, kv, h / heads, capacity, EDGEATTN_DTYPE_F32};
+    std::vector<float> memory(edgeattn_kv_cache_memory_size(&config) / 4);
+    std::vector<float> cws(workspace_bytes(EDGEATTN_OP_KV_CACHE_STORE, cache_dims, 8, Q) / 4 +
+                           workspace_bytes(EDGEATTN_OP_KV_CACHE_ATTEND, cache_dims, 8) / 4);
     check_deterministic("kv cache decode", [&] {
         edgeattn_kv_cache cache;
-        REQUIRE(edgeattn_kv_cache_init(&cache, B, kv, h / heads, capacity, memory.data(), memory.size() * 4) == EDGEATTN_OK);
-        REQUIRE(edgeattn_kv_cache_append(&cache, &cache_dims, Q - 3, x.data(), x.data(), &w, cws.data(),
-                                         cws.size() * 4) == EDGEATTN_OK);
+        REQUIRE(edgeattn_kv_cache_setup(&cache, &config, memory.data(), memory.size() * 4) == EDGEATTN_OK);
+        REQUIRE(edgeattn_kv_cache_store(&cache, &cache_dims, Q - 3, x.data(), x.data(), &w, nullptr, cws.data(),
+                                        cws.size() * 4) == EDGEATTN_OK);
         std::vector<float> step(B * 3 * d, 0.25f), out(B * 3 * h), attn(B * heads * 3 * capacity);
-        REQUIRE(edgeattn_kv_cache_append(&cache, &cache_dims, 3, step.data(), step.data(), &w, cws.data(),
-                                         cws.size() * 4) == EDGEATTN_OK);
-        const edgeattn_attention_mask causal{1, EDGEATTN_KEY_RANGES_NONE, nullptr, nullptr, 0, 0, 0};
-        REQUIRE(edgeattn_kv_cache_attention(&cache, &cache_dims, step.data(), &causal, &w, cws.data(), cws.size() * 4,
-                                            out.data(), attn.data()) == EDGEATTN_OK);
+        REQUIRE(edgeattn_kv_cache_store(&cache, &cache_dims, 3, step.data(), step.data(), &w, nullptr, cws.data(),
+                                        cws.size() * 4) == EDGEATTN_OK);
+        const edgeattn_attention_mask causal_mask{1, EDGEATTN_KEY_RANGES_NONE, nullptr, nullptr, 0, 0, 0};
+        const edgeattn_attention_options causal = options_of(nullptr, &causal_mask);
+        REQUIRE(edgeattn_kv_cache_attend(&cache, &cache_dims, step.data(), &w, &causal, cws.data(), cws.size() * 4,
+                                         out.data(), attn.data()) == EDGEATTN_OK);
         return std::vector<std::vector<float>>{out, attn};
     });
 }
@@ -209,34 +237,35 @@ TEST_CASE("reduced precision: int8 / fp16 weights and an int8 KV cache give the 
     REQUIRE(edgeattn_quantize_int8(h, d, W_q.data(), q8.data(), q_scales.data()) == EDGEATTN_OK);
     REQUIRE(edgeattn_quantize_int8(h, h, W_o.data(), o8.data(), o_scales.data()) == EDGEATTN_OK);
     REQUIRE(edgeattn_float_to_half(32 * d, W_kv.data(), kv16.data()) == EDGEATTN_OK);
-    const edgeattn_mha_typed_weights w{{EDGEATTN_WEIGHTS_INT8, q8.data(), q_scales.data()},
-                                       {EDGEATTN_WEIGHTS_F16, kv16.data(), nullptr},
-                                       {EDGEATTN_WEIGHTS_F16, kv16.data(), nullptr},
-                                       {EDGEATTN_WEIGHTS_INT8, o8.data(), o_scales.data()},
-                                       nullptr, nullptr, nullptr, nullptr};
-    const edgeattn_attention_mask causal{1, EDGEATTN_KEY_RANGES_NONE, nullptr, nullptr, 0, 0, 0};
-    std::vector<float> ws(edgeattn_multi_head_attention_workspace_size(&dims, 8) / sizeof(float));
-    check_deterministic("typed mha", [&] {
+    const edgeattn_weights w{{EDGEATTN_DTYPE_INT8, q8.data(), q_scales.data()},
+                             {EDGEATTN_DTYPE_F16, kv16.data(), nullptr},
+                             {EDGEATTN_DTYPE_F16, kv16.data(), nullptr},
+                             {EDGEATTN_DTYPE_INT8, o8.data(), o_scales.data()},
+                             nullptr, nullptr, nullptr, nullptr};
+    const edgeattn_attention_mask causal_mask{1, EDGEATTN_KEY_RANGES_NONE, nullptr, nullptr, 0, 0, 0};
+    const edgeattn_attention_options causal = options_of(nullptr, &causal_mask);
+    std::vector<float> ws(workspace_bytes(EDGEATTN_OP_MHA, dims, 8) / sizeof(float));
+    check_deterministic("int8 / fp16 mha", [&] {
         std::vector<float> out(B * Q * h);
-        REQUIRE(edgeattn_multi_head_attention_typed(&dims, x.data(), x.data(), x.data(), nullptr, &causal, &w, ws.data(),
-                                                    ws.size() * sizeof(float), out.data(), nullptr) == EDGEATTN_OK);
+        REQUIRE(edgeattn_mha(&dims, x.data(), x.data(), x.data(), &w, &causal, ws.data(), ws.size() * sizeof(float),
+                             out.data(), nullptr) == EDGEATTN_OK);
         return std::vector<std::vector<float>>{out};
     });
     const edgeattn_attention_dims cache_dims{B, 3, capacity, d, d, d, h, heads, kv};
-    std::vector<float> memory(edgeattn_kv_cache_typed_size(B, kv, h / heads, capacity, EDGEATTN_WEIGHTS_INT8) / 4);
-    std::vector<float> cws(edgeattn_kv_cache_append_workspace_size(&cache_dims, Q, 8) / 4 +
-                           edgeattn_kv_cache_attention_workspace_size(&cache_dims, 8) / 4);
+    const edgeattn_kv_cache_config config{B, kv, h / heads, capacity, EDGEATTN_DTYPE_INT8};
+    std::vector<float> memory(edgeattn_kv_cache_memory_size(&config) / 4);
+    std::vector<float> cws(workspace_bytes(EDGEATTN_OP_KV_CACHE_STORE, cache_dims, 8, Q) / 4 +
+                           workspace_bytes(EDGEATTN_OP_KV_CACHE_ATTEND, cache_dims, 8) / 4);
     check_deterministic("int8 kv cache decode", [&] {
         edgeattn_kv_cache cache;
-        REQUIRE(edgeattn_kv_cache_init_typed(&cache, B, kv, h / heads, capacity, EDGEATTN_WEIGHTS_INT8, memory.data(),
-                                             memory.size() * 4) == EDGEATTN_OK);
-        REQUIRE(edgeattn_kv_cache_append_typed(&cache, &cache_dims, Q - 3, x.data(), x.data(), &w, cws.data(),
-                                               cws.size() * 4) == EDGEATTN_OK);
+        REQUIRE(edgeattn_kv_cache_setup(&cache, &config, memory.data(), memory.size() * 4) == EDGEATTN_OK);
+        REQUIRE(edgeattn_kv_cache_store(&cache, &cache_dims, Q - 3, x.data(), x.data(), &w, nullptr, cws.data(),
+                                        cws.size() * 4) == EDGEATTN_OK);
         std::vector<float> step(B * 3 * d, 0.25f), out(B * 3 * h), attn(B * heads * 3 * capacity);
-        REQUIRE(edgeattn_kv_cache_append_typed(&cache, &cache_dims, 3, step.data(), step.data(), &w, cws.data(),
-                                               cws.size() * 4) == EDGEATTN_OK);
-        REQUIRE(edgeattn_kv_cache_attention_typed(&cache, &cache_dims, step.data(), &causal, &w, cws.data(),
-                                                  cws.size() * 4, out.data(), attn.data()) == EDGEATTN_OK);
+        REQUIRE(edgeattn_kv_cache_store(&cache, &cache_dims, 3, step.data(), step.data(), &w, nullptr, cws.data(),
+                                        cws.size() * 4) == EDGEATTN_OK);
+        REQUIRE(edgeattn_kv_cache_attend(&cache, &cache_dims, step.data(), &w, &causal, cws.data(), cws.size() * 4,
+                                         out.data(), attn.data()) == EDGEATTN_OK);
         return std::vector<std::vector<float>>{out, attn};
     });
 }
@@ -266,12 +295,13 @@ TEST_CASE("softmax rows cut at other places by other thread counts: same bits") 
     std::vector<int32_t> qlens(queries);
     for (size_t i = 0; i < queries; ++i) qlens[i] = static_cast<int32_t>(i < 36 ? 100 + 50 * i : i - 30);
     const edgeattn_valid_lens qvl{EDGEATTN_VALID_LENS_PER_QUERY, qlens.data()};
+    const edgeattn_attention_options qopt = options_of(&qvl, nullptr);
     const edgeattn_attention_dims dims{1, queries, keys, d, d, d, 0, 0, 0};
-    std::vector<float> ws(edgeattn_dot_product_attention_workspace_size(&dims, 8) / sizeof(float));
+    std::vector<float> ws(workspace_bytes(EDGEATTN_OP_SDPA, dims, 8) / sizeof(float));
     check_deterministic("dot product with weights, queries cut at 24", [&] {
         std::vector<float> out(queries * d), attn(queries * keys);
-        REQUIRE(edgeattn_dot_product_attention(&dims, q.data(), k.data(), v.data(), &qvl, ws.data(),
-                                               ws.size() * sizeof(float), out.data(), attn.data()) == EDGEATTN_OK);
+        REQUIRE(edgeattn_sdpa(&dims, q.data(), k.data(), v.data(), &qopt, ws.data(), ws.size() * sizeof(float),
+                              out.data(), attn.data()) == EDGEATTN_OK);
         return std::vector<std::vector<float>>{out, attn};
     });
 }

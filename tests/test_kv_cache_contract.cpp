@@ -1,16 +1,16 @@
 // What the KV cache calls promise about their arguments and their stored
-// rows (include/edgeattn/decoder.h, reduced_precision.h):
-//  - the cache struct, the dims, the mask and the weights' descriptor are
+// rows (include/edgeattn/kv_cache.h, convert.h):
+//  - the cache struct, the dims, the options and the weights descriptor are
 //    read before anything is written, so they may sit in the workspace or
 //    an output; a struct inside the cache memory it describes is refused;
-//  - a struct whose fields were changed after init is refused;
-//  - a refused append (one batch element full) writes nothing at all;
+//  - a struct whose fields were changed after setup is refused;
+//  - a refused store (one batch element full) writes nothing at all;
 //  - an int8 row is stored by the one int8 rule of the library (the exact
 //    quotient, ties to even; subnormal rows keep their values), checked
 //    byte by byte against an independent computation; a NaN or an infinity
 //    in a row stays non-finite;
-//  - the attention workspace size agrees with what the call accepts;
-//  - a storage or weight type outside the enum, passed as C passes it.
+//  - the attend workspace size agrees with what the call accepts;
+//  - a storage or weight type outside the enum, stored as C stores it.
 #include <doctest/doctest.h>
 
 #include <edgeattn/edgeattn.h>
@@ -34,10 +34,60 @@ using test_paths::widen;
 
 namespace {
 
-const edgeattn_weight_type storages[] = {EDGEATTN_WEIGHTS_F32, EDGEATTN_WEIGHTS_F16, EDGEATTN_WEIGHTS_INT8};
+const edgeattn_dtype storages[] = {EDGEATTN_DTYPE_F32, EDGEATTN_DTYPE_F16, EDGEATTN_DTYPE_INT8};
 
-std::string storage_name(edgeattn_weight_type t) {
-    return t == EDGEATTN_WEIGHTS_F32 ? "fp32" : t == EDGEATTN_WEIGHTS_F16 ? "fp16" : "int8";
+std::string storage_name(edgeattn_dtype t) {
+    return t == EDGEATTN_DTYPE_F32 ? "fp32" : t == EDGEATTN_DTYPE_F16 ? "fp16" : "int8";
+}
+
+edgeattn_weight_matrix f32(const float *W) { return {EDGEATTN_DTYPE_F32, W, nullptr}; }
+
+edgeattn_kv_cache_config cache_config(std::size_t B, std::size_t Hkv, std::size_t hs, std::size_t cap,
+                                      edgeattn_dtype storage = EDGEATTN_DTYPE_F32) {
+    return {B, Hkv, hs, cap, storage};
+}
+
+std::size_t cache_bytes_of(std::size_t B, std::size_t Hkv, std::size_t hs, std::size_t cap,
+                           edgeattn_dtype storage = EDGEATTN_DTYPE_F32) {
+    const edgeattn_kv_cache_config c = cache_config(B, Hkv, hs, cap, storage);
+    return edgeattn_kv_cache_memory_size(&c);
+}
+
+edgeattn_status setup(edgeattn_kv_cache *cache, std::size_t B, std::size_t Hkv, std::size_t hs, std::size_t cap,
+                      edgeattn_dtype storage, void *memory, std::size_t bytes) {
+    const edgeattn_kv_cache_config c = cache_config(B, Hkv, hs, cap, storage);
+    return edgeattn_kv_cache_setup(cache, &c, memory, bytes);
+}
+
+// Workspace bytes of a store of `tokens` tokens, or of an attend.
+std::size_t store_workspace(const edgeattn_attention_dims &dims, std::size_t tokens, std::size_t threads = 1) {
+    edgeattn_workspace_request r{};
+    r.op = EDGEATTN_OP_KV_CACHE_STORE;
+    r.dims = dims;
+    r.tokens = tokens;
+    std::size_t bytes = 0;
+    REQUIRE(edgeattn_workspace_size(&r, 1, threads, &bytes) == EDGEATTN_OK);
+    return bytes;
+}
+
+// The attend's workspace query: its status, `bytes` written on success.
+edgeattn_status attend_workspace_status(const edgeattn_attention_dims &dims, std::size_t threads, std::size_t &bytes) {
+    edgeattn_workspace_request r{};
+    r.op = EDGEATTN_OP_KV_CACHE_ATTEND;
+    r.dims = dims;
+    return edgeattn_workspace_size(&r, 1, threads, &bytes);
+}
+
+std::size_t attend_workspace(const edgeattn_attention_dims &dims, std::size_t threads = 1) {
+    std::size_t bytes = 0;
+    REQUIRE(attend_workspace_status(dims, threads, bytes) == EDGEATTN_OK);
+    return bytes;
+}
+
+edgeattn_attention_options causal_options() {
+    edgeattn_attention_options o{};
+    o.mask.causal = 1;
+    return o;
 }
 
 // Multi-head weights in three forms: fp32 as given, typed (W_q and W_v
@@ -66,19 +116,20 @@ struct model {
         k16.resize(W[1].size());
         REQUIRE(edgeattn_float_to_half(k16.size(), W[1].data(), k16.data()) == EDGEATTN_OK);
         const edgeattn_attention_dims dm = dims(1, 1, 1);
-        const edgeattn_mha_weights w = plain();
-        packed.resize(edgeattn_mha_packed_weights_size(&dm) / 4);
-        REQUIRE(edgeattn_mha_pack_weights(&dm, &w, packed.data(), packed.size() * 4) == EDGEATTN_OK);
+        const edgeattn_weights w = plain();
+        packed.resize(edgeattn_mha_packed_size(&dm, &w) / 4);
+        REQUIRE(edgeattn_mha_pack(&dm, &w, packed.data(), packed.size() * 4) == EDGEATTN_OK);
     }
     edgeattn_attention_dims dims(std::size_t B, std::size_t Q, std::size_t K) const { return {B, Q, K, d, d, d, h, H, Hkv}; }
-    edgeattn_mha_weights plain() const {
-        return {W[0].data(), W[1].data(), W[2].data(), W[3].data(), b[0].data(), b[1].data(), b[2].data(), b[3].data()};
+    edgeattn_weights plain() const {
+        return {f32(W[0].data()), f32(W[1].data()), f32(W[2].data()), f32(W[3].data()),
+                b[0].data(),      b[1].data(),      b[2].data(),      b[3].data()};
     }
-    edgeattn_mha_typed_weights typed() const {
-        return {{EDGEATTN_WEIGHTS_INT8, q8[0].data(), s8[0].data()},
-                {EDGEATTN_WEIGHTS_F16, k16.data(), nullptr},
-                {EDGEATTN_WEIGHTS_INT8, q8[1].data(), s8[1].data()},
-                {EDGEATTN_WEIGHTS_F32, W[3].data(), nullptr},
+    edgeattn_weights typed() const {
+        return {{EDGEATTN_DTYPE_INT8, q8[0].data(), s8[0].data()},
+                {EDGEATTN_DTYPE_F16, k16.data(), nullptr},
+                {EDGEATTN_DTYPE_INT8, q8[1].data(), s8[1].data()},
+                {EDGEATTN_DTYPE_F32, W[3].data(), nullptr},
                 b[0].data(), b[1].data(), b[2].data(), b[3].data()};
     }
 };
@@ -88,40 +139,31 @@ const form forms[] = {form::plain, form::typed, form::packed};
 std::string form_name(form f) { return f == form::plain ? "plain" : f == form::typed ? "typed" : "packed"; }
 
 // Everything a cache call takes by pointer besides its arrays, in one
-// block that a test can put anywhere.
+// block that a test can put anywhere: the weights descriptor of the form
+// (fp32 or typed; unused by the packed calls), the store's options all
+// zero (a store takes none), the attend's a causal mask.
 struct call_args {
     edgeattn_kv_cache cache;
     edgeattn_attention_dims dims;
-    edgeattn_mha_weights plain;
-    edgeattn_mha_typed_weights typed;
-    edgeattn_attention_mask mask;
+    edgeattn_weights weights;
+    edgeattn_attention_options store_options;
+    edgeattn_attention_options options;
 };
 
-edgeattn_status append(form f, const model &m, call_args &a, std::size_t n, const float *keys, const float *values,
-                       void *ws, std::size_t ws_bytes) {
-    switch (f) {
-        case form::plain: return edgeattn_kv_cache_append(&a.cache, &a.dims, n, keys, values, &a.plain, ws, ws_bytes);
-        case form::typed:
-            return edgeattn_kv_cache_append_typed(&a.cache, &a.dims, n, keys, values, &a.typed, ws, ws_bytes);
-        default:
-            return edgeattn_kv_cache_append_packed(&a.cache, &a.dims, n, keys, values, m.packed.data(),
-                                                   m.packed.size() * 4, ws, ws_bytes);
-    }
+edgeattn_status store(form f, const model &m, call_args &a, std::size_t n, const float *keys, const float *values,
+                      void *ws, std::size_t ws_bytes) {
+    if (f == form::packed)
+        return edgeattn_kv_cache_store_packed(&a.cache, &a.dims, n, keys, values, m.packed.data(), m.packed.size() * 4,
+                                              &a.store_options, ws, ws_bytes);
+    return edgeattn_kv_cache_store(&a.cache, &a.dims, n, keys, values, &a.weights, &a.store_options, ws, ws_bytes);
 }
 
 edgeattn_status attend(form f, const model &m, call_args &a, const float *queries, void *ws, std::size_t ws_bytes,
                        float *out, float *weights) {
-    switch (f) {
-        case form::plain:
-            return edgeattn_kv_cache_attention(&a.cache, &a.dims, queries, &a.mask, &a.plain, ws, ws_bytes, out,
-                                               weights);
-        case form::typed:
-            return edgeattn_kv_cache_attention_typed(&a.cache, &a.dims, queries, &a.mask, &a.typed, ws, ws_bytes, out,
-                                                     weights);
-        default:
-            return edgeattn_kv_cache_attention_packed(&a.cache, &a.dims, queries, &a.mask, m.packed.data(),
-                                                      m.packed.size() * 4, ws, ws_bytes, out, weights);
-    }
+    if (f == form::packed)
+        return edgeattn_kv_cache_attend_packed(&a.cache, &a.dims, queries, m.packed.data(), m.packed.size() * 4,
+                                               &a.options, ws, ws_bytes, out, weights);
+    return edgeattn_kv_cache_attend(&a.cache, &a.dims, queries, &a.weights, &a.options, ws, ws_bytes, out, weights);
 }
 
 // A copy of `a` constructed at byte `offset` of `buffer` (rounded down to
@@ -135,43 +177,41 @@ bool same_bytes(const std::vector<float> &x, const std::vector<float> &y) {
     return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * 4) == 0;
 }
 
-TEST_CASE("cache struct, dims, mask and weights may sit in the workspace or an output of every cache call") {
+TEST_CASE("cache struct, dims, options and weights may sit in the workspace or an output of every cache call") {
     const std::size_t B = 2, T = 5, Q = 4, d = 8, h = 16, H = 4, Hkv = 2, hs = h / H, cap = 7;
     const model m(d, h, H, Hkv, 101);
     const std::vector<float> x = random_floats(B * T * d, 102), xq = random_floats(B * Q * d, 103);
-    const edgeattn_attention_dims append_dims = m.dims(B, T, cap), attend_dims = m.dims(B, Q, cap);
-    const std::size_t append_bytes = edgeattn_kv_cache_append_workspace_size(&append_dims, T, 1);
-    const std::size_t attend_bytes = edgeattn_kv_cache_attention_workspace_size(&attend_dims, 1);
-    REQUIRE(append_bytes > 0);
+    const edgeattn_attention_dims store_dims = m.dims(B, T, cap), attend_dims = m.dims(B, Q, cap);
+    const std::size_t store_bytes = store_workspace(store_dims, T);
+    const std::size_t attend_bytes = attend_workspace(attend_dims);
+    REQUIRE(store_bytes > 0);
     REQUIRE(attend_bytes > 0);
     const std::size_t out_floats = B * Q * h, weights_floats = B * H * Q * cap;
     REQUIRE(out_floats * 4 >= sizeof(call_args));
-    REQUIRE(append_bytes >= 2 * sizeof(call_args));
+    REQUIRE(store_bytes >= 2 * sizeof(call_args));
 
-    for (edgeattn_weight_type storage : storages)
+    for (edgeattn_dtype storage : storages)
         for (form f : forms) {
             INFO(storage_name(storage) << " cache, " << form_name(f) << " weights");
-            const std::size_t cache_bytes = edgeattn_kv_cache_typed_size(B, Hkv, hs, cap, storage);
+            const std::size_t cache_bytes = cache_bytes_of(B, Hkv, hs, cap, storage);
             REQUIRE(cache_bytes > 0);
             call_args args;
             std::memset(&args, 0, sizeof args);
-            args.plain = m.plain();
-            args.typed = m.typed();
-            args.mask.causal = 1;  // the Q queries are the last Q cached tokens
+            args.weights = f == form::typed ? m.typed() : m.plain();
+            args.options.mask.causal = 1;  // the Q queries are the last Q cached tokens
 
             // Where the arguments normally are: the results to match.
-            std::vector<float> memory(cache_bytes / 4), ws(append_bytes / 4), wa(attend_bytes / 4);
+            std::vector<float> memory(cache_bytes / 4), ws(store_bytes / 4), wa(attend_bytes / 4);
             std::vector<float> out(out_floats), wts(weights_floats), out_grouped(out_floats);
-            REQUIRE(edgeattn_kv_cache_init_typed(&args.cache, B, Hkv, hs, cap, storage, memory.data(), cache_bytes) ==
-                    EDGEATTN_OK);
-            args.dims = append_dims;
-            REQUIRE(append(f, m, args, T, x.data(), x.data(), ws.data(), append_bytes) == EDGEATTN_OK);
-            const std::vector<float> memory_after_append = memory;
+            REQUIRE(setup(&args.cache, B, Hkv, hs, cap, storage, memory.data(), cache_bytes) == EDGEATTN_OK);
+            args.dims = store_dims;
+            REQUIRE(store(f, m, args, T, x.data(), x.data(), ws.data(), store_bytes) == EDGEATTN_OK);
+            const std::vector<float> memory_after_store = memory;
             args.dims = attend_dims;
             REQUIRE(attend(f, m, args, xq.data(), wa.data(), attend_bytes, out.data(), wts.data()) == EDGEATTN_OK);
             // without weights, grouped-query heads take the gathered path
             REQUIRE(attend(f, m, args, xq.data(), wa.data(), attend_bytes, out_grouped.data(), nullptr) == EDGEATTN_OK);
-            if (storage == EDGEATTN_WEIGHTS_F32 && f != form::typed) {
+            if (storage == EDGEATTN_DTYPE_F32 && f != form::typed) {
                 // and those results are attention: the float64 reference over the T tokens
                 edgeattn_ref::Mask causal;
                 causal.causal = true;
@@ -187,18 +227,17 @@ TEST_CASE("cache struct, dims, mask and weights may sit in the workspace or an o
                 CHECK(rel_l2(out_grouped.data(), want) <= 1e-5);
             }
 
-            // Append with its arguments at the start (written first) or at
+            // A store with its arguments at the start (written first) or at
             // the end of the workspace.
             for (int where = 0; where < 2; ++where) {
-                INFO("append, arguments at the " << std::string(where ? "end" : "start") << " of the workspace");
-                std::vector<float> memory2(cache_bytes / 4), ws2(append_bytes / 4);
+                INFO("store, arguments at the " << std::string(where ? "end" : "start") << " of the workspace");
+                std::vector<float> memory2(cache_bytes / 4), ws2(store_bytes / 4);
                 call_args fresh = args;
-                REQUIRE(edgeattn_kv_cache_init_typed(&fresh.cache, B, Hkv, hs, cap, storage, memory2.data(),
-                                                     cache_bytes) == EDGEATTN_OK);
-                fresh.dims = append_dims;
-                call_args *in_ws = place(fresh, ws2.data(), where ? append_bytes - sizeof(call_args) : 0);
-                CHECK(append(f, m, *in_ws, T, x.data(), x.data(), ws2.data(), append_bytes) == EDGEATTN_OK);
-                CHECK(same_bytes(memory2, memory_after_append));
+                REQUIRE(setup(&fresh.cache, B, Hkv, hs, cap, storage, memory2.data(), cache_bytes) == EDGEATTN_OK);
+                fresh.dims = store_dims;
+                call_args *in_ws = place(fresh, ws2.data(), where ? store_bytes - sizeof(call_args) : 0);
+                CHECK(store(f, m, *in_ws, T, x.data(), x.data(), ws2.data(), store_bytes) == EDGEATTN_OK);
+                CHECK(same_bytes(memory2, memory_after_store));
             }
 
             // Attention with its arguments in the workspace (start, end), the
@@ -206,7 +245,7 @@ TEST_CASE("cache struct, dims, mask and weights may sit in the workspace or an o
             for (int where = 0; where < 4; ++where)
                 for (int with_weights = 0; with_weights < 2; ++with_weights) {
                     if (where == 3 && !with_weights) continue;
-                    INFO("attention, arguments in " << std::string(where == 0   ? "the workspace's start"
+                    INFO("attend, arguments in " << std::string(where == 0   ? "the workspace's start"
                                                                    : where == 1 ? "the workspace's end"
                                                                    : where == 2 ? "the output"
                                                                                 : "the attention weights")
@@ -222,7 +261,7 @@ TEST_CASE("cache struct, dims, mask and weights may sit in the workspace or an o
                                  with_weights ? wts2.data() : nullptr) == EDGEATTN_OK);
                     CHECK(same_bytes(out2, with_weights ? out : out_grouped));
                     if (with_weights) CHECK(same_bytes(wts2, wts));
-                    CHECK(same_bytes(memory, memory_after_append));  // attention reads the cache only
+                    CHECK(same_bytes(memory, memory_after_store));  // attend reads the cache only
                 }
         }
 }
@@ -231,25 +270,29 @@ TEST_CASE("a cache struct inside the cache memory it describes is refused, nothi
     const std::size_t B = 2, T = 2, d = 8, h = 8, H = 2, Hkv = 2, hs = h / H, cap = 16;
     const model m(d, h, H, Hkv, 111);
     const std::vector<float> x = random_floats(B * T * d, 112);
-    for (edgeattn_weight_type storage : storages) {
+    for (edgeattn_dtype storage : storages) {
         INFO(storage_name(storage));
-        const std::size_t cache_bytes = edgeattn_kv_cache_typed_size(B, Hkv, hs, cap, storage);
+        const std::size_t cache_bytes = cache_bytes_of(B, Hkv, hs, cap, storage);
         const edgeattn_attention_dims dims = m.dims(B, T, cap);
-        std::vector<float> memory(cache_bytes / 4), ws(edgeattn_kv_cache_append_workspace_size(&dims, T, 1) / 4),
-            wa(edgeattn_kv_cache_attention_workspace_size(&dims, 1) / 4), out(B * T * h, -3.0f);
+        std::vector<float> memory(cache_bytes / 4), ws(store_workspace(dims, T) / 4), wa(attend_workspace(dims) / 4),
+            out(B * T * h, -3.0f);
         edgeattn_kv_cache cache;
-        REQUIRE(edgeattn_kv_cache_init_typed(&cache, B, Hkv, hs, cap, storage, memory.data(), cache_bytes) == EDGEATTN_OK);
-        const edgeattn_mha_weights w = m.plain();
-        REQUIRE(edgeattn_kv_cache_append(&cache, &dims, T, x.data(), x.data(), &w, ws.data(), ws.size() * 4) ==
+        REQUIRE(setup(&cache, B, Hkv, hs, cap, storage, memory.data(), cache_bytes) == EDGEATTN_OK);
+        const edgeattn_weights w = m.plain();
+        REQUIRE(edgeattn_kv_cache_store(&cache, &dims, T, x.data(), x.data(), &w, nullptr, ws.data(), ws.size() * 4) ==
                 EDGEATTN_OK);
         // A faithful copy of the struct in the cache's key memory, past
         // the positions written so far.
         edgeattn_kv_cache *inside = ::new (static_cast<void *>(memory.data() + 4)) edgeattn_kv_cache(cache);
         const std::vector<float> memory_before = memory, ws_before = ws, wa_before = wa, out_before = out;
-        CHECK(edgeattn_kv_cache_append(inside, &dims, T, x.data(), x.data(), &w, ws.data(), ws.size() * 4) ==
+        CHECK(edgeattn_kv_cache_store(inside, &dims, T, x.data(), x.data(), &w, nullptr, ws.data(), ws.size() * 4) ==
               EDGEATTN_ERR_OVERLAP);
-        CHECK(edgeattn_kv_cache_attention(inside, &dims, x.data(), nullptr, &w, wa.data(), wa.size() * 4, out.data(),
-                                          nullptr) == EDGEATTN_ERR_OVERLAP);
+        CHECK(edgeattn_kv_cache_store_packed(inside, &dims, T, x.data(), x.data(), m.packed.data(), m.packed.size() * 4,
+                                             nullptr, ws.data(), ws.size() * 4) == EDGEATTN_ERR_OVERLAP);
+        CHECK(edgeattn_kv_cache_attend(inside, &dims, x.data(), &w, nullptr, wa.data(), wa.size() * 4, out.data(),
+                                       nullptr) == EDGEATTN_ERR_OVERLAP);
+        CHECK(edgeattn_kv_cache_attend_packed(inside, &dims, x.data(), m.packed.data(), m.packed.size() * 4, nullptr,
+                                              wa.data(), wa.size() * 4, out.data(), nullptr) == EDGEATTN_ERR_OVERLAP);
         CHECK(edgeattn_kv_cache_truncate(inside, 0, 1) == EDGEATTN_ERR_OVERLAP);
         CHECK(edgeattn_kv_cache_reset(inside) == EDGEATTN_ERR_OVERLAP);
         CHECK(same_bytes(memory, memory_before));
@@ -259,21 +302,20 @@ TEST_CASE("a cache struct inside the cache memory it describes is refused, nothi
     }
 }
 
-TEST_CASE("a cache struct changed after init is refused by every call, nothing written") {
+TEST_CASE("a cache struct changed after setup is refused by every call, nothing written") {
     const std::size_t B = 2, T = 2, d = 8, h = 8, H = 2, Hkv = 1, hs = h / H, cap = 6;
     const model m(d, h, H, Hkv, 121);
     const std::vector<float> x = random_floats(B * T * d, 122);
-    const edgeattn_mha_weights w = m.plain();
-    for (edgeattn_weight_type storage : storages) {
-        const std::size_t cache_bytes = edgeattn_kv_cache_typed_size(B, Hkv, hs, cap, storage);
+    const edgeattn_weights w = m.plain();
+    for (edgeattn_dtype storage : storages) {
+        const std::size_t cache_bytes = cache_bytes_of(B, Hkv, hs, cap, storage);
         // Room past the cache: a struct said to be larger would be read there.
         std::vector<float> memory(2 * cache_bytes / 4);
         edgeattn_attention_dims dims = m.dims(B, T, 0);  // keys 0: whatever the struct says the capacity is
-        std::vector<float> ws(edgeattn_kv_cache_append_workspace_size(&dims, T, 1) / 4),
-            wa(edgeattn_kv_cache_attention_workspace_size(&dims, 1) / 4), out(B * T * h, -3.0f);
+        std::vector<float> ws(store_workspace(dims, T) / 4), wa(attend_workspace(dims) / 4), out(B * T * h, -3.0f);
         edgeattn_kv_cache good;
-        REQUIRE(edgeattn_kv_cache_init_typed(&good, B, Hkv, hs, cap, storage, memory.data(), cache_bytes) == EDGEATTN_OK);
-        REQUIRE(edgeattn_kv_cache_append(&good, &dims, T, x.data(), x.data(), &w, ws.data(), ws.size() * 4) ==
+        REQUIRE(setup(&good, B, Hkv, hs, cap, storage, memory.data(), cache_bytes) == EDGEATTN_OK);
+        REQUIRE(edgeattn_kv_cache_store(&good, &dims, T, x.data(), x.data(), &w, nullptr, ws.data(), ws.size() * 4) ==
                 EDGEATTN_OK);
 
         struct edit {
@@ -299,10 +341,15 @@ TEST_CASE("a cache struct changed after init is refused by every call, nothing w
             INFO(storage_name(storage) << ": " << std::string(e.what));
             const edgeattn_kv_cache bad_before = bad;
             const std::vector<float> memory_before = memory, ws_before = ws, wa_before = wa, out_before = out;
-            CHECK(edgeattn_kv_cache_append(&bad, &dims, 1, x.data(), x.data(), &w, ws.data(), ws.size() * 4) ==
+            CHECK(edgeattn_kv_cache_store(&bad, &dims, 1, x.data(), x.data(), &w, nullptr, ws.data(), ws.size() * 4) ==
                   EDGEATTN_ERR_BAD_CACHE);
-            CHECK(edgeattn_kv_cache_attention(&bad, &dims, x.data(), nullptr, &w, wa.data(), wa.size() * 4, out.data(),
-                                              nullptr) == EDGEATTN_ERR_BAD_CACHE);
+            CHECK(edgeattn_kv_cache_store_packed(&bad, &dims, 1, x.data(), x.data(), m.packed.data(),
+                                                 m.packed.size() * 4, nullptr, ws.data(),
+                                                 ws.size() * 4) == EDGEATTN_ERR_BAD_CACHE);
+            CHECK(edgeattn_kv_cache_attend(&bad, &dims, x.data(), &w, nullptr, wa.data(), wa.size() * 4, out.data(),
+                                           nullptr) == EDGEATTN_ERR_BAD_CACHE);
+            CHECK(edgeattn_kv_cache_attend_packed(&bad, &dims, x.data(), m.packed.data(), m.packed.size() * 4, nullptr,
+                                                  wa.data(), wa.size() * 4, out.data(), nullptr) == EDGEATTN_ERR_BAD_CACHE);
             CHECK(edgeattn_kv_cache_truncate(&bad, 0, 1) == EDGEATTN_ERR_BAD_CACHE);
             CHECK(edgeattn_kv_cache_reset(&bad) == EDGEATTN_ERR_BAD_CACHE);
             CHECK(same_bytes(memory, memory_before));
@@ -313,37 +360,39 @@ TEST_CASE("a cache struct changed after init is refused by every call, nothing w
         }
         // An unchanged copy of the struct is the same cache.
         edgeattn_kv_cache copy = good;
-        CHECK(edgeattn_kv_cache_attention(&copy, &dims, x.data(), nullptr, &w, wa.data(), wa.size() * 4, out.data(),
-                                          nullptr) == EDGEATTN_OK);
+        CHECK(edgeattn_kv_cache_attend(&copy, &dims, x.data(), &w, nullptr, wa.data(), wa.size() * 4, out.data(),
+                                       nullptr) == EDGEATTN_OK);
     }
 }
 
-TEST_CASE("an append that does not fit one batch element writes nothing, whatever the other lengths") {
+TEST_CASE("a store that does not fit one batch element writes nothing, whatever the other lengths") {
     const std::size_t B = 3, d = 8, h = 8, H = 2, Hkv = 2, hs = h / H, cap = 6;
     const model m(d, h, H, Hkv, 131);
     const std::vector<float> x = random_floats(B * 4 * d, 132);
-    const edgeattn_mha_weights w = m.plain();
-    for (edgeattn_weight_type storage : storages) {
+    const edgeattn_weights w = m.plain();
+    for (edgeattn_dtype storage : storages) {
         INFO(storage_name(storage));
-        const std::size_t cache_bytes = edgeattn_kv_cache_typed_size(B, Hkv, hs, cap, storage);
+        const std::size_t cache_bytes = cache_bytes_of(B, Hkv, hs, cap, storage);
         const edgeattn_attention_dims dims = m.dims(B, 4, cap);
-        std::vector<float> memory(cache_bytes / 4), ws(edgeattn_kv_cache_append_workspace_size(&dims, 4, 1) / 4);
+        std::vector<float> memory(cache_bytes / 4), ws(store_workspace(dims, 4) / 4);
         edgeattn_kv_cache cache;
-        REQUIRE(edgeattn_kv_cache_init_typed(&cache, B, Hkv, hs, cap, storage, memory.data(), cache_bytes) == EDGEATTN_OK);
-        REQUIRE(edgeattn_kv_cache_append(&cache, &dims, 4, x.data(), x.data(), &w, ws.data(), ws.size() * 4) ==
+        REQUIRE(setup(&cache, B, Hkv, hs, cap, storage, memory.data(), cache_bytes) == EDGEATTN_OK);
+        REQUIRE(edgeattn_kv_cache_store(&cache, &dims, 4, x.data(), x.data(), &w, nullptr, ws.data(), ws.size() * 4) ==
                 EDGEATTN_OK);
         // Lengths 1, 0, 4: three more tokens fit the first two, not the last.
         REQUIRE(edgeattn_kv_cache_truncate(&cache, 0, 1) == EDGEATTN_OK);
         REQUIRE(edgeattn_kv_cache_truncate(&cache, 1, 0) == EDGEATTN_OK);
         const std::vector<float> before = memory;
         const edgeattn_kv_cache struct_before = cache;
-        CHECK(edgeattn_kv_cache_append(&cache, &dims, 3, x.data(), x.data(), &w, ws.data(), ws.size() * 4) ==
+        CHECK(edgeattn_kv_cache_store(&cache, &dims, 3, x.data(), x.data(), &w, nullptr, ws.data(), ws.size() * 4) ==
               EDGEATTN_ERR_CACHE_FULL);
+        CHECK(edgeattn_kv_cache_store_packed(&cache, &dims, 3, x.data(), x.data(), m.packed.data(), m.packed.size() * 4,
+                                             nullptr, ws.data(), ws.size() * 4) == EDGEATTN_ERR_CACHE_FULL);
         CHECK(same_bytes(memory, before));
         CHECK(std::memcmp(&cache, &struct_before, sizeof cache) == 0);
         CHECK((cache.lengths[0] == 1 && cache.lengths[1] == 0 && cache.lengths[2] == 4));
         // Two more fit everywhere.
-        CHECK(edgeattn_kv_cache_append(&cache, &dims, 2, x.data(), x.data(), &w, ws.data(), ws.size() * 4) ==
+        CHECK(edgeattn_kv_cache_store(&cache, &dims, 2, x.data(), x.data(), &w, nullptr, ws.data(), ws.size() * 4) ==
               EDGEATTN_OK);
         CHECK((cache.lengths[0] == 3 && cache.lengths[1] == 2 && cache.lengths[2] == 6));
     }
@@ -380,23 +429,22 @@ struct identity_cache {
     std::size_t hs, cap;
     std::vector<float> eye, memory, ws;
     edgeattn_kv_cache cache;
-    explicit identity_cache(std::size_t hs_, std::size_t cap_, edgeattn_weight_type storage)
+    explicit identity_cache(std::size_t hs_, std::size_t cap_, edgeattn_dtype storage)
         : hs(hs_), cap(cap_), eye(hs_ * hs_, 0.0f) {
         for (std::size_t i = 0; i < hs; ++i) eye[i * hs + i] = 1.0f;
-        memory.resize(edgeattn_kv_cache_typed_size(1, 1, hs, cap, storage) / 4);
-        REQUIRE(edgeattn_kv_cache_init_typed(&cache, 1, 1, hs, cap, storage, memory.data(), memory.size() * 4) ==
-                EDGEATTN_OK);
+        memory.resize(cache_bytes_of(1, 1, hs, cap, storage) / 4);
+        REQUIRE(setup(&cache, 1, 1, hs, cap, storage, memory.data(), memory.size() * 4) == EDGEATTN_OK);
     }
     edgeattn_attention_dims dims(std::size_t n) const { return {1, n, cap, hs, hs, hs, hs, 1, 1}; }
-    edgeattn_mha_weights weights(const float *b_k = nullptr, const float *b_v = nullptr) const {
-        return {eye.data(), eye.data(), eye.data(), eye.data(), nullptr, b_k, b_v, nullptr};
+    edgeattn_weights weights(const float *b_k = nullptr, const float *b_v = nullptr) const {
+        return {f32(eye.data()), f32(eye.data()), f32(eye.data()), f32(eye.data()), nullptr, b_k, b_v, nullptr};
     }
-    edgeattn_status append(const float *keys, const float *values, std::size_t n, const float *b_k = nullptr,
-                           const float *b_v = nullptr) {
+    edgeattn_status store(const float *keys, const float *values, std::size_t n, const float *b_k = nullptr,
+                          const float *b_v = nullptr) {
         const edgeattn_attention_dims d = dims(n);
-        const edgeattn_mha_weights w = weights(b_k, b_v);
-        ws.resize(edgeattn_kv_cache_append_workspace_size(&d, n, 1) / 4);
-        return edgeattn_kv_cache_append(&cache, &d, n, keys, values, &w, ws.data(), ws.size() * 4);
+        const edgeattn_weights w = weights(b_k, b_v);
+        ws.resize(store_workspace(d, n) / 4);
+        return edgeattn_kv_cache_store(&cache, &d, n, keys, values, &w, nullptr, ws.data(), ws.size() * 4);
     }
     const std::int8_t *key_row(std::size_t t) const { return static_cast<const std::int8_t *>(cache.stored_keys) + t * hs; }
 };
@@ -428,8 +476,8 @@ TEST_CASE("the int8 cache stores each row by the exact quotient, ties to even, a
     rows.insert(rows.end(), more.begin(), more.end());
     const std::size_t n = rows.size() / hs;
 
-    identity_cache c(hs, n, EDGEATTN_WEIGHTS_INT8);
-    REQUIRE(c.append(rows.data(), rows.data(), n) == EDGEATTN_OK);
+    identity_cache c(hs, n, EDGEATTN_DTYPE_INT8);
+    REQUIRE(c.store(rows.data(), rows.data(), n) == EDGEATTN_OK);
     std::vector<std::int8_t> q(rows.size());
     std::vector<float> scales(n);
     REQUIRE(edgeattn_quantize_int8(n, hs, rows.data(), q.data(), scales.data()) == EDGEATTN_OK);
@@ -477,32 +525,30 @@ struct cache_run {
     std::vector<float> out_all, w_all, out_last, w_last;
 };
 
-cache_run run_cache(edgeattn_weight_type storage, const model &m, std::size_t B, std::size_t T,
+cache_run run_cache(edgeattn_dtype storage, const model &m, std::size_t B, std::size_t T,
                     const std::vector<float> &keys, const std::vector<float> &values) {
     const std::size_t hs = m.h / m.H, cap = T + 2;
     const edgeattn_attention_dims dims = m.dims(B, T, cap), last = m.dims(B, 2, cap);
-    std::vector<float> memory(edgeattn_kv_cache_typed_size(B, m.Hkv, hs, cap, storage) / 4);
-    std::vector<float> ws(edgeattn_kv_cache_append_workspace_size(&dims, T, 1) / 4),
-        wa(edgeattn_kv_cache_attention_workspace_size(&dims, 2) / 4);
+    std::vector<float> memory(cache_bytes_of(B, m.Hkv, hs, cap, storage) / 4);
+    std::vector<float> ws(store_workspace(dims, T) / 4), wa(attend_workspace(dims, 2) / 4);
     edgeattn_kv_cache cache;
-    REQUIRE(edgeattn_kv_cache_init_typed(&cache, B, m.Hkv, hs, cap, storage, memory.data(), memory.size() * 4) ==
-            EDGEATTN_OK);
-    const edgeattn_mha_weights w = m.plain();
-    REQUIRE(edgeattn_kv_cache_append(&cache, &dims, T, keys.data(), values.data(), &w, ws.data(), ws.size() * 4) ==
-            EDGEATTN_OK);
-    const edgeattn_attention_mask causal = {1, EDGEATTN_KEY_RANGES_NONE, nullptr, nullptr, 0, 0, 0};
+    REQUIRE(setup(&cache, B, m.Hkv, hs, cap, storage, memory.data(), memory.size() * 4) == EDGEATTN_OK);
+    const edgeattn_weights w = m.plain();
+    REQUIRE(edgeattn_kv_cache_store(&cache, &dims, T, keys.data(), values.data(), &w, nullptr, ws.data(),
+                                    ws.size() * 4) == EDGEATTN_OK);
+    const edgeattn_attention_options causal = causal_options();
     cache_run r;
     r.out_all.resize(B * T * m.h);
     r.w_all.resize(B * m.H * T * cap);
     r.out_last.resize(B * 2 * m.h);
     r.w_last.resize(B * m.H * 2 * cap);
-    REQUIRE(edgeattn_kv_cache_attention(&cache, &dims, keys.data(), &causal, &w, wa.data(), wa.size() * 4,
-                                        r.out_all.data(), r.w_all.data()) == EDGEATTN_OK);
+    REQUIRE(edgeattn_kv_cache_attend(&cache, &dims, keys.data(), &w, &causal, wa.data(), wa.size() * 4,
+                                     r.out_all.data(), r.w_all.data()) == EDGEATTN_OK);
     std::vector<float> q_last(B * 2 * m.d);
     for (std::size_t b = 0; b < B; ++b)
         std::memcpy(q_last.data() + b * 2 * m.d, keys.data() + (b * T + T - 2) * m.d, 2 * m.d * 4);
-    REQUIRE(edgeattn_kv_cache_attention(&cache, &last, q_last.data(), &causal, &w, wa.data(), wa.size() * 4,
-                                        r.out_last.data(), r.w_last.data()) == EDGEATTN_OK);
+    REQUIRE(edgeattn_kv_cache_attend(&cache, &last, q_last.data(), &w, &causal, wa.data(), wa.size() * 4,
+                                     r.out_last.data(), r.w_last.data()) == EDGEATTN_OK);
     return r;
 }
 
@@ -530,10 +576,10 @@ TEST_CASE("a NaN key or value stays NaN in the int8 and fp16 caches exactly wher
         (which ? v : k)[(0 * T + 9) * d + 3] = NAN;
         for (edgeattn_isa isa : paths()) {
             REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);
-            const cache_run want = run_cache(EDGEATTN_WEIGHTS_F32, m, B, T, k, v);
+            const cache_run want = run_cache(EDGEATTN_DTYPE_F32, m, B, T, k, v);
             REQUIRE(count_nan(want.out_all) > 0);
             REQUIRE(count_nan(want.out_all) < want.out_all.size() / 2);
-            for (edgeattn_weight_type storage : {EDGEATTN_WEIGHTS_F16, EDGEATTN_WEIGHTS_INT8}) {
+            for (edgeattn_dtype storage : {EDGEATTN_DTYPE_F16, EDGEATTN_DTYPE_INT8}) {
                 INFO(storage_name(storage) << " on " << std::string(edgeattn_isa_name(isa)) << ", NaN in a "
                                             << std::string(which ? "value" : "key"));
                 const cache_run got = run_cache(storage, m, B, T, k, v);
@@ -549,7 +595,7 @@ TEST_CASE("a NaN key or value stays NaN in the int8 and fp16 caches exactly wher
 
 TEST_CASE("an infinity in an int8 row makes the row NaN: never a finite stand-in") {
     path_guard guard;
-    // Identity W_k, W_v; token 1 is appended alone with a bias that puts
+    // Identity W_k, W_v; token 1 is stored alone with a bias that puts
     // +-inf in one column of its key or value row (the other columns stay
     // finite), then the rest. The fp32 and fp16 caches keep the infinity
     // and take the softmax's limits (README, "Numeric edges"); an int8 row
@@ -568,15 +614,15 @@ TEST_CASE("an infinity in an int8 row makes the row NaN: never a finite stand-in
             // int8 with the infinity, fp32 with NaN there instead, fp16 and
             // fp32 with the infinity
             std::vector<float> outs[4], wts[4];
-            const edgeattn_weight_type types[4] = {EDGEATTN_WEIGHTS_INT8, EDGEATTN_WEIGHTS_F32, EDGEATTN_WEIGHTS_F16,
-                                                   EDGEATTN_WEIGHTS_F32};
+            const edgeattn_dtype types[4] = {EDGEATTN_DTYPE_INT8, EDGEATTN_DTYPE_F32, EDGEATTN_DTYPE_F16,
+                                             EDGEATTN_DTYPE_F32};
             for (int c = 0; c < 4; ++c) {
                 identity_cache cache(hs, T, types[c]);
                 const float *bias = c == 1 ? odd_nan : odd;
-                REQUIRE(cache.append(x.data(), v.data(), 1) == EDGEATTN_OK);
-                REQUIRE(cache.append(x.data() + hs, v.data() + hs, 1, in_value ? nullptr : bias,
-                                     in_value ? bias : nullptr) == EDGEATTN_OK);
-                REQUIRE(cache.append(x.data() + 2 * hs, v.data() + 2 * hs, T - 2) == EDGEATTN_OK);
+                REQUIRE(cache.store(x.data(), v.data(), 1) == EDGEATTN_OK);
+                REQUIRE(cache.store(x.data() + hs, v.data() + hs, 1, in_value ? nullptr : bias,
+                                    in_value ? bias : nullptr) == EDGEATTN_OK);
+                REQUIRE(cache.store(x.data() + 2 * hs, v.data() + 2 * hs, T - 2) == EDGEATTN_OK);
                 if (c == 0) {
                     CHECK(std::isnan((in_value ? cache.cache.value_scales : cache.cache.key_scales)[1]));
                     for (std::size_t t = 0; t < T; ++t)
@@ -589,13 +635,13 @@ TEST_CASE("an infinity in an int8 row makes the row NaN: never a finite stand-in
                     REQUIRE((infinite == 1 && finite == hs - 1));
                 }
                 const edgeattn_attention_dims dims = cache.dims(T);
-                const edgeattn_mha_weights w = cache.weights();
-                const edgeattn_attention_mask causal = {1, EDGEATTN_KEY_RANGES_NONE, nullptr, nullptr, 0, 0, 0};
-                std::vector<float> wa(edgeattn_kv_cache_attention_workspace_size(&dims, 1) / 4);
+                const edgeattn_weights w = cache.weights();
+                const edgeattn_attention_options causal = causal_options();
+                std::vector<float> wa(attend_workspace(dims) / 4);
                 outs[c].resize(T * hs);
                 wts[c].resize(T * T);
-                REQUIRE(edgeattn_kv_cache_attention(&cache.cache, &dims, x.data(), &causal, &w, wa.data(), wa.size() * 4,
-                                                    outs[c].data(), wts[c].data()) == EDGEATTN_OK);
+                REQUIRE(edgeattn_kv_cache_attend(&cache.cache, &dims, x.data(), &w, &causal, wa.data(), wa.size() * 4,
+                                                 outs[c].data(), wts[c].data()) == EDGEATTN_OK);
             }
             CHECK(count_nan(outs[0]) > 0);
             CHECK(same_nan_pattern(outs[0], outs[1]));
@@ -610,126 +656,133 @@ TEST_CASE("an infinity in an int8 row makes the row NaN: never a finite stand-in
 
 // ------------------------------------------------------ workspace sizes
 
-TEST_CASE("the attention workspace size agrees with what the call accepts") {
+TEST_CASE("the attend workspace size agrees with what the call accepts") {
     const std::size_t B = 2, Q = 2, d = 8, h = 8, H = 2, Hkv = 1, hs = h / H;
     const model m(d, h, H, Hkv, 171);
     edgeattn_attention_dims dims = m.dims(B, Q, 0);
     // keys 0 (the call takes it as "the cache's capacity"): a size that
     // serves every capacity.
-    const std::size_t any = edgeattn_kv_cache_attention_workspace_size(&dims, 1);
+    const std::size_t any = attend_workspace(dims);
     CHECK(any > 0);
     for (std::size_t cap : {1, 2, 7, 255, 256, 257, 1000, 5000}) {
         edgeattn_attention_dims sized = dims;
         sized.keys = cap;
-        const std::size_t exact = edgeattn_kv_cache_attention_workspace_size(&sized, 1);
+        const std::size_t exact = attend_workspace(sized);
         CHECK(exact > 0);
         CHECK(exact <= any);
-        CHECK(edgeattn_kv_cache_attention_workspace_size(&sized, 3) <= edgeattn_kv_cache_attention_workspace_size(&dims, 3));
+        CHECK(attend_workspace(sized, 3) <= attend_workspace(dims, 3));
     }
     {
         const std::size_t cap = 300;
-        std::vector<float> memory(edgeattn_kv_cache_size(B, Hkv, hs, cap) / 4), ws(any / 4), ws_cap;
+        std::vector<float> memory(cache_bytes_of(B, Hkv, hs, cap) / 4), ws(any / 4), ws_cap;
         edgeattn_kv_cache cache;
-        REQUIRE(edgeattn_kv_cache_init(&cache, B, Hkv, hs, cap, memory.data(), memory.size() * 4) == EDGEATTN_OK);
+        REQUIRE(setup(&cache, B, Hkv, hs, cap, EDGEATTN_DTYPE_F32, memory.data(), memory.size() * 4) == EDGEATTN_OK);
         const std::vector<float> x = random_floats(B * 4 * d, 172);
         const edgeattn_attention_dims ad = m.dims(B, 4, cap);
-        const edgeattn_mha_weights w = m.plain();
-        std::vector<float> wsa(edgeattn_kv_cache_append_workspace_size(&ad, 4, 1) / 4);
-        REQUIRE(edgeattn_kv_cache_append(&cache, &ad, 4, x.data(), x.data(), &w, wsa.data(), wsa.size() * 4) == EDGEATTN_OK);
+        const edgeattn_weights w = m.plain();
+        std::vector<float> wsa(store_workspace(ad, 4) / 4);
+        REQUIRE(edgeattn_kv_cache_store(&cache, &ad, 4, x.data(), x.data(), &w, nullptr, wsa.data(), wsa.size() * 4) ==
+                EDGEATTN_OK);
         std::vector<float> out0(B * Q * h), out1(B * Q * h);
-        CHECK(edgeattn_kv_cache_attention(&cache, &dims, x.data(), nullptr, &w, ws.data(), any, out0.data(), nullptr) ==
+        CHECK(edgeattn_kv_cache_attend(&cache, &dims, x.data(), &w, nullptr, ws.data(), any, out0.data(), nullptr) ==
               EDGEATTN_OK);
         edgeattn_attention_dims sized = dims;
         sized.keys = cap;
-        ws_cap.resize(edgeattn_kv_cache_attention_workspace_size(&sized, 1) / 4);
-        CHECK(edgeattn_kv_cache_attention(&cache, &sized, x.data(), nullptr, &w, ws_cap.data(), ws_cap.size() * 4,
-                                          out1.data(), nullptr) == EDGEATTN_OK);
+        ws_cap.resize(attend_workspace(sized) / 4);
+        CHECK(edgeattn_kv_cache_attend(&cache, &sized, x.data(), &w, nullptr, ws_cap.data(), ws_cap.size() * 4,
+                                       out1.data(), nullptr) == EDGEATTN_OK);
         CHECK(same_bytes(out0, out1));
+        // the workspace sized for the capacity, one float short: refused
+        CHECK(edgeattn_kv_cache_attend(&cache, &sized, x.data(), &w, nullptr, ws_cap.data(), ws_cap.size() * 4 - 4,
+                                       out1.data(), nullptr) == EDGEATTN_ERR_WORKSPACE_TOO_SMALL);
     }
     // No cache holds more than INT32_MAX positions; sizes that overflow
-    // give 0, as every *_workspace_size() does.
+    // are refused (bytes left as they were).
+    constexpr std::size_t untouched = 0xC0FFEE;
+    std::size_t bytes = untouched;
     edgeattn_attention_dims big = dims;
     big.keys = SIZE_MAX;
-    CHECK(edgeattn_kv_cache_attention_workspace_size(&big, 1) == 0);
+    CHECK(attend_workspace_status(big, 1, bytes) == EDGEATTN_ERR_SIZE_OVERFLOW);
     big.keys = static_cast<std::size_t>(INT32_MAX) + 1;
-    CHECK(edgeattn_kv_cache_attention_workspace_size(&big, 1) == 0);
+    CHECK(attend_workspace_status(big, 1, bytes) == EDGEATTN_ERR_SIZE_OVERFLOW);
+    CHECK(bytes == untouched);
     big.keys = INT32_MAX;
-    if (sizeof(std::size_t) == 8) CHECK(edgeattn_kv_cache_attention_workspace_size(&big, 1) > 0);
+    if (sizeof(std::size_t) == 8) {
+        CHECK(attend_workspace_status(big, 1, bytes) == EDGEATTN_OK);
+        CHECK(bytes > 0);
+        bytes = untouched;
+    }
     big.queries = SIZE_MAX / 64;  // (B, H, Q, keys) weights overflow
-    CHECK(edgeattn_kv_cache_attention_workspace_size(&big, 1) == 0);
+    CHECK(attend_workspace_status(big, 1, bytes) == EDGEATTN_ERR_SIZE_OVERFLOW);
     big = dims;
     big.queries = SIZE_MAX / 4;
-    CHECK(edgeattn_kv_cache_attention_workspace_size(&big, 1) == 0);
+    CHECK(attend_workspace_status(big, 1, bytes) == EDGEATTN_ERR_SIZE_OVERFLOW);
+    CHECK(bytes == untouched);
 }
 
-// ------------------------------------------------ types as C passes them
+// ------------------------------------------------ types as C stores them
 
-#if defined(__GNUC__) && defined(__ELF__)
-// The entry points as a C caller reaches them: any int where the header
-// has the enum (in C++ a value outside the enum could not even be formed).
-extern "C" edgeattn_status kv_cache_init_typed_from_c(edgeattn_kv_cache *, std::size_t, std::size_t, std::size_t,
-                                                      std::size_t, int, void *, std::size_t)
-    __asm__("edgeattn_kv_cache_init_typed");
-extern "C" std::size_t kv_cache_typed_size_from_c(std::size_t, std::size_t, std::size_t, std::size_t, int)
-    __asm__("edgeattn_kv_cache_typed_size");
-#define EDGEATTN_TEST_C_ENUMS 1
-#endif
+template <class T>
+void set_int(T &field, int value) {  // as a C caller may store it (in C++ it could not even be formed)
+    static_assert(sizeof(T) == sizeof(int), "int-sized enums");
+    std::memcpy(&field, &value, sizeof value);
+}
 
 TEST_CASE("storage and weight types outside the enum are refused, nothing written") {
     const std::size_t B = 1, d = 8, h = 8, H = 2, Hkv = 2, hs = h / H, cap = 4;
     const model m(d, h, H, Hkv, 181);
-    std::vector<float> memory(edgeattn_kv_cache_typed_size(B, Hkv, hs, cap, EDGEATTN_WEIGHTS_F32) / 4, -2.0f);
+    std::vector<float> memory(cache_bytes_of(B, Hkv, hs, cap) / 4, -2.0f);
     edgeattn_kv_cache cache;
     std::memset(&cache, 0x5A, sizeof cache);
-#ifdef EDGEATTN_TEST_C_ENUMS
     {
         const std::vector<float> memory_before = memory;
         const edgeattn_kv_cache cache_before = cache;
         for (int bad : {-1, 3, 0x7FFFFFFF, INT32_MIN}) {
             INFO("storage " << bad);
-            CHECK(kv_cache_typed_size_from_c(B, Hkv, hs, cap, bad) == 0);
-            CHECK(kv_cache_init_typed_from_c(&cache, B, Hkv, hs, cap, bad, memory.data(), memory.size() * 4) ==
+            edgeattn_kv_cache_config config = cache_config(B, Hkv, hs, cap);
+            set_int(config.storage, bad);
+            CHECK(edgeattn_kv_cache_memory_size(&config) == 0);
+            CHECK(edgeattn_kv_cache_setup(&cache, &config, memory.data(), memory.size() * 4) ==
                   EDGEATTN_ERR_BAD_WEIGHT_TYPE);
         }
         CHECK(same_bytes(memory, memory_before));
         CHECK(std::memcmp(&cache, &cache_before, sizeof cache) == 0);
-        CHECK(kv_cache_typed_size_from_c(B, Hkv, hs, cap, 2) ==
-              edgeattn_kv_cache_typed_size(B, Hkv, hs, cap, EDGEATTN_WEIGHTS_INT8));
+        edgeattn_kv_cache_config two = cache_config(B, Hkv, hs, cap);
+        set_int(two.storage, 2);
+        CHECK(edgeattn_kv_cache_memory_size(&two) == cache_bytes_of(B, Hkv, hs, cap, EDGEATTN_DTYPE_INT8));
     }
-#endif
-    REQUIRE(edgeattn_kv_cache_init(&cache, B, Hkv, hs, cap, memory.data(), memory.size() * 4) == EDGEATTN_OK);
+    REQUIRE(setup(&cache, B, Hkv, hs, cap, EDGEATTN_DTYPE_F32, memory.data(), memory.size() * 4) == EDGEATTN_OK);
     const edgeattn_attention_dims dims = m.dims(B, 2, cap);
     const std::vector<float> x = random_floats(B * 2 * d, 182);
-    std::vector<float> ws(edgeattn_kv_cache_append_workspace_size(&dims, 2, 1) / 4),
-        wa(edgeattn_kv_cache_attention_workspace_size(&dims, 1) / 4), out(B * 2 * h, -3.0f);
-    const int minus_one = -1;
-    for (int matrix = 0; matrix < 4; ++matrix) {
-        INFO("type -1 in matrix " << matrix);
-        edgeattn_mha_typed_weights w = m.typed();
-        edgeattn_weight_matrix *mats[4] = {&w.W_q, &w.W_k, &w.W_v, &w.W_o};
-        std::memcpy(&mats[matrix]->type, &minus_one, sizeof minus_one);  // as a C caller may store it
-        const std::vector<float> memory_before = memory, ws_before = ws, wa_before = wa, out_before = out;
-        const bool read_by_append = matrix == 1 || matrix == 2;
-        const edgeattn_status appended =
-            edgeattn_kv_cache_append_typed(&cache, &dims, 2, x.data(), x.data(), &w, ws.data(), ws.size() * 4);
-        if (read_by_append) {
-            CHECK(appended == EDGEATTN_ERR_BAD_WEIGHT_TYPE);
-            CHECK(same_bytes(memory, memory_before));
-            CHECK(same_bytes(ws, ws_before));
-        } else {
-            CHECK(appended == EDGEATTN_OK);  // W_q and W_o are not read
-            REQUIRE(edgeattn_kv_cache_reset(&cache) == EDGEATTN_OK);
+    std::vector<float> ws(store_workspace(dims, 2) / 4), wa(attend_workspace(dims) / 4), out(B * 2 * h, -3.0f);
+    for (int bad : {-1, 3, INT32_MIN})
+        for (int matrix = 0; matrix < 4; ++matrix) {
+            INFO("type " << bad << " in matrix " << matrix);
+            edgeattn_weights w = m.typed();
+            edgeattn_weight_matrix *mats[4] = {&w.W_q, &w.W_k, &w.W_v, &w.W_o};
+            set_int(mats[matrix]->type, bad);
+            const std::vector<float> memory_before = memory, ws_before = ws, wa_before = wa, out_before = out;
+            const bool read_by_store = matrix == 1 || matrix == 2;
+            const edgeattn_status stored =
+                edgeattn_kv_cache_store(&cache, &dims, 2, x.data(), x.data(), &w, nullptr, ws.data(), ws.size() * 4);
+            if (read_by_store) {
+                CHECK(stored == EDGEATTN_ERR_BAD_WEIGHT_TYPE);
+                CHECK(same_bytes(memory, memory_before));
+                CHECK(same_bytes(ws, ws_before));
+            } else {
+                CHECK(stored == EDGEATTN_OK);  // W_q and W_o are not read
+                REQUIRE(edgeattn_kv_cache_reset(&cache) == EDGEATTN_OK);
+            }
+            const edgeattn_status attended = edgeattn_kv_cache_attend(&cache, &dims, x.data(), &w, nullptr, wa.data(),
+                                                                      wa.size() * 4, out.data(), nullptr);
+            if (!read_by_store) {
+                CHECK(attended == EDGEATTN_ERR_BAD_WEIGHT_TYPE);
+                CHECK(same_bytes(wa, wa_before));
+                CHECK(same_bytes(out, out_before));
+            } else {
+                CHECK(attended == EDGEATTN_OK);  // W_k and W_v are not read
+            }
         }
-        const edgeattn_status attended = edgeattn_kv_cache_attention_typed(&cache, &dims, x.data(), nullptr, &w, wa.data(),
-                                                                           wa.size() * 4, out.data(), nullptr);
-        if (!read_by_append) {
-            CHECK(attended == EDGEATTN_ERR_BAD_WEIGHT_TYPE);
-            CHECK(same_bytes(wa, wa_before));
-            CHECK(same_bytes(out, out_before));
-        } else {
-            CHECK(attended == EDGEATTN_OK);  // W_k and W_v are not read
-        }
-    }
 }
 
 }  // namespace

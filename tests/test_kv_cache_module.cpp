@@ -2,7 +2,7 @@
 // cache, against the float64 reference (tests/reference.hpp) on every kernel
 // path: a prefill and single-token decode steps with grouped-query heads
 // must give the rows of full causal self-attention over the tokens so far;
-// a full cache refuses an append whole; truncate and reset rewind it; and
+// a full cache refuses a store whole; truncate and reset rewind it; and
 // sizeof(KVCache) is the cache's RAM.
 #include <doctest/doctest.h>
 
@@ -14,6 +14,7 @@
 #include <cmath>
 #include <memory>
 #include <random>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -54,10 +55,18 @@ double relative_l2(const std::vector<float> &got, const std::vector<double> &ref
     return std::sqrt(num / den);
 }
 
+edgeattn_weight_matrix f32(const float *W) { return {EDGEATTN_DTYPE_F32, W, nullptr}; }
+
+// Whether a status's text contains `words`: the refusal names its case.
+bool says(edgeattn_status status, const char *words) {
+    return std::strstr(edgeattn_status_str(status), words) != nullptr;
+}
+
 struct Model {
     std::vector<float> W_q, W_k, W_v, W_o, b_q, b_k, b_v, b_o;
-    edgeattn_mha_weights view() const {
-        return {W_q.data(), W_k.data(), W_v.data(), W_o.data(), b_q.data(), b_k.data(), b_v.data(), b_o.data()};
+    edgeattn_weights view() const {
+        return {f32(W_q.data()), f32(W_k.data()), f32(W_v.data()), f32(W_o.data()),
+                b_q.data(),      b_k.data(),      b_v.data(),      b_o.data()};
     }
 };
 
@@ -108,50 +117,58 @@ struct Driver {
     std::vector<float> packed_weights, workspace;
 
     Driver(Cache &c, const Model &m, bool use_packed) : cache(c), model(m), packed(use_packed) {
-        std::size_t ws = 0;
+        // One workspace for every step: the largest store and attend of 1
+        // to Capacity tokens, in one query.
+        std::vector<edgeattn_workspace_request> calls;
         for (std::size_t n = 1; n <= Capacity; ++n) {
-            const edgeattn_attention_dims dims = dims_for(n);
-            ws = std::max({ws, edgeattn_kv_cache_append_workspace_size(&dims, n, 1),
-                           edgeattn_kv_cache_attention_workspace_size(&dims, 1)});
+            edgeattn_workspace_request store{}, attend{};
+            store.op = EDGEATTN_OP_KV_CACHE_STORE;
+            store.dims = dims_for(n);
+            store.tokens = n;
+            attend.op = EDGEATTN_OP_KV_CACHE_ATTEND;
+            attend.dims = dims_for(n);
+            calls.push_back(store);
+            calls.push_back(attend);
         }
+        std::size_t ws = 0;
+        REQUIRE(edgeattn_workspace_size(calls.data(), calls.size(), 1, &ws) == EDGEATTN_OK);
         REQUIRE(ws > 0);
         workspace.resize(ws / sizeof(float) + 1);
         if (packed) {
             const edgeattn_attention_dims dims = dims_for(1);
-            const std::size_t bytes = edgeattn_mha_packed_weights_size(&dims);
+            const edgeattn_weights w = model.view();
+            const std::size_t bytes = edgeattn_mha_packed_size(&dims, &w);
             REQUIRE(bytes > 0);
             packed_weights.resize(bytes / sizeof(float) + 1);
-            const edgeattn_mha_weights w = model.view();
-            REQUIRE(edgeattn_mha_pack_weights(&dims, &w, packed_weights.data(), bytes) == EDGEATTN_OK);
+            REQUIRE(edgeattn_mha_pack(&dims, &w, packed_weights.data(), bytes) == EDGEATTN_OK);
         }
     }
 
-    edgeattn_status append(std::size_t n, const std::vector<float> &x) {
+    edgeattn_status store(std::size_t n, const std::vector<float> &x) {
         const edgeattn_attention_dims dims = dims_for(n);
-        const edgeattn_mha_weights w = model.view();
+        const edgeattn_weights w = model.view();
         const std::size_t ws = workspace.size() * sizeof(float);
         if (packed)
-            return cache.append_packed(&dims, n, x.data(), x.data(), packed_weights.data(),
-                                       packed_weights.size() * sizeof(float), workspace.data(), ws);
-        return cache.append(&dims, n, x.data(), x.data(), &w, workspace.data(), ws);
+            return cache.store_packed(&dims, n, x.data(), x.data(), packed_weights.data(),
+                                      packed_weights.size() * sizeof(float), workspace.data(), ws);
+        return cache.store(&dims, n, x.data(), x.data(), &w, workspace.data(), ws);
     }
 
-    // Causal attention of the n tokens just appended: out (B, n, D),
+    // Causal attention of the n tokens just stored: out (B, n, D),
     // weights (B, Heads, n, Capacity).
     edgeattn_status attend(std::size_t n, const std::vector<float> &x, std::vector<float> &out,
                            std::vector<float> &weights) {
         const edgeattn_attention_dims dims = dims_for(n);
-        const edgeattn_mha_weights w = model.view();
-        edgeattn_attention_mask causal{};
-        causal.causal = 1;
+        const edgeattn_weights w = model.view();
+        edgeattn_attention_options causal{};
+        causal.mask.causal = 1;
         out.assign(B * n * D, NAN);
         weights.assign(B * Heads * n * Capacity, NAN);
         const std::size_t ws = workspace.size() * sizeof(float);
         if (packed)
-            return cache.attention_packed(&dims, x.data(), &causal, packed_weights.data(),
-                                          packed_weights.size() * sizeof(float), workspace.data(), ws, out.data(),
-                                          weights.data());
-        return cache.attention(&dims, x.data(), &causal, &w, workspace.data(), ws, out.data(), weights.data());
+            return cache.attend_packed(&dims, x.data(), packed_weights.data(), packed_weights.size() * sizeof(float),
+                                       &causal, workspace.data(), ws, out.data(), weights.data());
+        return cache.attend(&dims, x.data(), &w, &causal, workspace.data(), ws, out.data(), weights.data());
     }
 };
 
@@ -194,7 +211,7 @@ void check_step(const Model &m, const std::vector<std::vector<float>> &seqs, std
     }
 }
 
-void append_tokens(std::vector<std::vector<float>> &seqs, const std::vector<float> &x, std::size_t n) {
+void add_tokens(std::vector<std::vector<float>> &seqs, const std::vector<float> &x, std::size_t n) {
     for (std::size_t b = 0; b < B; ++b) seqs[b].insert(seqs[b].end(), x.begin() + b * n * D, x.begin() + (b + 1) * n * D);
 }
 
@@ -215,8 +232,8 @@ void decode_and_rewind(bool packed) {
     for (std::size_t n : chunks) {
         INFO("tokens " << t << ".." << t + n);
         const std::vector<float> x = slice(X, T, t, n);
-        REQUIRE(drive.append(n, x) == EDGEATTN_OK);
-        append_tokens(seqs, x, n);
+        REQUIRE(drive.store(n, x) == EDGEATTN_OK);
+        add_tokens(seqs, x, n);
         t += n;
         CHECK(cache->length(0) == t);
         CHECK(cache->length(1) == t);
@@ -227,27 +244,30 @@ void decode_and_rewind(bool packed) {
 
     // 3 more do not fit in 12 positions: refused whole, lengths unchanged.
     const std::vector<float> more = random_floats(B * 3 * D, rng, 1.0f);
-    CHECK(drive.append(3, more) == EDGEATTN_ERR_CACHE_FULL);
+    CHECK(drive.store(3, more) == EDGEATTN_ERR_CACHE_FULL);
     CHECK(cache->length(0) == T);
     CHECK(cache->length(1) == T);
 
     // Truncate batch element 0 to 6 positions (a rejected draft); element 1
     // keeps 10. The next two tokens continue from there.
-    CHECK(cache->truncate(1, T + 1) == EDGEATTN_ERR_BAD_CACHE);
-    CHECK(cache->truncate(B, 0) == EDGEATTN_ERR_BAD_CACHE);
+    const edgeattn_status past_length = cache->truncate(1, T + 1), past_batch = cache->truncate(B, 0);
+    CHECK(past_length == EDGEATTN_ERR_PAST_CACHE_LENGTH);
+    CHECK(past_batch == EDGEATTN_ERR_PAST_CACHE_LENGTH);
+    CHECK(says(past_length, "length past the filled length"));
+    CHECK(says(past_batch, "batch index is past the batch"));
     REQUIRE(cache->truncate(0, 6) == EDGEATTN_OK);
     CHECK(cache->length(0) == 6);
     CHECK(cache->length(1) == T);
     seqs[0].resize(6 * D);
     const std::vector<float> y = random_floats(B * 2 * D, rng, 1.0f);
-    REQUIRE(drive.append(2, y) == EDGEATTN_OK);
-    append_tokens(seqs, y, 2);
+    REQUIRE(drive.store(2, y) == EDGEATTN_OK);
+    add_tokens(seqs, y, 2);
     CHECK(cache->length(0) == 8);
     CHECK(cache->length(1) == Capacity);
     REQUIRE(drive.attend(2, y, out, weights) == EDGEATTN_OK);
     check_step(model, seqs, 2, out, weights);
     // Element 1 is full now, so even one token is refused.
-    CHECK(drive.append(1, slice(X, T, 0, 1)) == EDGEATTN_ERR_CACHE_FULL);
+    CHECK(drive.store(1, slice(X, T, 0, 1)) == EDGEATTN_ERR_CACHE_FULL);
 
     // Reset: empty, and a new prompt decodes as on a fresh cache.
     REQUIRE(cache->reset() == EDGEATTN_OK);
@@ -255,8 +275,8 @@ void decode_and_rewind(bool packed) {
     CHECK(cache->length(1) == 0);
     seqs.assign(B, {});
     const std::vector<float> prompt = slice(X, T, 3, 5);
-    REQUIRE(drive.append(5, prompt) == EDGEATTN_OK);
-    append_tokens(seqs, prompt, 5);
+    REQUIRE(drive.store(5, prompt) == EDGEATTN_OK);
+    add_tokens(seqs, prompt, 5);
     REQUIRE(drive.attend(5, prompt, out, weights) == EDGEATTN_OK);
     check_step(model, seqs, 5, out, weights);
 }
@@ -265,7 +285,8 @@ template <std::size_t Bt, std::size_t Kv, std::size_t Hs, std::size_t Cap>
 void check_memory_size() {
     INFO("KVCache<" << Bt << ", " << Kv << ", " << Hs << ", " << Cap << ">");
     using C = edgeattn::KVCache<Bt, Kv, Hs, Cap>;
-    const std::size_t c_bytes = edgeattn_kv_cache_size(Bt, Kv, Hs, Cap);
+    const edgeattn_kv_cache_config config{Bt, Kv, Hs, Cap, EDGEATTN_DTYPE_F32};
+    const std::size_t c_bytes = edgeattn_kv_cache_memory_size(&config);
     REQUIRE(c_bytes > 0);
     CHECK(C::memory_bytes == c_bytes);
     CHECK(sizeof(C) >= C::memory_bytes);
@@ -292,7 +313,7 @@ TEST_CASE("KVCache decode steps, a full cache, truncate and reset meet the float
     REQUIRE(edgeattn_set_isa(EDGEATTN_ISA_AUTO) == EDGEATTN_OK);
 }
 
-TEST_CASE("sizeof(KVCache) is its memory: edgeattn_kv_cache_size() and the C struct") {
+TEST_CASE("sizeof(KVCache) is its memory: edgeattn_kv_cache_memory_size() and the C struct") {
     check_memory_size<B, KvHeads, HeadSize, Capacity>();
     check_memory_size<1, 1, 1, 1>();
     check_memory_size<3, 5, 7, 11>();

@@ -29,6 +29,26 @@ using test_paths::random_floats;
 using outputs = std::vector<std::vector<float>>;
 
 
+edgeattn_weight_matrix f32(const float *W) { return {EDGEATTN_DTYPE_F32, W, nullptr}; }
+
+edgeattn_attention_options options_of(const edgeattn_valid_lens *valid_lens, const edgeattn_attention_mask *mask) {
+    edgeattn_attention_options o{};
+    if (valid_lens) o.valid_lens = *valid_lens;
+    if (mask) o.mask = *mask;
+    return o;
+}
+
+// Workspace bytes of one call for `threads` threads (tokens: a cache store's).
+size_t workspace_bytes(edgeattn_op op, const edgeattn_attention_dims &dims, size_t threads, size_t tokens = 0) {
+    edgeattn_workspace_request r{};
+    r.op = op;
+    r.dims = dims;
+    r.tokens = tokens;
+    size_t bytes = 0;
+    REQUIRE(edgeattn_workspace_size(&r, 1, threads, &bytes) == EDGEATTN_OK);
+    return bytes;
+}
+
 // Bit for bit, except that two NaNs match whatever their sign and payload
 // (which operand's NaN an FMA passes on is the compiler's choice).
 bool same_bits(const std::vector<float> &a, const std::vector<float> &b) {
@@ -132,17 +152,16 @@ TEST_CASE("dot-product attention with masks: same bits for any thread count and 
         const edgeattn_attention_dims dims{sh.B, sh.Q, sh.K, sh.d, sh.d, sh.d, 0, 0, 0};
         for (const mask_case &mc : mask_cases) {
             const case_masks m(mc, sh.B, sh.Q, sh.K, 100);
+            const edgeattn_attention_options opt = options_of(mc.lens ? &m.valid_lens : nullptr, &m.mask);
             for (bool with_weights : {false, true}) {
                 const std::string what = std::string("dot product ") + std::to_string(sh.Q) + "x" +
                                          std::to_string(sh.K) + ", " + mc.name +
                                          (with_weights ? ", weights" : ", streaming");
                 check_split_invariant(what, [&](size_t ws_threads) {
-                    std::vector<float> ws(edgeattn_dot_product_attention_workspace_size(&dims, ws_threads) / 4);
+                    std::vector<float> ws(workspace_bytes(EDGEATTN_OP_SDPA, dims, ws_threads) / 4);
                     std::vector<float> out(sh.B * sh.Q * sh.d), attn(with_weights ? sh.B * sh.Q * sh.K : 0);
-                    REQUIRE(edgeattn_dot_product_attention_masked(&dims, q.data(), k.data(), v.data(),
-                                                                  mc.lens ? &m.valid_lens : nullptr, &m.mask,
-                                                                  ws.data(), ws.size() * 4, out.data(),
-                                                                  with_weights ? attn.data() : nullptr) == EDGEATTN_OK);
+                    REQUIRE(edgeattn_sdpa(&dims, q.data(), k.data(), v.data(), &opt, ws.data(), ws.size() * 4,
+                                          out.data(), with_weights ? attn.data() : nullptr) == EDGEATTN_OK);
                     return outputs{out, attn};
                 });
             }
@@ -158,19 +177,19 @@ TEST_CASE("multi-head and grouped-query attention with masks: same bits for any 
     for (size_t kv_heads : {size_t{2}, size_t{1}}) {
         const edgeattn_attention_dims dims{B, Q, K, h, h, h, h, 2, kv_heads};
         const float *Wk = kv_heads == 2 ? W.data() : W_kv.data();
-        const edgeattn_mha_weights w{W.data(), Wk, Wk, W.data(), bias.data(), bias.data(), bias.data(), bias.data()};
+        const edgeattn_weights w{f32(W.data()), f32(Wk),     f32(Wk),     f32(W.data()),
+                                 bias.data(),   bias.data(), bias.data(), bias.data()};
         for (const mask_case &mc : mask_cases) {
             const case_masks m(mc, B, Q, K, 130);
+            const edgeattn_attention_options opt = options_of(mc.lens ? &m.valid_lens : nullptr, &m.mask);
             for (bool with_weights : {false, true}) {
                 const std::string what = std::string("multi-head, kv heads ") + std::to_string(kv_heads) + ", " +
                                          mc.name + (with_weights ? ", weights" : ", streaming");
                 check_split_invariant(what, [&](size_t ws_threads) {
-                    std::vector<float> ws(edgeattn_multi_head_attention_workspace_size(&dims, ws_threads) / 4);
+                    std::vector<float> ws(workspace_bytes(EDGEATTN_OP_MHA, dims, ws_threads) / 4);
                     std::vector<float> out(B * Q * h), attn(with_weights ? B * 2 * Q * K : 0);
-                    REQUIRE(edgeattn_multi_head_attention_masked(&dims, x.data(), x.data(), x.data(),
-                                                                 mc.lens ? &m.valid_lens : nullptr, &m.mask, &w,
-                                                                 ws.data(), ws.size() * 4, out.data(),
-                                                                 with_weights ? attn.data() : nullptr) == EDGEATTN_OK);
+                    REQUIRE(edgeattn_mha(&dims, x.data(), x.data(), x.data(), &w, &opt, ws.data(), ws.size() * 4,
+                                         out.data(), with_weights ? attn.data() : nullptr) == EDGEATTN_OK);
                     return outputs{out, attn};
                 });
             }
@@ -186,24 +205,24 @@ TEST_CASE("KV-cache attention with masks, every storage: same bits for any threa
     const auto x = random_floats(B * 622 * h, 21);
     const auto W = random_floats(h * h, 22, 0.2f), W_kv = random_floats(h / 2 * h, 23, 0.2f),
                bias = random_floats(h, 24);
-    const edgeattn_mha_weights w{W.data(), W_kv.data(), W_kv.data(), W.data(),
-                                 bias.data(), bias.data(), bias.data(), bias.data()};
-    for (edgeattn_weight_type storage : {EDGEATTN_WEIGHTS_F32, EDGEATTN_WEIGHTS_F16, EDGEATTN_WEIGHTS_INT8}) {
-        std::vector<float> memory(edgeattn_kv_cache_typed_size(B, H_kv, h / H, capacity, storage) / 4);
+    const edgeattn_weights w{f32(W.data()), f32(W_kv.data()), f32(W_kv.data()), f32(W.data()),
+                             bias.data(),   bias.data(),      bias.data(),      bias.data()};
+    for (edgeattn_dtype storage : {EDGEATTN_DTYPE_F32, EDGEATTN_DTYPE_F16, EDGEATTN_DTYPE_INT8}) {
+        const edgeattn_kv_cache_config config{B, H_kv, h / H, capacity, storage};
+        std::vector<float> memory(edgeattn_kv_cache_memory_size(&config) / 4);
         edgeattn_kv_cache cache{};
-        REQUIRE(edgeattn_kv_cache_init_typed(&cache, B, H_kv, h / H, capacity, storage, memory.data(),
-                                             memory.size() * 4) == EDGEATTN_OK);
-        const edgeattn_attention_dims append_dims{B, 600, capacity, h, h, h, h, H, H_kv};
-        std::vector<float> append_ws(edgeattn_kv_cache_append_workspace_size(&append_dims, 600, 1) / 4);
-        REQUIRE(edgeattn_kv_cache_append(&cache, &append_dims, 600, x.data(), x.data(), &w, append_ws.data(),
-                                         append_ws.size() * 4) == EDGEATTN_OK);
+        REQUIRE(edgeattn_kv_cache_setup(&cache, &config, memory.data(), memory.size() * 4) == EDGEATTN_OK);
+        const edgeattn_attention_dims store_dims{B, 600, capacity, h, h, h, h, H, H_kv};
+        std::vector<float> store_ws(workspace_bytes(EDGEATTN_OP_KV_CACHE_STORE, store_dims, 1, 600) / 4);
+        REQUIRE(edgeattn_kv_cache_store(&cache, &store_dims, 600, x.data(), x.data(), &w, nullptr, store_ws.data(),
+                                        store_ws.size() * 4) == EDGEATTN_OK);
         for (size_t Q : {size_t{600}, size_t{13}, size_t{5}}) {
             if (Q < 600) {
                 const size_t at = static_cast<size_t>(cache.lengths[0]);
                 const edgeattn_attention_dims step_dims{B, Q, capacity, h, h, h, h, H, H_kv};
-                std::vector<float> ws(edgeattn_kv_cache_append_workspace_size(&step_dims, Q, 1) / 4);
-                REQUIRE(edgeattn_kv_cache_append(&cache, &step_dims, Q, x.data() + at * h, x.data() + at * h, &w,
-                                                 ws.data(), ws.size() * 4) == EDGEATTN_OK);
+                std::vector<float> ws(workspace_bytes(EDGEATTN_OP_KV_CACHE_STORE, step_dims, 1, Q) / 4);
+                REQUIRE(edgeattn_kv_cache_store(&cache, &step_dims, Q, x.data() + at * h, x.data() + at * h, &w,
+                                                nullptr, ws.data(), ws.size() * 4) == EDGEATTN_OK);
             }
             const size_t K = static_cast<size_t>(cache.lengths[0]);
             const edgeattn_attention_dims dims{B, Q, capacity, h, h, h, h, H, H_kv};
@@ -213,13 +232,14 @@ TEST_CASE("KV-cache attention with masks, every storage: same bits for any threa
                 mask.causal = 1;
                 mask.ranges_kind = window ? EDGEATTN_KEY_RANGES_PER_QUERY : EDGEATTN_KEY_RANGES_NONE;
                 mask.key_ranges = window ? ranges.data() : nullptr;
+                const edgeattn_attention_options opt = options_of(nullptr, &mask);
                 const std::string what = std::string("kv cache, storage ") + std::to_string(storage) + ", Q " +
                                          std::to_string(Q) + (window ? ", window" : ", causal");
                 check_split_invariant(what, [&](size_t ws_threads) {
-                    std::vector<float> ws(edgeattn_kv_cache_attention_workspace_size(&dims, ws_threads) / 4);
+                    std::vector<float> ws(workspace_bytes(EDGEATTN_OP_KV_CACHE_ATTEND, dims, ws_threads) / 4);
                     std::vector<float> out(B * Q * h);
-                    REQUIRE(edgeattn_kv_cache_attention(&cache, &dims, x.data() + (K - Q) * h, &mask, &w, ws.data(),
-                                                        ws.size() * 4, out.data(), nullptr) == EDGEATTN_OK);
+                    REQUIRE(edgeattn_kv_cache_attend(&cache, &dims, x.data() + (K - Q) * h, &w, &opt, ws.data(),
+                                                     ws.size() * 4, out.data(), nullptr) == EDGEATTN_OK);
                     return outputs{out};
                 });
             }
@@ -231,15 +251,16 @@ TEST_CASE("additive attention with per-query valid lengths: same bits for any th
     const size_t B = 1, Q = 77, K = 300, d = 8, hidden = 8;
     const auto q = random_floats(B * Q * d, 31), k = random_floats(B * K * d, 32), v = random_floats(B * K * d, 33);
     const auto W_q = random_floats(hidden * d, 34), W_k = random_floats(hidden * d, 35), w_v = random_floats(hidden, 36);
-    const edgeattn_additive_weights aw{W_q.data(), W_k.data(), w_v.data()};
+    const edgeattn_weights aw{f32(W_q.data()), f32(W_k.data()), f32(w_v.data()), {}, nullptr, nullptr, nullptr, nullptr};
     const auto lens = scattered_lens(B * Q, K);
     const edgeattn_valid_lens vl{EDGEATTN_VALID_LENS_PER_QUERY, lens.data()};
+    const edgeattn_attention_options opt = options_of(&vl, nullptr);
     const edgeattn_attention_dims dims{B, Q, K, d, d, d, hidden, 0, 0};
     check_split_invariant("additive", [&](size_t ws_threads) {
-        std::vector<float> ws(edgeattn_additive_attention_workspace_size(&dims, ws_threads) / 4);
+        std::vector<float> ws(workspace_bytes(EDGEATTN_OP_ADDITIVE, dims, ws_threads) / 4);
         std::vector<float> out(B * Q * d), attn(B * Q * K);
-        REQUIRE(edgeattn_additive_attention(&dims, q.data(), k.data(), v.data(), &vl, &aw, ws.data(), ws.size() * 4,
-                                            out.data(), attn.data()) == EDGEATTN_OK);
+        REQUIRE(edgeattn_additive(&dims, q.data(), k.data(), v.data(), &aw, &opt, ws.data(), ws.size() * 4, out.data(),
+                                  attn.data()) == EDGEATTN_OK);
         return outputs{out, attn};
     });
 }
@@ -264,14 +285,14 @@ TEST_CASE("NaN and infinity at masked keys and values never reach the rows that 
         std::vector<int32_t> lens(B * Q);
         for (size_t i = 0; i < lens.size(); ++i) lens[i] = i % 2 ? 400 : static_cast<int32_t>(1 + i % 3);
         const edgeattn_valid_lens vl{EDGEATTN_VALID_LENS_PER_QUERY, lens.data()};
+        const edgeattn_attention_options opt = options_of(&vl, nullptr);
         const edgeattn_attention_dims dims{B, Q, K, d, d, d, 0, 0, 0};
         for (bool with_weights : {false, true}) {
             auto run = [&](const std::vector<float> &keys, const std::vector<float> &values, size_t ws_threads) {
-                std::vector<float> ws(edgeattn_dot_product_attention_workspace_size(&dims, ws_threads) / 4);
+                std::vector<float> ws(workspace_bytes(EDGEATTN_OP_SDPA, dims, ws_threads) / 4);
                 std::vector<float> out(B * Q * d), attn(with_weights ? B * Q * K : 0);
-                REQUIRE(edgeattn_dot_product_attention(&dims, q.data(), keys.data(), values.data(), &vl, ws.data(),
-                                                       ws.size() * 4, out.data(),
-                                                       with_weights ? attn.data() : nullptr) == EDGEATTN_OK);
+                REQUIRE(edgeattn_sdpa(&dims, q.data(), keys.data(), values.data(), &opt, ws.data(), ws.size() * 4,
+                                      out.data(), with_weights ? attn.data() : nullptr) == EDGEATTN_OK);
                 return outputs{out, attn};
             };
             const std::string what = "poisoned masked positions, K " + std::to_string(K) +

@@ -8,6 +8,7 @@
 
 #include <edgeattn/edgeattn.h>
 
+#include <climits>
 #include <cstdint>
 #include <cstring>
 #include <set>
@@ -47,6 +48,31 @@ struct arena {
 template <class T>
 T *misaligned(T *p) {
     return reinterpret_cast<T *>(reinterpret_cast<std::uintptr_t>(p) + 1);
+}
+
+// The same for a matrix's data.
+const void *misaligned(const void *p) { return static_cast<const char *>(p) + 1; }
+
+// A matrix's data as floats (the problems' weights are fp32).
+float *floats(const edgeattn_weight_matrix &m) { return static_cast<float *>(const_cast<void *>(m.data)); }
+
+edgeattn_weight_matrix f32(const float *W) { return {EDGEATTN_DTYPE_F32, W, nullptr}; }
+
+template <class T>
+void set_int(T &field, int value) {  // as a C caller may store it
+    static_assert(sizeof(T) == sizeof(int), "int-sized enums");
+    std::memcpy(&field, &value, sizeof value);
+}
+
+// Workspace bytes of one call for one thread (tokens: a cache store's).
+std::size_t workspace_bytes(edgeattn_op op, const edgeattn_attention_dims &dims, std::size_t tokens = 0) {
+    edgeattn_workspace_request r{};
+    r.op = op;
+    r.dims = dims;
+    r.tokens = tokens;
+    std::size_t bytes = 0;
+    REQUIRE(edgeattn_workspace_size(&r, 1, 1, &bytes) == EDGEATTN_OK);
+    return bytes;
 }
 
 // A problem of one op: valid as constructed, spoiled by each bad case.
@@ -107,6 +133,10 @@ struct attention_buffers {
     edgeattn_valid_lens vl{EDGEATTN_VALID_LENS_PER_BATCH, lens};
     float *out, *attn, *ws;
     std::size_t ws_bytes = 0;
+    edgeattn_attention_mask mask{};  // none unless a case sets one
+
+    // The options the call gets: the valid lengths and mask as they stand.
+    edgeattn_attention_options options() const { return {vl, mask}; }
 
     attention_buffers(edgeattn_attention_dims d, std::size_t out_features, std::size_t heads)
         : dims(d), q(a.take(d.batch * d.queries * d.query_size, 0.25f, -1.0f)),
@@ -123,44 +153,120 @@ struct attention_buffers {
 
 struct dot_problem : attention_buffers {
     dot_problem() : attention_buffers({2, 3, 4, 5, 5, 7, 0, 0, 0}, 7, 1) {
-        make_workspace(edgeattn_dot_product_attention_workspace_size(&dims, 1));
+        make_workspace(workspace_bytes(EDGEATTN_OP_SDPA, dims));
     }
     edgeattn_status run() {
-        return edgeattn_dot_product_attention(&dims, q, k, v, &vl, ws, ws_bytes, out, attn);
+        const edgeattn_attention_options o = options();
+        return edgeattn_sdpa(&dims, q, k, v, &o, ws, ws_bytes, out, attn);
     }
 };
 
+// Additive attention takes W_q, W_k and W_v = d2l's w_v (1, h), no W_o or biases.
 struct additive_problem : attention_buffers {
-    edgeattn_additive_weights w;
+    edgeattn_weights w{};
     additive_problem() : attention_buffers({2, 3, 4, 5, 6, 7, 8, 0, 0}, 7, 1) {
-        w = {a.take(8 * 5, 0.1f, -0.3f), a.take(8 * 6, 0.1f, -0.2f), a.take(8, 0.2f, -1.0f)};
-        make_workspace(edgeattn_additive_attention_workspace_size(&dims, 1));
+        w.W_q = f32(a.take(8 * 5, 0.1f, -0.3f));
+        w.W_k = f32(a.take(8 * 6, 0.1f, -0.2f));
+        w.W_v = f32(a.take(8, 0.2f, -1.0f));
+        make_workspace(workspace_bytes(EDGEATTN_OP_ADDITIVE, dims));
     }
     edgeattn_status run() {
-        return edgeattn_additive_attention(&dims, q, k, v, &vl, &w, ws, ws_bytes, out, attn);
+        const edgeattn_attention_options o = options();
+        return edgeattn_additive(&dims, q, k, v, &w, &o, ws, ws_bytes, out, attn);
     }
 };
 
 struct mha_problem : attention_buffers {
-    edgeattn_mha_weights w;
+    edgeattn_weights w;
     mha_problem() : attention_buffers({2, 3, 4, 5, 6, 7, 8, 2, 0}, 8, 2) {
-        w = {a.take(8 * 5, 0.1f, -0.3f), a.take(8 * 6, 0.1f, -0.2f), a.take(8 * 7, 0.1f, -0.1f),
-             a.take(8 * 8, 0.1f, -0.4f), a.take(8, 0.1f, 0.1f), nullptr, nullptr, a.take(8, 0.1f, 0.2f)};
-        make_workspace(edgeattn_multi_head_attention_workspace_size(&dims, 1));
+        w = {f32(a.take(8 * 5, 0.1f, -0.3f)), f32(a.take(8 * 6, 0.1f, -0.2f)), f32(a.take(8 * 7, 0.1f, -0.1f)),
+             f32(a.take(8 * 8, 0.1f, -0.4f)), a.take(8, 0.1f, 0.1f), nullptr, nullptr, a.take(8, 0.1f, 0.2f)};
+        make_workspace(workspace_bytes(EDGEATTN_OP_MHA, dims));
     }
     edgeattn_status run() {
-        return edgeattn_multi_head_attention(&dims, q, k, v, &vl, &w, ws, ws_bytes, out, attn);
+        const edgeattn_attention_options o = options();
+        return edgeattn_mha(&dims, q, k, v, &w, &o, ws, ws_bytes, out, attn);
     }
 };
 
+// Self-attention: multi-head attention with X (the q buffer) as queries,
+// keys and values, keys = queries and every feature size d.
 struct self_problem : attention_buffers {
-    edgeattn_mha_weights w;
+    edgeattn_weights w;
     self_problem() : attention_buffers({2, 3, 3, 8, 8, 8, 8, 2, 0}, 8, 2) {
-        w = {a.take(64, 0.1f, -0.3f), a.take(64, 0.1f, -0.2f), a.take(64, 0.1f, -0.1f), a.take(64, 0.1f, -0.4f),
-             nullptr, nullptr, nullptr, nullptr};
-        make_workspace(edgeattn_self_attention_workspace_size(&dims, 1));
+        w = {f32(a.take(64, 0.1f, -0.3f)), f32(a.take(64, 0.1f, -0.2f)), f32(a.take(64, 0.1f, -0.1f)),
+             f32(a.take(64, 0.1f, -0.4f)), nullptr, nullptr, nullptr, nullptr};
+        make_workspace(workspace_bytes(EDGEATTN_OP_MHA, dims));
     }
-    edgeattn_status run() { return edgeattn_self_attention(&dims, q, &vl, &w, ws, ws_bytes, out, attn); }
+    edgeattn_status run() {
+        const edgeattn_attention_options o = options();
+        return edgeattn_mha(&dims, q, q, q, &w, &o, ws, ws_bytes, out, attn);
+    }
+};
+
+// A KV cache in the arena (batch 2, one key/value head of 4 features,
+// capacity 6) holding 2 tokens, then a store of 2 more tokens or an attend
+// of 2 queries, with weights as given or packed once.
+struct cache_buffers {
+    arena a;
+    edgeattn_attention_dims dims{2, 2, 6, 8, 8, 8, 8, 2, 1};
+    edgeattn_kv_cache cache{};
+    const float *x;
+    edgeattn_weights w;
+    float *packed = nullptr, *ws = nullptr;
+    std::size_t packed_bytes = 0, ws_bytes = 0;
+    int32_t *lens = a.lens({1, 2});
+    int32_t *ranges = a.lens({0, 2, 1, 2});
+    const float *bias = a.take(2 * 2 * 6, 0.125f, -0.5f);
+    edgeattn_attention_options opt{};  // none unless a case sets one
+    bool use_packed;
+
+    explicit cache_buffers(bool packed_form) : use_packed(packed_form) {
+        const edgeattn_kv_cache_config config{2, 1, 4, 6, EDGEATTN_DTYPE_F32};
+        const std::size_t memory_bytes = edgeattn_kv_cache_memory_size(&config);
+        REQUIRE(memory_bytes > 0);
+        float *memory = a.take(memory_bytes / 4);
+        REQUIRE(edgeattn_kv_cache_setup(&cache, &config, memory, memory_bytes) == EDGEATTN_OK);
+        x = a.take(2 * 2 * 8, 0.25f, -1.0f);
+        w = {f32(a.take(8 * 8, 0.1f, -0.3f)), f32(a.take(4 * 8, 0.1f, -0.2f)), f32(a.take(4 * 8, 0.1f, -0.1f)),
+             f32(a.take(8 * 8, 0.1f, -0.4f)), a.take(8, 0.1f, 0.1f), a.take(4, 0.1f, 0.2f), nullptr, nullptr};
+        if (use_packed) {
+            packed_bytes = edgeattn_mha_packed_size(&dims, &w);
+            REQUIRE(packed_bytes > 0);
+            packed = a.take(packed_bytes / 4);
+            REQUIRE(edgeattn_mha_pack(&dims, &w, packed, packed_bytes) == EDGEATTN_OK);
+        }
+        edgeattn_workspace_request calls[2] = {};
+        calls[0].op = EDGEATTN_OP_KV_CACHE_STORE;
+        calls[0].dims = dims;
+        calls[0].tokens = 2;
+        calls[1].op = EDGEATTN_OP_KV_CACHE_ATTEND;
+        calls[1].dims = dims;
+        REQUIRE(edgeattn_workspace_size(calls, 2, 1, &ws_bytes) == EDGEATTN_OK);
+        ws = a.take(ws_bytes / 4);
+        REQUIRE(edgeattn_kv_cache_store(&cache, &dims, 2, x, x, &w, nullptr, ws, ws_bytes) == EDGEATTN_OK);
+    }
+};
+
+template <bool Packed>
+struct cache_store_problem : cache_buffers {
+    cache_store_problem() : cache_buffers(Packed) {}
+    edgeattn_status run() {
+        return use_packed ? edgeattn_kv_cache_store_packed(&cache, &dims, 2, x, x, packed, packed_bytes, &opt, ws,
+                                                           ws_bytes)
+                          : edgeattn_kv_cache_store(&cache, &dims, 2, x, x, &w, &opt, ws, ws_bytes);
+    }
+};
+
+template <bool Packed>
+struct cache_attend_problem : cache_buffers {
+    float *out = a.take(2 * 2 * 8), *attn = a.take(2 * 2 * 2 * 6);
+    cache_attend_problem() : cache_buffers(Packed) {}
+    edgeattn_status run() {
+        return use_packed ? edgeattn_kv_cache_attend_packed(&cache, &dims, x, packed, packed_bytes, &opt, ws,
+                                                            ws_bytes, out, attn)
+                          : edgeattn_kv_cache_attend(&cache, &dims, x, &w, &opt, ws, ws_bytes, out, attn);
+    }
 };
 
 struct table_problem {
@@ -172,10 +278,10 @@ struct table_problem {
 
 struct add_problem {
     arena a;
-    std::size_t batch = 2, n = 3, d = 4, max_len = 5;
+    std::size_t batch = 2, n = 3, d = 4, start = 0, max_len = 5;
     const float *X = a.take(24, 0.5f, 1.0f), *P = a.take(20, 0.25f, -1.0f);
     float *Y = a.take(24);
-    edgeattn_status run() { return edgeattn_positional_encoding_add(batch, n, d, X, P, max_len, Y); }
+    edgeattn_status run() { return edgeattn_positional_encoding_add_at(batch, n, d, start, X, P, max_len, Y); }
 };
 
 constexpr std::size_t huge = SIZE_MAX / 8;  // x 8 overflows; x 3 fits in elements but not in bytes
@@ -192,8 +298,30 @@ TEST_CASE("every status has its own text, and unknown ones say so") {
         texts.insert(t);
         ++codes;
     }
-    CHECK(codes == 1 - EDGEATTN_ERR_NOT_REPRESENTABLE);  // 0 .. the lowest code, none missing
+    CHECK(codes == 1 - EDGEATTN_ERR_PAST_CACHE_LENGTH);  // 0 .. the lowest code, none missing
     CHECK(texts.size() == static_cast<std::size_t>(codes));
+    // The statuses that name a case of a bad call, each in words of its own
+    // (not the text of EDGEATTN_ERR_BAD_CACHE or of a shape mismatch).
+    struct named {
+        edgeattn_status status;
+        int code;
+        const char *words;
+    };
+    const named cases[] = {
+        {EDGEATTN_ERR_OPTION_NOT_SUPPORTED, -21, "does not take"},
+        {EDGEATTN_ERR_CACHE_SHAPE_MISMATCH, -22, "do not match the KV cache"},
+        {EDGEATTN_ERR_KEYS_NOT_CAPACITY, -23, "neither 0 nor the cache's capacity"},
+        {EDGEATTN_ERR_PAST_CACHE_LENGTH, -24, "past the filled length"},
+    };
+    for (const named &c : cases) {
+        const std::string t = edgeattn_status_str(c.status);
+        INFO(t);
+        CHECK(static_cast<int>(c.status) == c.code);
+        CHECK(t.find(c.words) != std::string::npos);
+        CHECK(t != edgeattn_status_str(EDGEATTN_ERR_BAD_CACHE));
+        CHECK(t != edgeattn_status_str(EDGEATTN_ERR_SHAPE_MISMATCH));
+        CHECK(t != "unknown status");
+    }
     CHECK(std::string(edgeattn_status_str(static_cast<edgeattn_status>(-999))) == "unknown status");
     CHECK(std::string(edgeattn_status_str(static_cast<edgeattn_status>(1))) == "unknown status");
     CHECK(std::string(edgeattn_status_str(EDGEATTN_STATUS_FORCE_INT)) == "unknown status");
@@ -250,7 +378,7 @@ TEST_CASE("masked_softmax: each bad argument, its status, nothing written") {
     check_bad_cases(cases);
 }
 
-TEST_CASE("dot_product_attention: each bad argument, its status, nothing written") {
+TEST_CASE("sdpa: each bad argument, its status, nothing written") {
     using P = dot_problem;
     const bad_case<P> cases[] = {
         {"null queries", [](P &p) { p.q = nullptr; }, EDGEATTN_ERR_NULL_POINTER},
@@ -297,12 +425,12 @@ TEST_CASE("dot_product_attention: each bad argument, its status, nothing written
     check_bad_cases(cases);
 }
 
-TEST_CASE("additive_attention: each bad argument, its status, nothing written") {
+TEST_CASE("additive: each bad argument, its status, nothing written") {
     using P = additive_problem;
     const bad_case<P> cases[] = {
-        {"null W_q", [](P &p) { p.w.W_q = nullptr; }, EDGEATTN_ERR_NULL_POINTER},
-        {"null W_k", [](P &p) { p.w.W_k = nullptr; }, EDGEATTN_ERR_NULL_POINTER},
-        {"null w_v", [](P &p) { p.w.w_v = nullptr; }, EDGEATTN_ERR_NULL_POINTER},
+        {"null W_q", [](P &p) { p.w.W_q.data = nullptr; }, EDGEATTN_ERR_NULL_POINTER},
+        {"null W_k", [](P &p) { p.w.W_k.data = nullptr; }, EDGEATTN_ERR_NULL_POINTER},
+        {"null w_v", [](P &p) { p.w.W_v.data = nullptr; }, EDGEATTN_ERR_NULL_POINTER},
         {"null queries", [](P &p) { p.q = nullptr; }, EDGEATTN_ERR_NULL_POINTER},
         {"null workspace", [](P &p) { p.ws = nullptr; }, EDGEATTN_ERR_NULL_POINTER},
         {"zero num_hiddens", [](P &p) { p.dims.num_hiddens = 0; }, EDGEATTN_ERR_ZERO_DIMENSION},
@@ -312,20 +440,30 @@ TEST_CASE("additive_attention: each bad argument, its status, nothing written") 
         {"workspace overflows", [](P &p) { p.dims.num_hiddens = SIZE_MAX / 16; p.dims.query_size = 1;
                                            p.dims.key_size = 1; }, EDGEATTN_ERR_SIZE_OVERFLOW},
         {"workspace short", [](P &p) { p.ws_bytes -= 1; }, EDGEATTN_ERR_WORKSPACE_TOO_SMALL},
-        {"misaligned w_v", [](P &p) { p.w.w_v = misaligned(p.w.w_v); }, EDGEATTN_ERR_MISALIGNED},
+        {"misaligned w_v", [](P &p) { p.w.W_v.data = misaligned(p.w.W_v.data); }, EDGEATTN_ERR_MISALIGNED},
         {"negative valid length", [](P &p) { p.lens[1] = -1; }, EDGEATTN_ERR_NEGATIVE_VALID_LEN},
-        {"output over W_k", [](P &p) { p.out = const_cast<float *>(p.w.W_k) + 47; }, EDGEATTN_ERR_OVERLAP},
-        {"weights over w_v", [](P &p) { p.attn = const_cast<float *>(p.w.w_v) - 23; }, EDGEATTN_ERR_OVERLAP},
-        {"workspace over W_q", [](P &p) { p.ws = const_cast<float *>(p.w.W_q) + 4; }, EDGEATTN_ERR_OVERLAP},
+        {"output over W_k", [](P &p) { p.out = floats(p.w.W_k) + 47; }, EDGEATTN_ERR_OVERLAP},
+        {"weights over w_v", [](P &p) { p.attn = floats(p.w.W_v) - 23; }, EDGEATTN_ERR_OVERLAP},
+        {"workspace over W_q", [](P &p) { p.ws = floats(p.w.W_q) + 4; }, EDGEATTN_ERR_OVERLAP},
+        // what additive attention does not take
+        {"W_o set", [](P &p) { p.w.W_o = f32(p.a.take(8 * 8, 0.1f, 0.5f)); }, EDGEATTN_ERR_OPTION_NOT_SUPPORTED},
+        {"int8 W_o set", [](P &p) { p.w.W_o = {EDGEATTN_DTYPE_INT8, p.a.take(16, 0.1f, 0.5f), p.a.take(8, 0.0f, 1.0f)}; },
+         EDGEATTN_ERR_OPTION_NOT_SUPPORTED},
+        {"b_q set", [](P &p) { p.w.b_q = p.a.take(8, 0.1f, 0.5f); }, EDGEATTN_ERR_OPTION_NOT_SUPPORTED},
+        {"b_k set", [](P &p) { p.w.b_k = p.a.take(8, 0.1f, 0.5f); }, EDGEATTN_ERR_OPTION_NOT_SUPPORTED},
+        {"b_v set", [](P &p) { p.w.b_v = p.a.take(1, 0.1f, 0.5f); }, EDGEATTN_ERR_OPTION_NOT_SUPPORTED},
+        {"b_o set", [](P &p) { p.w.b_o = p.a.take(7, 0.1f, 0.5f); }, EDGEATTN_ERR_OPTION_NOT_SUPPORTED},
+        {"every bias set", [](P &p) { p.w.b_q = p.w.b_k = p.w.b_v = p.w.b_o = p.a.take(8, 0.1f, 0.5f); },
+         EDGEATTN_ERR_OPTION_NOT_SUPPORTED},
     };
     check_bad_cases(cases);
 }
 
-TEST_CASE("multi_head_attention: each bad argument, its status, nothing written") {
+TEST_CASE("mha: each bad argument, its status, nothing written") {
     using P = mha_problem;
     const bad_case<P> cases[] = {
-        {"null W_o", [](P &p) { p.w.W_o = nullptr; }, EDGEATTN_ERR_NULL_POINTER},
-        {"null W_v", [](P &p) { p.w.W_v = nullptr; }, EDGEATTN_ERR_NULL_POINTER},
+        {"null W_o", [](P &p) { p.w.W_o.data = nullptr; }, EDGEATTN_ERR_NULL_POINTER},
+        {"null W_v", [](P &p) { p.w.W_v.data = nullptr; }, EDGEATTN_ERR_NULL_POINTER},
         {"null keys", [](P &p) { p.k = nullptr; }, EDGEATTN_ERR_NULL_POINTER},
         {"zero heads", [](P &p) { p.dims.num_heads = 0; }, EDGEATTN_ERR_ZERO_DIMENSION},
         {"zero value_size", [](P &p) { p.dims.value_size = 0; }, EDGEATTN_ERR_ZERO_DIMENSION},
@@ -336,40 +474,87 @@ TEST_CASE("multi_head_attention: each bad argument, its status, nothing written"
                                          p.dims.value_size = 1; },
          EDGEATTN_ERR_SIZE_OVERFLOW},
         {"workspace short", [](P &p) { p.ws_bytes -= 4; }, EDGEATTN_ERR_WORKSPACE_TOO_SMALL},
-        {"misaligned W_v", [](P &p) { p.w.W_v = misaligned(p.w.W_v); }, EDGEATTN_ERR_MISALIGNED},
+        {"misaligned W_v", [](P &p) { p.w.W_v.data = misaligned(p.w.W_v.data); }, EDGEATTN_ERR_MISALIGNED},
         {"misaligned bias", [](P &p) { p.w.b_o = misaligned(p.w.b_o); }, EDGEATTN_ERR_MISALIGNED},
         {"bad kind", [](P &p) { p.vl.kind = static_cast<edgeattn_valid_lens_kind>(7); }, EDGEATTN_ERR_BAD_VALID_LENS_KIND},
         {"negative valid length", [](P &p) { p.lens[1] = -1; }, EDGEATTN_ERR_NEGATIVE_VALID_LEN},
         {"output over queries", [](P &p) { p.q = p.out + 2; }, EDGEATTN_ERR_OVERLAP},
         {"output over a bias", [](P &p) { p.out = const_cast<float *>(p.w.b_q) - 3; }, EDGEATTN_ERR_OVERLAP},
-        {"weights over W_o", [](P &p) { p.attn = const_cast<float *>(p.w.W_o) + 63; }, EDGEATTN_ERR_OVERLAP},
+        {"weights over W_o", [](P &p) { p.attn = floats(p.w.W_o) + 63; }, EDGEATTN_ERR_OVERLAP},
         {"weights over output", [](P &p) { p.attn = p.out + 1; }, EDGEATTN_ERR_OVERLAP},
         {"output in the workspace", [](P &p) { p.out = p.ws; }, EDGEATTN_ERR_OVERLAP},
     };
     check_bad_cases(cases);
 }
 
-TEST_CASE("self_attention: each bad argument, its status, nothing written") {
+TEST_CASE("multi-head self-attention (X as queries, keys and values): each bad argument, its status, nothing written") {
     using P = self_problem;
     const bad_case<P> cases[] = {
         {"null X", [](P &p) { p.q = nullptr; }, EDGEATTN_ERR_NULL_POINTER},
-        {"null W_q", [](P &p) { p.w.W_q = nullptr; }, EDGEATTN_ERR_NULL_POINTER},
+        {"null W_q", [](P &p) { p.w.W_q.data = nullptr; }, EDGEATTN_ERR_NULL_POINTER},
         {"zero n", [](P &p) { p.dims.queries = 0; p.dims.keys = 0; }, EDGEATTN_ERR_ZERO_DIMENSION},
         {"zero d", [](P &p) { p.dims.query_size = p.dims.key_size = p.dims.value_size = p.dims.num_hiddens = 0; },
          EDGEATTN_ERR_ZERO_DIMENSION},
-        {"keys != queries", [](P &p) { p.dims.keys = 4; }, EDGEATTN_ERR_SHAPE_MISMATCH},
-        {"value_size != d", [](P &p) { p.dims.value_size = 4; }, EDGEATTN_ERR_SHAPE_MISMATCH},
         {"heads do not divide", [](P &p) { p.dims.num_heads = 3; }, EDGEATTN_ERR_HEADS_DO_NOT_DIVIDE},
         {"X overflows", [](P &p) { p.dims.queries = p.dims.keys = huge; }, EDGEATTN_ERR_SIZE_OVERFLOW},
         {"workspace short", [](P &p) { p.ws_bytes /= 2; }, EDGEATTN_ERR_WORKSPACE_TOO_SMALL},
         {"output over X", [](P &p) { p.out = const_cast<float *>(p.q) + 40; }, EDGEATTN_ERR_OVERLAP},
-        {"weights over W_k", [](P &p) { p.attn = const_cast<float *>(p.w.W_k); }, EDGEATTN_ERR_OVERLAP},
+        {"weights over W_k", [](P &p) { p.attn = floats(p.w.W_k); }, EDGEATTN_ERR_OVERLAP},
         {"X in the workspace", [](P &p) { p.q = p.ws + 7; }, EDGEATTN_ERR_OVERLAP},
     };
     check_bad_cases(cases);
 }
 
-TEST_CASE("positional_encoding_table and _add: each bad argument, its status, nothing written") {
+// Options and fields a KV cache call does not take: refused, never ignored.
+template <class P>
+void check_cache_store_options() {
+    const bad_case<P> cases[] = {
+        {"valid lengths per batch element", [](P &p) { p.opt.valid_lens = {EDGEATTN_VALID_LENS_PER_BATCH, p.lens}; },
+         EDGEATTN_ERR_OPTION_NOT_SUPPORTED},
+        {"valid lengths per query", [](P &p) { p.opt.valid_lens = {EDGEATTN_VALID_LENS_PER_QUERY, p.lens}; },
+         EDGEATTN_ERR_OPTION_NOT_SUPPORTED},
+        {"causal mask", [](P &p) { p.opt.mask.causal = 1; }, EDGEATTN_ERR_OPTION_NOT_SUPPORTED},
+        {"causal mask of another nonzero value", [](P &p) { p.opt.mask.causal = -7; }, EDGEATTN_ERR_OPTION_NOT_SUPPORTED},
+        {"key ranges",
+         [](P &p) {
+             p.opt.mask.ranges_kind = EDGEATTN_KEY_RANGES_PER_BATCH;
+             p.opt.mask.key_ranges = p.ranges;
+         },
+         EDGEATTN_ERR_OPTION_NOT_SUPPORTED},
+        {"ranges kind outside the enum", [](P &p) { set_int(p.opt.mask.ranges_kind, -1); },
+         EDGEATTN_ERR_OPTION_NOT_SUPPORTED},
+        {"bias", [](P &p) { p.opt.mask.bias = p.bias; }, EDGEATTN_ERR_OPTION_NOT_SUPPORTED},
+    };
+    check_bad_cases(cases);
+}
+
+template <class P>
+void check_cache_attend_options() {
+    const bad_case<P> cases[] = {
+        {"valid lengths per batch element", [](P &p) { p.opt.valid_lens = {EDGEATTN_VALID_LENS_PER_BATCH, p.lens}; },
+         EDGEATTN_ERR_OPTION_NOT_SUPPORTED},
+        {"valid lengths per query", [](P &p) { p.opt.valid_lens = {EDGEATTN_VALID_LENS_PER_QUERY, p.lens}; },
+         EDGEATTN_ERR_OPTION_NOT_SUPPORTED},
+        {"valid lengths beside a causal mask",
+         [](P &p) {
+             p.opt.valid_lens = {EDGEATTN_VALID_LENS_PER_BATCH, p.lens};
+             p.opt.mask.causal = 1;
+         },
+         EDGEATTN_ERR_OPTION_NOT_SUPPORTED},
+        {"valid lengths of a kind outside the enum", [](P &p) { set_int(p.opt.valid_lens.kind, INT_MIN); },
+         EDGEATTN_ERR_OPTION_NOT_SUPPORTED},
+    };
+    check_bad_cases(cases);
+}
+
+TEST_CASE("KV cache store and attend: an option they do not take is refused, nothing written") {
+    SUBCASE("store: valid lengths or a mask") { check_cache_store_options<cache_store_problem<false>>(); }
+    SUBCASE("store_packed: valid lengths or a mask") { check_cache_store_options<cache_store_problem<true>>(); }
+    SUBCASE("attend: valid lengths") { check_cache_attend_options<cache_attend_problem<false>>(); }
+    SUBCASE("attend_packed: valid lengths") { check_cache_attend_options<cache_attend_problem<true>>(); }
+}
+
+TEST_CASE("positional_encoding_table and _add_at: each bad argument, its status, nothing written") {
     using T = table_problem;
     const bad_case<T> table_cases[] = {
         {"null P", [](T &p) { p.P = nullptr; }, EDGEATTN_ERR_NULL_POINTER},
@@ -392,6 +577,8 @@ TEST_CASE("positional_encoding_table and _add: each bad argument, its status, no
         {"X overflows", [](A &p) { p.batch = huge; }, EDGEATTN_ERR_SIZE_OVERFLOW},
         {"P overflows", [](A &p) { p.max_len = huge; p.d = 3; p.batch = 1; p.n = 1; }, EDGEATTN_ERR_SIZE_OVERFLOW},
         {"n > max_len", [](A &p) { p.max_len = 2; }, EDGEATTN_ERR_SEQUENCE_TOO_LONG},
+        {"start + n > max_len", [](A &p) { p.start = 3; }, EDGEATTN_ERR_SEQUENCE_TOO_LONG},
+        {"start past the address space", [](A &p) { p.start = SIZE_MAX - 1; }, EDGEATTN_ERR_SEQUENCE_TOO_LONG},
         {"misaligned Y", [](A &p) { p.Y = misaligned(p.Y); }, EDGEATTN_ERR_MISALIGNED},
         {"Y shifted over X", [](A &p) { p.Y = const_cast<float *>(p.X) + 4; }, EDGEATTN_ERR_OVERLAP},
         {"Y over P", [](A &p) { p.Y = const_cast<float *>(p.P) - 10; }, EDGEATTN_ERR_OVERLAP},
@@ -399,37 +586,102 @@ TEST_CASE("positional_encoding_table and _add: each bad argument, its status, no
     check_bad_cases(add_cases);
 }
 
-TEST_CASE("workspace sizes are 0 for what the op would refuse, and for sizes past size_t") {
+TEST_CASE("the workspace query: the status the op would give, bytes written only on success") {
     const edgeattn_attention_dims ok{2, 3, 4, 5, 5, 7, 8, 2, 0};
-    CHECK(edgeattn_dot_product_attention_workspace_size(&ok, 1) > 0);
-    CHECK(edgeattn_additive_attention_workspace_size(&ok, 1) > 0);
-    CHECK(edgeattn_multi_head_attention_workspace_size(&ok, 1) > 0);
-    CHECK(edgeattn_dot_product_attention_workspace_size(nullptr, 1) == 0);
-    CHECK(edgeattn_additive_attention_workspace_size(nullptr, 1) == 0);
-    CHECK(edgeattn_multi_head_attention_workspace_size(nullptr, 1) == 0);
-    CHECK(edgeattn_self_attention_workspace_size(nullptr, 1) == 0);
-    for (std::size_t threads : {std::size_t{SIZE_MAX}, SIZE_MAX / 2}) {
-        CHECK(edgeattn_dot_product_attention_workspace_size(&ok, threads) == 0);
-        CHECK(edgeattn_additive_attention_workspace_size(&ok, threads) == 0);
-        CHECK(edgeattn_multi_head_attention_workspace_size(&ok, threads) == 0);
+    constexpr std::size_t untouched = 0xC0FFEE;
+    // One request; `bytes` keeps `untouched` unless the status is OK.
+    auto query = [](edgeattn_op op, const edgeattn_attention_dims &dims, std::size_t threads, std::size_t &bytes,
+                    std::size_t tokens = 0) {
+        edgeattn_workspace_request r{};
+        r.op = op;
+        r.dims = dims;
+        r.tokens = tokens;
+        bytes = untouched;
+        return edgeattn_workspace_size(&r, 1, threads, &bytes);
+    };
+    const edgeattn_op attention_ops[] = {EDGEATTN_OP_SDPA, EDGEATTN_OP_ADDITIVE, EDGEATTN_OP_MHA};
+    std::size_t bytes = 0;
+    for (edgeattn_op op : attention_ops) {
+        INFO("op " << static_cast<int>(op));
+        CHECK(query(op, ok, 1, bytes) == EDGEATTN_OK);
+        CHECK(bytes > 0);
+        CHECK(bytes != untouched);
+        for (std::size_t threads : {std::size_t{SIZE_MAX}, SIZE_MAX / 2}) {
+            CHECK(query(op, ok, threads, bytes) == EDGEATTN_ERR_SIZE_OVERFLOW);
+            CHECK(bytes == untouched);
+        }
+        edgeattn_attention_dims zero = ok;
+        zero.keys = 0;
+        CHECK(query(op, zero, 1, bytes) == EDGEATTN_ERR_ZERO_DIMENSION);
+        CHECK(bytes == untouched);
     }
-    edgeattn_attention_dims zero = ok;
-    zero.keys = 0;
-    CHECK(edgeattn_dot_product_attention_workspace_size(&zero, 1) == 0);
-    CHECK(edgeattn_additive_attention_workspace_size(&zero, 1) == 0);
-    CHECK(edgeattn_multi_head_attention_workspace_size(&zero, 1) == 0);
+    {
+        edgeattn_workspace_request r{};
+        r.op = EDGEATTN_OP_MHA;
+        r.dims = ok;
+        bytes = untouched;
+        CHECK(edgeattn_workspace_size(nullptr, 1, 1, &bytes) == EDGEATTN_ERR_NULL_POINTER);
+        CHECK(edgeattn_workspace_size(&r, 1, 1, nullptr) == EDGEATTN_ERR_NULL_POINTER);
+        CHECK(edgeattn_workspace_size(&r, 0, 1, &bytes) == EDGEATTN_ERR_ZERO_DIMENSION);
+        CHECK(bytes == untouched);
+        // 0 threads counts as 1
+        std::size_t one = 0;
+        CHECK(edgeattn_workspace_size(&r, 1, 0, &bytes) == EDGEATTN_OK);
+        CHECK(edgeattn_workspace_size(&r, 1, 1, &one) == EDGEATTN_OK);
+        CHECK(bytes == one);
+    }
     edgeattn_attention_dims big = ok;
     big.num_hiddens = SIZE_MAX / 2;
     big.num_heads = 1;
-    CHECK(edgeattn_additive_attention_workspace_size(&big, 1) == 0);
-    CHECK(edgeattn_multi_head_attention_workspace_size(&big, 1) == 0);
-    edgeattn_attention_dims self{1, 3, 0, 8, 0, 0, 0, 3, 0};
-    CHECK(edgeattn_self_attention_workspace_size(&self, 1) == 0);  // heads do not divide
+    CHECK(query(EDGEATTN_OP_ADDITIVE, big, 1, bytes) == EDGEATTN_ERR_SIZE_OVERFLOW);
+    CHECK(query(EDGEATTN_OP_MHA, big, 1, bytes) == EDGEATTN_ERR_SIZE_OVERFLOW);
+    CHECK(bytes == untouched);
+    // dot product: key_size, when given, is query_size
+    edgeattn_attention_dims keys_differ = ok;
+    keys_differ.key_size = 6;
+    CHECK(query(EDGEATTN_OP_SDPA, keys_differ, 1, bytes) == EDGEATTN_ERR_SHAPE_MISMATCH);
+    // self-attention's dims: X (1, 3, 8) as queries, keys and values
+    edgeattn_attention_dims self{1, 3, 3, 8, 8, 8, 8, 3, 0};
+    CHECK(query(EDGEATTN_OP_MHA, self, 1, bytes) == EDGEATTN_ERR_HEADS_DO_NOT_DIVIDE);  // 3 heads of 8
+    CHECK(bytes == untouched);
     self.num_heads = 2;
-    CHECK(edgeattn_self_attention_workspace_size(&self, 1) > 0);
+    CHECK(query(EDGEATTN_OP_MHA, self, 1, bytes) == EDGEATTN_OK);
+    CHECK(bytes > 0);
+    self.num_kv_heads = 3;
+    CHECK(query(EDGEATTN_OP_MHA, self, 1, bytes) == EDGEATTN_ERR_KV_HEADS_DO_NOT_DIVIDE);
+    // cache calls: a store of no tokens, an attend over more than INT32_MAX positions
+    const edgeattn_attention_dims cache_dims{2, 1, 6, 8, 8, 8, 8, 2, 1};
+    CHECK(query(EDGEATTN_OP_KV_CACHE_STORE, cache_dims, 1, bytes, 0) == EDGEATTN_ERR_ZERO_DIMENSION);
+    CHECK(query(EDGEATTN_OP_KV_CACHE_STORE, cache_dims, 1, bytes, 3) == EDGEATTN_OK);
+    edgeattn_attention_dims long_cache = cache_dims;
+    long_cache.keys = static_cast<std::size_t>(INT32_MAX) + 1;
+    CHECK(query(EDGEATTN_OP_KV_CACHE_ATTEND, long_cache, 1, bytes) == EDGEATTN_ERR_SIZE_OVERFLOW);
+    CHECK(bytes == untouched);
 }
 
-TEST_CASE("in place is allowed where documented: softmax, sequence mask, positional add") {
+TEST_CASE("the workspace query: an op outside the enum is refused") {
+    const edgeattn_attention_dims ok{2, 3, 4, 5, 5, 7, 8, 2, 0};
+    for (int bad : {0, 7, -1, 1000, INT_MIN, INT_MAX}) {
+        INFO("op " << bad);
+        edgeattn_workspace_request r{};
+        set_int(r.op, bad);  // as a C caller may store it
+        r.dims = ok;
+        r.tokens = 1;
+        r.dense = {3, 5, 8};
+        std::size_t bytes = 0xC0FFEE;
+        CHECK(edgeattn_workspace_size(&r, 1, 1, &bytes) == EDGEATTN_ERR_OPTION_NOT_SUPPORTED);
+        CHECK(bytes == 0xC0FFEE);
+        // after a valid request too: the set is refused whole
+        edgeattn_workspace_request two[2] = {};
+        two[0].op = EDGEATTN_OP_SDPA;
+        two[0].dims = ok;
+        two[1] = r;
+        CHECK(edgeattn_workspace_size(two, 2, 1, &bytes) == EDGEATTN_ERR_OPTION_NOT_SUPPORTED);
+        CHECK(bytes == 0xC0FFEE);
+    }
+}
+
+TEST_CASE("in place is allowed where documented: softmax, sequence mask, positional add_at") {
     std::vector<float> x{1, 2, 3, 4, 4, 3, 2, 1, pattern};
     const std::vector<int32_t> lens{3, 0};
     const edgeattn_softmax_dims dims{1, 2, 4};
@@ -443,7 +695,7 @@ TEST_CASE("in place is allowed where documented: softmax, sequence mask, positio
     CHECK(m == std::vector<float>{1, 2, 3, -1, -1, -1});
     std::vector<float> P(6), X{1, 1, 1, 1, 1, 1};
     REQUIRE(edgeattn_positional_encoding_table(3, 2, P.data()) == EDGEATTN_OK);
-    REQUIRE(edgeattn_positional_encoding_add(1, 3, 2, X.data(), P.data(), 3, X.data()) == EDGEATTN_OK);
+    REQUIRE(edgeattn_positional_encoding_add_at(1, 3, 2, 0, X.data(), P.data(), 3, X.data()) == EDGEATTN_OK);
     CHECK(X[0] == 1.0f);  // 1 + sin(0)
     CHECK(X[1] == 2.0f);  // 1 + cos(0)
 }
@@ -451,8 +703,8 @@ TEST_CASE("in place is allowed where documented: softmax, sequence mask, positio
 TEST_CASE("dot product: key_size 0 means query_size") {
     edgeattn_attention_dims dims{1, 2, 3, 4, 0, 2, 0, 0, 0};
     std::vector<float> q(8, 1.0f), k(12, 1.0f), v(6, 1.0f), ws(1 << 16), out(4, pattern);
-    CHECK(edgeattn_dot_product_attention(&dims, q.data(), k.data(), v.data(), nullptr, ws.data(),
-                                         ws.size() * sizeof(float), out.data(), nullptr) == EDGEATTN_OK);
+    CHECK(edgeattn_sdpa(&dims, q.data(), k.data(), v.data(), nullptr, ws.data(), ws.size() * sizeof(float), out.data(),
+                        nullptr) == EDGEATTN_OK);
     CHECK(out[0] == doctest::Approx(1.0f));
 }
 

@@ -1,5 +1,5 @@
-// Every op that takes a workspace, given exactly the bytes its
-// *_workspace_size() asks for (for the thread count the call may use), with
+// Every op that takes a workspace, given exactly the bytes
+// edgeattn_workspace_size() asks for (for the thread count the call may use), with
 // guard bytes on both sides: the guards must come back as they went in and
 // the results must be the float64 reference's. Outputs, attention weights,
 // packed weights and KV cache memory get the same guards at their documented
@@ -177,6 +177,29 @@ private:
 // Every other run gets a workspace 4 bytes past a 64-byte boundary.
 std::size_t skew_of(std::size_t run) { return run % 2 ? 4 : 0; }
 
+// Exactly the workspace of one call for `threads` threads (tokens: a cache store's).
+std::size_t workspace_bytes(edgeattn_op op, const edgeattn_attention_dims &dims, std::size_t threads,
+                            std::size_t tokens = 0) {
+    edgeattn_workspace_request r{};
+    r.op = op;
+    r.dims = dims;
+    r.tokens = tokens;
+    std::size_t bytes = 0;
+    REQUIRE(edgeattn_workspace_size(&r, 1, threads, &bytes) == EDGEATTN_OK);
+    return bytes;
+}
+
+std::size_t dense_workspace_bytes(const edgeattn_dense_dims &dims, std::size_t threads) {
+    edgeattn_workspace_request r{};
+    r.op = EDGEATTN_OP_DENSE;
+    r.dense = dims;
+    std::size_t bytes = 0;
+    REQUIRE(edgeattn_workspace_size(&r, 1, threads, &bytes) == EDGEATTN_OK);
+    return bytes;
+}
+
+edgeattn_weight_matrix f32(const float *W) { return {EDGEATTN_DTYPE_F32, W, nullptr}; }
+
 // (doctest prints a const char * as a pointer.)
 std::string path() { return edgeattn_isa_name(edgeattn_current_isa()); }
 
@@ -223,6 +246,14 @@ struct mask_data {
     bool any() const { return ref.causal || ref.ranges_kind != Mask::none || !bias.empty(); }
 };
 
+// The options of a call: valid lengths, and the mask when there is one.
+edgeattn_attention_options options_of(const lengths &l, const mask_data &m) {
+    edgeattn_attention_options o{};
+    o.valid_lens = l.c();
+    if (m.any()) o.mask = m.c();
+    return o;
+}
+
 // Ranges that cut rows on both sides; a bias of bias_heads heads in rows of
 // K + 3 floats (longer than K, as the API allows), rounded to float so both
 // sides add the same numbers.
@@ -250,21 +281,21 @@ mask_data make_mask(std::size_t B, std::size_t Q, std::size_t K, bool causal, Ma
 // One weight matrix (out, in) as stored (fp32, binary16 or int8 with
 // per-row scales), with the exact values it stands for in double.
 struct stored {
-    edgeattn_weight_type type;
+    edgeattn_dtype type;
     std::vector<float> f32, scales;
     std::vector<std::int8_t> i8;
     std::vector<std::uint16_t> f16;
     std::vector<double> exact;
 
-    stored(edgeattn_weight_type t, std::size_t out, std::size_t in, unsigned seed) : type(t), exact(out * in) {
+    stored(edgeattn_dtype t, std::size_t out, std::size_t in, unsigned seed) : type(t), exact(out * in) {
         const std::vector<float> w = random_floats(out * in, seed, 1.0f / std::sqrt(static_cast<float>(in)));
-        if (t == EDGEATTN_WEIGHTS_INT8) {
+        if (t == EDGEATTN_DTYPE_INT8) {
             i8.resize(out * in);
             scales.resize(out);
             REQUIRE(edgeattn_quantize_int8(out, in, w.data(), i8.data(), scales.data()) == EDGEATTN_OK);
             for (std::size_t o = 0; o < out; ++o)
                 for (std::size_t i = 0; i < in; ++i) exact[o * in + i] = static_cast<double>(scales[o]) * i8[o * in + i];
-        } else if (t == EDGEATTN_WEIGHTS_F16) {
+        } else if (t == EDGEATTN_DTYPE_F16) {
             f16.resize(out * in);
             REQUIRE(edgeattn_float_to_half(out * in, w.data(), f16.data()) == EDGEATTN_OK);
             for (std::size_t i = 0; i < out * in; ++i) exact[i] = edgeattn_ref::half_value(f16[i]);
@@ -274,17 +305,15 @@ struct stored {
         }
     }
     edgeattn_weight_matrix matrix() const {
-        const void *data = type == EDGEATTN_WEIGHTS_INT8  ? static_cast<const void *>(i8.data())
-                           : type == EDGEATTN_WEIGHTS_F16 ? static_cast<const void *>(f16.data())
-                                                          : static_cast<const void *>(f32.data());
-        return {type, data, type == EDGEATTN_WEIGHTS_INT8 ? scales.data() : nullptr};
+        const void *data = type == EDGEATTN_DTYPE_INT8  ? static_cast<const void *>(i8.data())
+                           : type == EDGEATTN_DTYPE_F16 ? static_cast<const void *>(f16.data())
+                                                        : static_cast<const void *>(f32.data());
+        return {type, data, type == EDGEATTN_DTYPE_INT8 ? scales.data() : nullptr};
     }
 };
 
-const edgeattn_weight_type all_f32[4] = {EDGEATTN_WEIGHTS_F32, EDGEATTN_WEIGHTS_F32, EDGEATTN_WEIGHTS_F32,
-                                         EDGEATTN_WEIGHTS_F32};
-const edgeattn_weight_type mixed[4] = {EDGEATTN_WEIGHTS_INT8, EDGEATTN_WEIGHTS_F16, EDGEATTN_WEIGHTS_F32,
-                                       EDGEATTN_WEIGHTS_INT8};
+const edgeattn_dtype all_f32[4] = {EDGEATTN_DTYPE_F32, EDGEATTN_DTYPE_F32, EDGEATTN_DTYPE_F32, EDGEATTN_DTYPE_F32};
+const edgeattn_dtype mixed[4] = {EDGEATTN_DTYPE_INT8, EDGEATTN_DTYPE_F16, EDGEATTN_DTYPE_F32, EDGEATTN_DTYPE_INT8};
 
 // Multi-head weights W_q (h, q), W_k (h_kv, k), W_v (h_kv, v), W_o (h, h)
 // in the given types, fp32 biases.
@@ -295,7 +324,7 @@ struct mha_model {
     std::vector<double> bd[4];
 
     mha_model(std::size_t q_, std::size_t k_, std::size_t v_, std::size_t h_, std::size_t H_, std::size_t Hkv_,
-              const edgeattn_weight_type types[4], unsigned seed)
+              const edgeattn_dtype types[4], unsigned seed)
         : q(q_), k(k_), v(v_), h(h_), H(H_), Hkv(Hkv_ ? Hkv_ : H_) {
         const std::size_t hkv = Hkv * (h / H), rows[4] = {h, hkv, hkv, h}, cols[4] = {q, k, v, h};
         for (int i = 0; i < 4; ++i) {
@@ -304,11 +333,8 @@ struct mha_model {
             bd[i] = widen(b[i]);
         }
     }
-    edgeattn_mha_weights weights() const {
-        return {W[0].f32.data(), W[1].f32.data(), W[2].f32.data(), W[3].f32.data(),
-                b[0].data(),     b[1].data(),     b[2].data(),     b[3].data()};
-    }
-    edgeattn_mha_typed_weights typed() const {
+    // The matrices in their stored types (fp32 for the all_f32 model), fp32 biases.
+    edgeattn_weights weights() const {
         return {W[0].matrix(), W[1].matrix(), W[2].matrix(), W[3].matrix(),
                 b[0].data(),   b[1].data(),   b[2].data(),   b[3].data()};
     }
@@ -360,21 +386,17 @@ TEST_CASE("dot-product attention in exactly its workspace: guards intact, float6
         edgeattn_ref::dot_product_attention_masked(s.B, s.Q, s.K, s.d, s.dv, widen(q).data(), widen(k).data(),
                                                    widen(v).data(), lens.ref, mask.ref, want.data(), want_w.data());
         const edgeattn_attention_dims dims{s.B, s.Q, s.K, s.d, s.d, s.dv, 0, 0, 0};
-        const edgeattn_valid_lens vl = lens.c();
-        const edgeattn_attention_mask cm = mask.c();
+        const edgeattn_attention_options opt = options_of(lens, mask);
         std::size_t run = 0;
         for (const thread_case &t : thread_cases()) {
             INFO(std::string(s.name) << "; " << t.team << " threads, workspace for " << t.sized_for << "; path " << path());
             team_size team(t.team);
-            const std::size_t bytes = edgeattn_dot_product_attention_workspace_size(&dims, t.sized_for);
+            const std::size_t bytes = workspace_bytes(EDGEATTN_OP_SDPA, dims, t.sized_for);
             REQUIRE(bytes > 0);
             guarded ws(bytes, skew_of(run++)), out(want.size() * 4), attn(s.weights ? want_w.size() * 4 : 0);
             float *w = s.weights ? attn.floats() : nullptr;
             const edgeattn_status st =
-                mask.any() ? edgeattn_dot_product_attention_masked(&dims, q.data(), k.data(), v.data(), &vl, &cm,
-                                                                   ws.data(), bytes, out.floats(), w)
-                           : edgeattn_dot_product_attention(&dims, q.data(), k.data(), v.data(), &vl, ws.data(), bytes,
-                                                            out.floats(), w);
+                edgeattn_sdpa(&dims, q.data(), k.data(), v.data(), &opt, ws.data(), bytes, out.floats(), w);
             REQUIRE(st == EDGEATTN_OK);
             check_intact(ws, "workspace");
             check_intact(out, "output");
@@ -402,11 +424,11 @@ TEST_CASE("additive attention (fp32 and stored W_q, W_k) in exactly its workspac
         {"Q 9 K 257 weights", 1, 9, 257, 5, 3, 4, 6, ValidLens::none, true},
         {"Q 64 K 400 streaming", 2, 64, 400, 16, 16, 16, 16, ValidLens::none, false},
     };
-    const edgeattn_weight_type forms[2][2] = {{EDGEATTN_WEIGHTS_F32, EDGEATTN_WEIGHTS_F32},
-                                              {EDGEATTN_WEIGHTS_INT8, EDGEATTN_WEIGHTS_F16}};
+    const edgeattn_dtype forms[2][2] = {{EDGEATTN_DTYPE_F32, EDGEATTN_DTYPE_F32},
+                                        {EDGEATTN_DTYPE_INT8, EDGEATTN_DTYPE_F16}};
     for (const shape &s : shapes)
         for (const auto &types : forms) {
-            const bool typed = types[0] != EDGEATTN_WEIGHTS_F32;
+            const bool typed = types[0] != EDGEATTN_DTYPE_F32;
             const std::vector<float> q = random_floats(s.B * s.Q * s.qs, 11), k = random_floats(s.B * s.K * s.ks, 12),
                                      v = random_floats(s.B * s.K * s.vs, 13), w_v = random_floats(s.h, 14);
             const stored W_q(types[0], s.h, s.qs, 15), W_k(types[1], s.h, s.ks, 16);
@@ -416,26 +438,19 @@ TEST_CASE("additive attention (fp32 and stored W_q, W_k) in exactly its workspac
                                              widen(v).data(), lens.ref, W_q.exact.data(), W_k.exact.data(),
                                              widen(w_v).data(), want.data(), want_w.data());
             const edgeattn_attention_dims dims{s.B, s.Q, s.K, s.qs, s.ks, s.vs, s.h, 0, 0};
-            const edgeattn_valid_lens vl = lens.c();
+            const edgeattn_attention_options opt = options_of(lens, mask_data{});
+            const edgeattn_weights aw{W_q.matrix(), W_k.matrix(), f32(w_v.data()), {}, nullptr, nullptr, nullptr, nullptr};
             std::size_t run = 0;
             for (const thread_case &t : thread_cases()) {
                 INFO(std::string(s.name) << std::string(typed ? ", int8 W_q, fp16 W_k" : "") << "; " << t.team << " threads, workspace for "
                             << t.sized_for << "; path " << path());
                 team_size team(t.team);
-                const std::size_t bytes = edgeattn_additive_attention_workspace_size(&dims, t.sized_for);
+                const std::size_t bytes = workspace_bytes(EDGEATTN_OP_ADDITIVE, dims, t.sized_for);
                 REQUIRE(bytes > 0);
                 guarded ws(bytes, skew_of(run++)), out(want.size() * 4), attn(s.weights ? want_w.size() * 4 : 0);
                 float *w = s.weights ? attn.floats() : nullptr;
-                edgeattn_status st;
-                if (typed) {
-                    const edgeattn_additive_typed_weights aw{W_q.matrix(), W_k.matrix(), w_v.data()};
-                    st = edgeattn_additive_attention_typed(&dims, q.data(), k.data(), v.data(), &vl, &aw, ws.data(),
-                                                           bytes, out.floats(), w);
-                } else {
-                    const edgeattn_additive_weights aw{W_q.f32.data(), W_k.f32.data(), w_v.data()};
-                    st = edgeattn_additive_attention(&dims, q.data(), k.data(), v.data(), &vl, &aw, ws.data(), bytes,
-                                                     out.floats(), w);
-                }
+                const edgeattn_status st =
+                    edgeattn_additive(&dims, q.data(), k.data(), v.data(), &aw, &opt, ws.data(), bytes, out.floats(), w);
                 REQUIRE(st == EDGEATTN_OK);
                 check_intact(ws, "workspace");
                 check_intact(out, "output");
@@ -490,19 +505,18 @@ TEST_CASE("multi-head attention (plain, masked, packed, typed) in exactly its wo
                                                       want[m].data(), want_w[m].data());
         }
         const edgeattn_attention_dims dims = f32.dims(s.B, s.Q, s.K);
-        const edgeattn_valid_lens vl = lens.c();
-        const edgeattn_attention_mask cm = mask.c();
-        const edgeattn_mha_weights w = f32.weights();
-        const edgeattn_mha_typed_weights tw = typed.typed();
+        const edgeattn_attention_options opt = options_of(lens, mask);
+        const edgeattn_weights w = f32.weights();
+        const edgeattn_weights tw = typed.weights();
 
         // Weights packed once into exactly their documented bytes.
-        const std::size_t packed_bytes = edgeattn_mha_packed_weights_size(&dims);
-        const std::size_t typed_packed_bytes = edgeattn_mha_typed_packed_weights_size(&dims, &tw);
+        const std::size_t packed_bytes = edgeattn_mha_packed_size(&dims, &w);
+        const std::size_t typed_packed_bytes = edgeattn_mha_packed_size(&dims, &tw);
         REQUIRE(packed_bytes > 0);
         REQUIRE(typed_packed_bytes > 0);
         guarded packed(packed_bytes), typed_packed(typed_packed_bytes);
-        REQUIRE(edgeattn_mha_pack_weights(&dims, &w, packed.data(), packed_bytes) == EDGEATTN_OK);
-        REQUIRE(edgeattn_mha_pack_typed_weights(&dims, &tw, typed_packed.data(), typed_packed_bytes) == EDGEATTN_OK);
+        REQUIRE(edgeattn_mha_pack(&dims, &w, packed.data(), packed_bytes) == EDGEATTN_OK);
+        REQUIRE(edgeattn_mha_pack(&dims, &tw, typed_packed.data(), typed_packed_bytes) == EDGEATTN_OK);
         {
             INFO(std::string(s.name));
             check_intact(packed, "packed weights");
@@ -516,7 +530,7 @@ TEST_CASE("multi-head attention (plain, masked, packed, typed) in exactly its wo
                 INFO(std::string(s.name) << "; " << form_names[form] << "; " << t.team << " threads, workspace for " << t.sized_for
                             << "; path " << path());
                 team_size team(t.team);
-                const std::size_t bytes = edgeattn_multi_head_attention_workspace_size(&dims, t.sized_for);
+                const std::size_t bytes = workspace_bytes(EDGEATTN_OP_MHA, dims, t.sized_for);
                 REQUIRE(bytes > 0);
                 const int m = form >= 2;
                 guarded ws(bytes, skew_of(run++)), out(want[m].size() * 4), attn(s.weights ? want_w[m].size() * 4 : 0);
@@ -524,29 +538,20 @@ TEST_CASE("multi-head attention (plain, masked, packed, typed) in exactly its wo
                 edgeattn_status st = EDGEATTN_OK;
                 switch (form) {
                     case 0:
-                        st = mask.any() ? edgeattn_multi_head_attention_masked(&dims, q.data(), k.data(), v.data(), &vl,
-                                                                               &cm, &w, ws.data(), bytes, out.floats(), aw)
-                                        : edgeattn_multi_head_attention(&dims, q.data(), k.data(), v.data(), &vl, &w,
-                                                                        ws.data(), bytes, out.floats(), aw);
+                        st = edgeattn_mha(&dims, q.data(), k.data(), v.data(), &w, &opt, ws.data(), bytes, out.floats(),
+                                          aw);
                         break;
                     case 1:
-                        st = mask.any() ? edgeattn_multi_head_attention_masked_packed(
-                                              &dims, q.data(), k.data(), v.data(), &vl, &cm, packed.data(), packed_bytes,
-                                              ws.data(), bytes, out.floats(), aw)
-                                        : edgeattn_multi_head_attention_packed(&dims, q.data(), k.data(), v.data(), &vl,
-                                                                               packed.data(), packed_bytes, ws.data(),
-                                                                               bytes, out.floats(), aw);
+                        st = edgeattn_mha_packed(&dims, q.data(), k.data(), v.data(), packed.data(), packed_bytes, &opt,
+                                                 ws.data(), bytes, out.floats(), aw);
                         break;
                     case 2:
-                        st = edgeattn_multi_head_attention_typed(&dims, q.data(), k.data(), v.data(), &vl,
-                                                                 mask.any() ? &cm : nullptr, &tw, ws.data(), bytes,
-                                                                 out.floats(), aw);
+                        st = edgeattn_mha(&dims, q.data(), k.data(), v.data(), &tw, &opt, ws.data(), bytes,
+                                          out.floats(), aw);
                         break;
                     default:
-                        st = edgeattn_multi_head_attention_masked_packed(&dims, q.data(), k.data(), v.data(), &vl,
-                                                                         mask.any() ? &cm : nullptr, typed_packed.data(),
-                                                                         typed_packed_bytes, ws.data(), bytes,
-                                                                         out.floats(), aw);
+                        st = edgeattn_mha_packed(&dims, q.data(), k.data(), v.data(), typed_packed.data(),
+                                                 typed_packed_bytes, &opt, ws.data(), bytes, out.floats(), aw);
                 }
                 REQUIRE(st == EDGEATTN_OK);
                 check_intact(ws, "workspace");
@@ -562,7 +567,8 @@ TEST_CASE("multi-head attention (plain, masked, packed, typed) in exactly its wo
 
 // ---------------------------------------------------------- self-attention
 
-TEST_CASE("self-attention (unpacked and packed) in exactly its workspace: guards intact, float64 results") {
+TEST_CASE("self-attention (multi-head attention with X as queries, keys and values; unpacked and packed) in exactly "
+          "its workspace: guards intact, float64 results") {
     struct shape {
         const char *name;
         std::size_t B, n, d, H;
@@ -582,15 +588,14 @@ TEST_CASE("self-attention (unpacked and packed) in exactly its workspace: guards
         std::vector<double> want(s.B * s.n * s.d), want_w(s.B * s.H * s.n * s.n);
         edgeattn_ref::multi_head_attention(s.B, s.n, s.n, s.d, s.d, s.d, s.d, s.H, Xd.data(), Xd.data(), Xd.data(),
                                            lens.ref, model.reference(), want.data(), want_w.data());
-        const edgeattn_attention_dims dims{s.B, s.n, 0, s.d, 0, 0, 0, s.H, 0};
-        const edgeattn_valid_lens vl = lens.c();
-        const edgeattn_mha_weights w = model.weights();
-        // Packing reads every feature size: q = k = v = h = d.
-        const edgeattn_attention_dims features{s.B, s.n, s.n, s.d, s.d, s.d, s.d, s.H, 0};
-        const std::size_t packed_bytes = edgeattn_mha_packed_weights_size(&features);
+        // every feature size d, keys = queries = n
+        const edgeattn_attention_dims dims{s.B, s.n, s.n, s.d, s.d, s.d, s.d, s.H, 0};
+        const edgeattn_attention_options opt = options_of(lens, mask_data{});
+        const edgeattn_weights w = model.weights();
+        const std::size_t packed_bytes = edgeattn_mha_packed_size(&dims, &w);
         REQUIRE(packed_bytes > 0);
         guarded packed(packed_bytes);
-        REQUIRE(edgeattn_mha_pack_weights(&features, &w, packed.data(), packed_bytes) == EDGEATTN_OK);
+        REQUIRE(edgeattn_mha_pack(&dims, &w, packed.data(), packed_bytes) == EDGEATTN_OK);
         check_intact(packed, "packed weights");
         std::size_t run = 0;
         for (const thread_case &t : thread_cases())
@@ -598,14 +603,15 @@ TEST_CASE("self-attention (unpacked and packed) in exactly its workspace: guards
                 INFO(std::string(s.name) << std::string(form ? "; packed" : "") << "; " << t.team << " threads, workspace for " << t.sized_for
                             << "; path " << path());
                 team_size team(t.team);
-                const std::size_t bytes = edgeattn_self_attention_workspace_size(&dims, t.sized_for);
+                const std::size_t bytes = workspace_bytes(EDGEATTN_OP_MHA, dims, t.sized_for);
                 REQUIRE(bytes > 0);
                 guarded ws(bytes, skew_of(run++)), out(want.size() * 4), attn(s.weights ? want_w.size() * 4 : 0);
                 float *aw = s.weights ? attn.floats() : nullptr;
                 const edgeattn_status st =
-                    form ? edgeattn_self_attention_packed(&dims, X.data(), &vl, packed.data(), packed_bytes, ws.data(),
-                                                          bytes, out.floats(), aw)
-                         : edgeattn_self_attention(&dims, X.data(), &vl, &w, ws.data(), bytes, out.floats(), aw);
+                    form ? edgeattn_mha_packed(&dims, X.data(), X.data(), X.data(), packed.data(), packed_bytes, &opt,
+                                               ws.data(), bytes, out.floats(), aw)
+                         : edgeattn_mha(&dims, X.data(), X.data(), X.data(), &w, &opt, ws.data(), bytes, out.floats(),
+                                        aw);
                 REQUIRE(st == EDGEATTN_OK);
                 check_intact(ws, "workspace");
                 check_intact(out, "output");
@@ -626,36 +632,36 @@ namespace {
 // projections: fp32 rows meet the golden bar; binary16 rows are within
 // 2^-11 of the projections and int8 rows within half a step of max|x|/127,
 // and those errors go through the softmax and the weighted sum.
-double decode_bound(edgeattn_weight_type storage) {
-    return storage == EDGEATTN_WEIGHTS_INT8 ? 2e-2 : storage == EDGEATTN_WEIGHTS_F16 ? 2e-3 : 1e-5;
+double decode_bound(edgeattn_dtype storage) {
+    return storage == EDGEATTN_DTYPE_INT8 ? 2e-2 : storage == EDGEATTN_DTYPE_F16 ? 2e-3 : 1e-5;
 }
 
-std::string type_name(edgeattn_weight_type t) {
-    return t == EDGEATTN_WEIGHTS_INT8 ? "int8" : t == EDGEATTN_WEIGHTS_F16 ? "fp16" : "fp32";
+std::string type_name(edgeattn_dtype t) {
+    return t == EDGEATTN_DTYPE_INT8 ? "int8" : t == EDGEATTN_DTYPE_F16 ? "fp16" : "fp32";
 }
 
 }  // namespace
 
-TEST_CASE("KV cache append and attention in exactly their workspaces and cache memory: guards intact, float64 "
+TEST_CASE("KV cache store and attend in exactly their workspaces and cache memory: guards intact, float64 "
           "results") {
     // A prefill longer than a row block and than a key block, decode steps
     // of 1 and 3 tokens (grouped-query heads gather them per key/value head
     // when no weights are asked for), then 26 tokens that fill the cache to
     // its last position; causal with a sliding window. Keys and values of
     // other sizes than the queries (grouped-query case), so each projection
-    // packs its own W^T in the append's workspace.
+    // packs its own W^T in the store's workspace.
     const std::size_t B = 2, h = 64, H = 4, hs = h / H, capacity = 300, window = 100;
     const std::size_t chunks[] = {270, 1, 3, 26}, total = 300;
     enum form { unpacked, packed_form, typed_form };
     struct config {
-        edgeattn_weight_type storage;
+        edgeattn_dtype storage;
         form weights_form;
     };
-    const config configs[] = {{EDGEATTN_WEIGHTS_F32, unpacked},
-                              {EDGEATTN_WEIGHTS_F32, packed_form},
-                              {EDGEATTN_WEIGHTS_F32, typed_form},
-                              {EDGEATTN_WEIGHTS_F16, unpacked},
-                              {EDGEATTN_WEIGHTS_INT8, typed_form}};
+    const config configs[] = {{EDGEATTN_DTYPE_F32, unpacked},
+                              {EDGEATTN_DTYPE_F32, packed_form},
+                              {EDGEATTN_DTYPE_F32, typed_form},
+                              {EDGEATTN_DTYPE_F16, unpacked},
+                              {EDGEATTN_DTYPE_INT8, typed_form}};
     const std::string form_names[] = {"unpacked", "packed", "typed"};
     struct heads {
         std::size_t Hkv, q, k, v;
@@ -667,12 +673,12 @@ TEST_CASE("KV cache append and attention in exactly their workspaces and cache m
                                  Xv = random_floats(B * total * g.v, 54);
         const std::vector<double> Xqd = widen(Xq), Xkd = widen(Xk), Xvd = widen(Xv);
         const edgeattn_attention_dims full = f32.dims(B, chunks[0], capacity);
-        const edgeattn_mha_weights w = f32.weights();
-        const edgeattn_mha_typed_weights tw = typed.typed();
-        const std::size_t packed_bytes = edgeattn_mha_packed_weights_size(&full);
+        const edgeattn_weights w = f32.weights();
+        const edgeattn_weights tw = typed.weights();
+        const std::size_t packed_bytes = edgeattn_mha_packed_size(&full, &w);
         REQUIRE(packed_bytes > 0);
         guarded packed(packed_bytes);
-        REQUIRE(edgeattn_mha_pack_weights(&full, &w, packed.data(), packed_bytes) == EDGEATTN_OK);
+        REQUIRE(edgeattn_mha_pack(&full, &w, packed.data(), packed_bytes) == EDGEATTN_OK);
 
         // The reference of each step: its queries over every token so far,
         // for each model and batch element.
@@ -716,12 +722,12 @@ TEST_CASE("KV cache append and attention in exactly their workspaces and cache m
         for (const config &c : configs)
             for (const thread_case &t : &c == configs ? all_cases : last) {
                 team_size team(t.team);
-                const std::size_t memory_bytes = edgeattn_kv_cache_typed_size(B, Hkv, hs, capacity, c.storage);
+                const edgeattn_kv_cache_config cache_config{B, Hkv, hs, capacity, c.storage};
+                const std::size_t memory_bytes = edgeattn_kv_cache_memory_size(&cache_config);
                 REQUIRE(memory_bytes > 0);
                 guarded memory(memory_bytes);
                 edgeattn_kv_cache cache;
-                REQUIRE(edgeattn_kv_cache_init_typed(&cache, B, Hkv, hs, capacity, c.storage, memory.data(),
-                                                     memory_bytes) == EDGEATTN_OK);
+                REQUIRE(edgeattn_kv_cache_setup(&cache, &cache_config, memory.data(), memory_bytes) == EDGEATTN_OK);
                 const int m = c.weights_form == typed_form;
                 done = 0;
                 for (const step_ref &r : steps) {
@@ -739,22 +745,20 @@ TEST_CASE("KV cache append and attention in exactly their workspaces and cache m
                     };
                     const std::vector<float> xq = rows_of(Xq, g.q), xk = rows_of(Xk, g.k), xv = rows_of(Xv, g.v);
 
-                    const std::size_t append_bytes = edgeattn_kv_cache_append_workspace_size(&step, r.n, t.sized_for);
-                    REQUIRE(append_bytes > 0);
+                    const std::size_t store_bytes = workspace_bytes(EDGEATTN_OP_KV_CACHE_STORE, step, t.sized_for, r.n);
+                    REQUIRE(store_bytes > 0);
                     {
-                        guarded ws(append_bytes, skew_of(run++));
+                        guarded ws(store_bytes, skew_of(run++));
                         const edgeattn_status st =
-                            c.weights_form == unpacked
-                                ? edgeattn_kv_cache_append(&cache, &step, r.n, xk.data(), xv.data(), &w, ws.data(),
-                                                           append_bytes)
-                            : c.weights_form == packed_form
-                                ? edgeattn_kv_cache_append_packed(&cache, &step, r.n, xk.data(), xv.data(), packed.data(),
-                                                                  packed_bytes, ws.data(), append_bytes)
-                                : edgeattn_kv_cache_append_typed(&cache, &step, r.n, xk.data(), xv.data(), &tw, ws.data(),
-                                                                 append_bytes);
+                            c.weights_form == packed_form
+                                ? edgeattn_kv_cache_store_packed(&cache, &step, r.n, xk.data(), xv.data(), packed.data(),
+                                                                 packed_bytes, nullptr, ws.data(), store_bytes)
+                                : edgeattn_kv_cache_store(&cache, &step, r.n, xk.data(), xv.data(),
+                                                          c.weights_form == typed_form ? &tw : &w, nullptr, ws.data(),
+                                                          store_bytes);
                         REQUIRE(st == EDGEATTN_OK);
-                        check_intact(ws, "append workspace");
-                        check_intact(memory, "cache memory after the append");
+                        check_intact(ws, "store workspace");
+                        check_intact(memory, "cache memory after the store");
                     }
 
                     mask_data mask;
@@ -762,8 +766,9 @@ TEST_CASE("KV cache append and attention in exactly their workspaces and cache m
                     mask.ref.ranges.clear();
                     for (std::size_t b = 0; b < B; ++b)
                         mask.ref.ranges.insert(mask.ref.ranges.end(), r.mask.ranges.begin(), r.mask.ranges.end());
-                    const edgeattn_attention_mask cm = mask.c();
-                    const std::size_t bytes = edgeattn_kv_cache_attention_workspace_size(&step, t.sized_for);
+                    edgeattn_attention_options opt{};
+                    opt.mask = mask.c();
+                    const std::size_t bytes = workspace_bytes(EDGEATTN_OP_KV_CACHE_ATTEND, step, t.sized_for);
                     REQUIRE(bytes > 0);
                     for (bool with_weights : {false, true}) {
                         INFO(std::string(with_weights ? "with weights" : "streaming"));
@@ -771,18 +776,16 @@ TEST_CASE("KV cache append and attention in exactly their workspaces and cache m
                             attn(with_weights ? B * H * r.n * capacity * 4 : 0);
                         float *aw = with_weights ? attn.floats() : nullptr;
                         const edgeattn_status st =
-                            c.weights_form == unpacked
-                                ? edgeattn_kv_cache_attention(&cache, &step, xq.data(), &cm, &w, ws.data(), bytes,
-                                                              out.floats(), aw)
-                            : c.weights_form == packed_form
-                                ? edgeattn_kv_cache_attention_packed(&cache, &step, xq.data(), &cm, packed.data(),
-                                                                     packed_bytes, ws.data(), bytes, out.floats(), aw)
-                                : edgeattn_kv_cache_attention_typed(&cache, &step, xq.data(), &cm, &tw, ws.data(), bytes,
-                                                                    out.floats(), aw);
+                            c.weights_form == packed_form
+                                ? edgeattn_kv_cache_attend_packed(&cache, &step, xq.data(), packed.data(), packed_bytes,
+                                                                  &opt, ws.data(), bytes, out.floats(), aw)
+                                : edgeattn_kv_cache_attend(&cache, &step, xq.data(),
+                                                           c.weights_form == typed_form ? &tw : &w, &opt, ws.data(),
+                                                           bytes, out.floats(), aw);
                         REQUIRE(st == EDGEATTN_OK);
-                        check_intact(ws, "attention workspace");
+                        check_intact(ws, "attend workspace");
                         check_intact(out, "output");
-                        check_intact(memory, "cache memory after the attention");
+                        check_intact(memory, "cache memory after the attend");
                         if (with_weights) check_intact(attn, "attention weights");
                         for (std::size_t b = 0; b < B; ++b) {
                             INFO("batch element " << b);
@@ -810,12 +813,12 @@ TEST_CASE("KV cache append and attention in exactly their workspaces and cache m
                 const std::vector<unsigned char> before(static_cast<unsigned char *>(memory.data()),
                                                         static_cast<unsigned char *>(memory.data()) + memory_bytes);
                 const edgeattn_attention_dims one = f32.dims(B, 1, capacity);
-                const std::size_t append_bytes = edgeattn_kv_cache_append_workspace_size(&one, 1, 1);
-                guarded ws(append_bytes);
-                CHECK(edgeattn_kv_cache_append(&cache, &one, 1, Xk.data(), Xv.data(), &w, ws.data(), append_bytes) ==
-                      EDGEATTN_ERR_CACHE_FULL);
-                check_intact(ws, "append workspace of a refused append");
-                check_intact(memory, "cache memory after a refused append");
+                const std::size_t store_bytes = workspace_bytes(EDGEATTN_OP_KV_CACHE_STORE, one, 1, 1);
+                guarded ws(store_bytes);
+                CHECK(edgeattn_kv_cache_store(&cache, &one, 1, Xk.data(), Xv.data(), &w, nullptr, ws.data(),
+                                              store_bytes) == EDGEATTN_ERR_CACHE_FULL);
+                check_intact(ws, "store workspace of a refused store");
+                check_intact(memory, "cache memory after a refused store");
                 CHECK(std::memcmp(before.data(), memory.data(), memory_bytes) == 0);
             }
         check_intact(packed, "packed weights");
@@ -824,7 +827,7 @@ TEST_CASE("KV cache append and attention in exactly their workspaces and cache m
 
 // -------------------------------------------------------------- projection
 
-TEST_CASE("linear (fp32, int8, fp16; per call and packed once) in exactly its workspace: guards intact, float64 "
+TEST_CASE("dense (fp32, int8, fp16; per call and packed once) in exactly its workspace: guards intact, float64 "
           "results") {
     struct shape {
         std::size_t rows, in, out;
@@ -835,36 +838,33 @@ TEST_CASE("linear (fp32, int8, fp16; per call and packed once) in exactly its wo
     // narrower than a vector
     const shape shapes[] = {{3, 37, 70, true},     {16, 37, 70, true}, {40, 37, 70, false},
                             {100, 300, 130, true}, {17, 5, 3, true}};
-    const edgeattn_weight_type types[] = {EDGEATTN_WEIGHTS_F32, EDGEATTN_WEIGHTS_INT8, EDGEATTN_WEIGHTS_F16};
+    const edgeattn_dtype types[] = {EDGEATTN_DTYPE_F32, EDGEATTN_DTYPE_INT8, EDGEATTN_DTYPE_F16};
     for (const shape &s : shapes)
-        for (edgeattn_weight_type type : types) {
+        for (edgeattn_dtype type : types) {
             const stored W(type, s.out, s.in, 71);
             const std::vector<float> x = random_floats(s.rows * s.in, 72), b = random_floats(s.out, 73, 0.1f);
             const std::vector<double> bd = widen(b);
             std::vector<double> want(s.rows * s.out);
             edgeattn_ref::linear(s.rows, s.in, s.out, widen(x).data(), W.exact.data(), s.bias ? bd.data() : nullptr,
                                  want.data());
-            const edgeattn_linear_dims dims{s.rows, s.in, s.out};
+            const edgeattn_dense_dims dims{s.rows, s.in, s.out};
             const edgeattn_weight_matrix m = W.matrix();
             const float *bias = s.bias ? b.data() : nullptr;
-            const std::size_t packed_bytes = edgeattn_linear_typed_packed_weights_size(&dims, type);
+            const std::size_t packed_bytes = edgeattn_dense_packed_size(&dims, &m);
             REQUIRE(packed_bytes > 0);
             guarded packed(packed_bytes);
-            REQUIRE(edgeattn_linear_pack_typed_weights(&dims, &m, bias, packed.data(), packed_bytes) == EDGEATTN_OK);
+            REQUIRE(edgeattn_dense_pack(&dims, &m, bias, packed.data(), packed_bytes) == EDGEATTN_OK);
             std::size_t run = 0;
             for (const thread_case &t : thread_cases()) {
                 INFO(s.rows << "x" << s.in << "x" << s.out << ", " << type_name(type) << "; " << t.team
                             << " threads, workspace for " << t.sized_for << "; path " << path());
                 team_size team(t.team);
-                const std::size_t bytes = edgeattn_linear_workspace_size(&dims, t.sized_for);
+                const std::size_t bytes = dense_workspace_bytes(dims, t.sized_for);
                 REQUIRE(bytes > 0);
                 guarded ws(bytes, skew_of(run++)), y(want.size() * 4), yp(want.size() * 4);
-                const edgeattn_status st =
-                    type == EDGEATTN_WEIGHTS_F32
-                        ? edgeattn_linear(&dims, x.data(), W.f32.data(), bias, ws.data(), bytes, y.floats())
-                        : edgeattn_linear_typed(&dims, x.data(), &m, bias, ws.data(), bytes, y.floats());
+                const edgeattn_status st = edgeattn_dense(&dims, x.data(), &m, bias, ws.data(), bytes, y.floats());
                 REQUIRE(st == EDGEATTN_OK);
-                REQUIRE(edgeattn_linear_packed(&dims, x.data(), packed.data(), packed_bytes, yp.floats()) == EDGEATTN_OK);
+                REQUIRE(edgeattn_dense_packed(&dims, x.data(), packed.data(), packed_bytes, yp.floats()) == EDGEATTN_OK);
                 check_intact(ws, "workspace");
                 check_intact(y, "output");
                 check_intact(yp, "output of the packed call");
