@@ -63,6 +63,12 @@ add_test(NAME hygiene.public_api
 add_test(NAME hygiene.version
   COMMAND ${CMAKE_COMMAND} -DHEADER=${PROJECT_SOURCE_DIR}/include/edgeattn/types.h
     -DVERSION=${PROJECT_VERSION} -P ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_version.cmake)
+# Documentation: README.md at most 250 lines, every relative link and
+# anchor of README.md, CHANGELOG.md and docs/*.md resolving, README's
+# commands the ones .ci/run runs, every 0.x name in CHANGELOG.md.
+add_test(NAME docs.links_and_readme
+  COMMAND ${CMAKE_COMMAND} -DSOURCE_DIR=${PROJECT_SOURCE_DIR} -DMAX_README_LINES=250
+    -P ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_docs.cmake)
 # Headers by op: no include cycle, and each compiles on its own as strict
 # C11 and as C++17 (the C++ ones as C++17), with and without the 0.x names.
 add_test(NAME hygiene.include_graph

@@ -1,6 +1,7 @@
-// README's C++ example: d2l's Transformer input block with the fixed-size
-// API. Dimensions are template parameters; the workspace lives in the
-// object, the positional table in .rodata. Built and run by the tests.
+// The C++ example README.md points to: d2l's Transformer input block with
+// the fixed-size API. Dimensions are template parameters; the workspace
+// lives in the object, the positional table in .rodata. Built and run by
+// the tests.
 #include <edgeattn/edgeattn.hpp>
 
 #include <cstdio>
@@ -16,8 +17,10 @@ int main() {
         W_q[i] = W_k[i] = W_v[i] = W_o[i] = static_cast<float>(i % 13) / 64.0f - 0.09f;
 
     // X + P, then 4-head self-attention; sizeof(block) is all the RAM it uses.
-    static edgeattn::PositionalSelfAttention<batch, tokens, d, heads, max_len> block(
-        {W_q, W_k, W_v, W_o, nullptr, nullptr, nullptr, nullptr});
+    const edgeattn_weights w{{EDGEATTN_DTYPE_F32, W_q, nullptr}, {EDGEATTN_DTYPE_F32, W_k, nullptr},
+                             {EDGEATTN_DTYPE_F32, W_v, nullptr}, {EDGEATTN_DTYPE_F32, W_o, nullptr},
+                             nullptr, nullptr, nullptr, nullptr};
+    static edgeattn::PositionalSelfAttention<batch, tokens, d, heads, max_len> block(w);
     const int32_t lens[batch] = {10, 7};
     const edgeattn::ValidLens valid_lens{EDGEATTN_VALID_LENS_PER_BATCH, lens};
     if (edgeattn::Status st = block.forward(X, &valid_lens, output, weights)) {

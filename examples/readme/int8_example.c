@@ -1,4 +1,4 @@
-/* README, "Weights in int8 and fp16": d2l's self-attention block (d = 100,
+/* docs/reduced-precision.md's example: d2l's self-attention block (d = 100,
  * 5 heads) with W_q, W_v in int8, W_k in fp16 and W_o in fp32, checked
  * against the same call with every matrix in fp32 (the documented error of
  * int8 / fp16 weights: about 1e-2 / 1e-3 relative). Exits 0 when it holds. */
@@ -30,18 +30,22 @@ int main(void) {
 
     const edgeattn_attention_dims dims = {B, Q, Q, D, D, D, D, HEADS, 0};
     const int32_t lens[B] = {3, 2};
-    const edgeattn_valid_lens valid_lens = {EDGEATTN_VALID_LENS_PER_BATCH, lens};
-    const edgeattn_mha_typed_weights w = {
-        {EDGEATTN_WEIGHTS_INT8, Wq8, Wq_scales}, {EDGEATTN_WEIGHTS_F16, Wk16, NULL},
-        {EDGEATTN_WEIGHTS_INT8, Wv8, Wv_scales}, {EDGEATTN_WEIGHTS_F32, W_o, NULL},
+    const edgeattn_attention_options options = {
+        .valid_lens = {EDGEATTN_VALID_LENS_PER_BATCH, lens}};
+    const edgeattn_weights w = {
+        {EDGEATTN_DTYPE_INT8, Wq8, Wq_scales}, {EDGEATTN_DTYPE_F16, Wk16, NULL},
+        {EDGEATTN_DTYPE_INT8, Wv8, Wv_scales}, {EDGEATTN_DTYPE_F32, W_o, NULL},
         NULL, NULL, NULL, NULL}; /* fp32 biases, or NULL */
     if (st == EDGEATTN_OK)
-        st = edgeattn_multi_head_attention_typed(&dims, X, X, X, &valid_lens, NULL, &w, workspace,
-                                                 sizeof workspace, out, NULL);
-    const edgeattn_mha_weights w32 = {W_q, W_k, W_v, W_o, NULL, NULL, NULL, NULL};
+        st = edgeattn_mha(&dims, X, X, X, &w, &options, workspace, sizeof workspace, out, NULL);
+
+    const edgeattn_weights w32 = {
+        {EDGEATTN_DTYPE_F32, W_q, NULL}, {EDGEATTN_DTYPE_F32, W_k, NULL},
+        {EDGEATTN_DTYPE_F32, W_v, NULL}, {EDGEATTN_DTYPE_F32, W_o, NULL},
+        NULL, NULL, NULL, NULL};
     if (st == EDGEATTN_OK)
-        st = edgeattn_multi_head_attention(&dims, X, X, X, &valid_lens, &w32, workspace,
-                                           sizeof workspace, out_fp32, NULL);
+        st = edgeattn_mha(&dims, X, X, X, &w32, &options, workspace, sizeof workspace, out_fp32,
+                          NULL);
     if (st != EDGEATTN_OK) {
         fprintf(stderr, "int8 example: %s\n", edgeattn_status_str(st));
         return 1;
