@@ -114,6 +114,7 @@ class AdditiveAttention {
     ///                (1, NumHiddens), each in any edgeattn_dtype
     explicit AdditiveAttention(const edgeattn_weights &weights) : weights_(weights) {}
 
+/// @cond DEPRECATED_NAMES
 #ifndef EDGEATTN_NO_DEPRECATED
     /// fp32 weights in the 0.x struct.
     [[deprecated("use the edgeattn_weights constructor")]] explicit AdditiveAttention(
@@ -122,6 +123,7 @@ class AdditiveAttention {
                                                     edgeattn_detail_f32_matrix(weights.W_k),
                                                     weights.w_v)) {}
 #endif
+/// @endcond
 
     /// edgeattn_additive() on the member workspace.
     /// @param queries (Batch, Queries, QuerySize)
@@ -168,21 +170,20 @@ class PackedMhaWeights {
     static constexpr std::size_t bytes =
         detail::make_mha_packed_weights_layout(QuerySize, KeySize, ValueSize, NumHiddens, NumHiddens).bytes;
 
-    /// Packs the weights (they may then go away). Until a pack succeeds, a
-    /// module built on this object returns ::EDGEATTN_ERR_PACKED_WEIGHTS_MISMATCH.
-    /// @param weights W_q (NumHiddens, QuerySize), W_k, W_v, W_o as for the
-    ///                modules; biases (NumHiddens) or nullptr
-    /// @return ::EDGEATTN_OK or the status of edgeattn_mha_pack_weights()
+/// @cond DEPRECATED_NAMES
 #ifndef EDGEATTN_NO_DEPRECATED
     [[deprecated("pack edgeattn_weights")]] Status pack(const edgeattn_mha_weights &weights) {
         const edgeattn_weights w = edgeattn_detail_f32_weights(&weights);
         return edgeattn_mha_pack(&feature_dims, &w, storage_.data(), bytes);
     }
 #endif
+/// @endcond
 
-    /// Packs int8 / fp16 (or fp32) weights, each matrix staying in its type.
+    /// Packs the weights (they may then go away), each matrix staying in its
+    /// edgeattn_dtype. Until a pack succeeds, a module built on this object
+    /// returns ::EDGEATTN_ERR_PACKED_WEIGHTS_MISMATCH.
     /// @param weights the four matrices and their scales, fp32 biases or nullptr
-    /// @return ::EDGEATTN_OK or the status of edgeattn_mha_pack_typed_weights()
+    /// @return ::EDGEATTN_OK or the status of edgeattn_mha_pack()
     Status pack(const edgeattn_weights &weights) {
         return edgeattn_mha_pack(&feature_dims, &weights, storage_.data(), bytes);
     }
@@ -283,19 +284,19 @@ class MultiHeadAttention {
     static constexpr edgeattn_attention_dims dims{Batch,     Queries,   Keys,       QuerySize,
                                                   KeySize,   ValueSize, NumHiddens, NumHeads, 0};
 
-    /// Borrows the weights (the pointers are copied, not the arrays).
-    /// @param weights W_q (NumHiddens, QuerySize), W_k (NumHiddens, KeySize),
-    ///                W_v (NumHiddens, ValueSize), W_o (NumHiddens, NumHiddens);
-    ///                biases (NumHiddens) or nullptr
+/// @cond DEPRECATED_NAMES
 #ifndef EDGEATTN_NO_DEPRECATED
     [[deprecated("use the edgeattn_weights constructor")]] explicit MultiHeadAttention(
         const edgeattn_mha_weights &weights)
         : weights_(detail::mha_module_weights::borrowed(edgeattn_detail_f32_weights(&weights))) {}
 #endif
+/// @endcond
 
-    /// Borrows weights stored in int8 / fp16 (or fp32), each matrix in its own
-    /// type (include/edgeattn/reduced_precision.h); e.g. int8 arrays in flash.
-    /// @param weights the four matrices and their scales, fp32 biases or nullptr
+    /// Borrows the weights (the descriptor is copied, not the arrays), each
+    /// matrix in its own edgeattn_dtype; e.g. int8 arrays in flash.
+    /// @param weights W_q (NumHiddens, QuerySize), W_k (NumHiddens, KeySize),
+    ///                W_v (NumHiddens, ValueSize), W_o (NumHiddens, NumHiddens)
+    ///                and their scales; fp32 biases (NumHiddens) or nullptr
     explicit MultiHeadAttention(const edgeattn_weights &weights)
         : weights_(detail::mha_module_weights::borrowed(weights)) {}
 
@@ -362,16 +363,16 @@ class PositionalSelfAttention {
     static constexpr const PositionalEncodingTable<MaxLen, Dim> &positions =
         positional_encoding_table<MaxLen, Dim>;
 
-    /// Borrows the weights (the pointers are copied, not the arrays).
-    /// @param weights W_q, W_k, W_v, W_o, each (Dim, Dim); biases (Dim) or nullptr
+/// @cond DEPRECATED_NAMES
 #ifndef EDGEATTN_NO_DEPRECATED
     [[deprecated("use the edgeattn_weights constructor")]] explicit PositionalSelfAttention(
         const edgeattn_mha_weights &weights)
         : weights_(detail::mha_module_weights::borrowed(edgeattn_detail_f32_weights(&weights))) {}
 #endif
+/// @endcond
 
     /// Borrows weights stored in int8 / fp16 (or fp32), each matrix in its own
-    /// type (include/edgeattn/reduced_precision.h): an int8 d2l block keeps a
+    /// edgeattn_dtype (edgeattn/convert.h makes them): an int8 d2l block keeps a
     /// quarter of the fp32 weight bytes in flash.
     /// @param weights W_q, W_k, W_v, W_o, each (Dim, Dim) as stored; biases (Dim) or nullptr
     explicit PositionalSelfAttention(const edgeattn_weights &weights)

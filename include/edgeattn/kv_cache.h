@@ -145,6 +145,16 @@ edgeattn_status edgeattn_kv_cache_store(edgeattn_kv_cache *cache,
 /**
  * edgeattn_kv_cache_store with weights from edgeattn_mha_pack() (packed for
  * the same feature sizes and heads; its W_q and W_o are not read).
+ * @param cache       from edgeattn_kv_cache_setup()
+ * @param dims        as for edgeattn_kv_cache_store(), plus query_size as packed
+ * @param tokens      T > 0
+ * @param keys        (B, T, key_size)
+ * @param values      (B, T, value_size)
+ * @param packed      from edgeattn_mha_pack() for these feature sizes and heads
+ * @param packed_bytes its size
+ * @param options     NULL or zeroed
+ * @param workspace   edgeattn_workspace_size() bytes for EDGEATTN_OP_KV_CACHE_STORE
+ * @param workspace_bytes its size
  * @return the statuses of edgeattn_kv_cache_store(), and ::EDGEATTN_ERR_PACKED_WEIGHTS_MISMATCH
  */
 edgeattn_status edgeattn_kv_cache_store_packed(edgeattn_kv_cache *cache,
@@ -193,6 +203,16 @@ edgeattn_status edgeattn_kv_cache_attend(const edgeattn_kv_cache *cache,
 /**
  * edgeattn_kv_cache_attend with weights from edgeattn_mha_pack() (its W_k
  * and W_v are not read).
+ * @param cache       from edgeattn_kv_cache_setup()
+ * @param dims        as for edgeattn_kv_cache_attend(), plus key_size, value_size as packed
+ * @param queries     (B, Q, query_size)
+ * @param packed      from edgeattn_mha_pack() for these feature sizes and heads
+ * @param packed_bytes its size
+ * @param options     NULL, or a mask as for edgeattn_kv_cache_attend()
+ * @param workspace   edgeattn_workspace_size() bytes for EDGEATTN_OP_KV_CACHE_ATTEND
+ * @param workspace_bytes its size
+ * @param output      (B, Q, h)
+ * @param attention_weights NULL, or (B, H, Q, capacity)
  * @return the statuses of edgeattn_kv_cache_attend(), and ::EDGEATTN_ERR_PACKED_WEIGHTS_MISMATCH
  */
 edgeattn_status edgeattn_kv_cache_attend_packed(const edgeattn_kv_cache *cache,

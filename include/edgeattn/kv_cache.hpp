@@ -154,6 +154,7 @@ class KVCache {
                                                attention_weights);
     }
 
+/// @cond DEPRECATED_NAMES
 #ifndef EDGEATTN_NO_DEPRECATED
     /// 0.x name of store() with fp32 weights.
     [[deprecated("use store()")]] Status append(const edgeattn_attention_dims *dims,
@@ -199,6 +200,7 @@ class KVCache {
                              output, attention_weights);
     }
 #endif
+/// @endcond
 
     /// edgeattn_kv_cache_truncate(): drops batch element b's positions from
     /// `length` on (beam search, a rejected draft); its next store writes there.

@@ -39,7 +39,7 @@
 #define EDGEATTN_VERSION_MAJOR 1 /**< incompatible API changes */
 #define EDGEATTN_VERSION_MINOR 0 /**< additions */
 #define EDGEATTN_VERSION_PATCH 0 /**< fixes */
-/** major * 10000 + minor * 100 + patch, for #if comparisons */
+/** major * 10000 + minor * 100 + patch, for comparisons in the preprocessor */
 #define EDGEATTN_VERSION \
     (EDGEATTN_VERSION_MAJOR * 10000 + EDGEATTN_VERSION_MINOR * 100 + EDGEATTN_VERSION_PATCH)
 #define EDGEATTN_VERSION_STRING "1.0.0" /**< "major.minor.patch" */
