@@ -47,43 +47,43 @@ const float *scoring_row(const edgeattn_weight_matrix &w_v, size_t h, float *scr
 
 }  // namespace
 
-// Every by-pointer struct is read into a local first (the projections may
-// overwrite one the caller keeps in the workspace or an output).
+// Every by-pointer struct is read before anything is written (the
+// projections may overwrite one the caller keeps in the workspace or an
+// output): dims and matrices into locals, options into the mask's views.
 extern "C" edgeattn_status edgeattn_additive(const edgeattn_attention_dims *dims,
                                              const float *queries, const float *keys,
                                              const float *values, const edgeattn_weights *weights,
                                              const edgeattn_attention_options *options,
                                              void *workspace, size_t workspace_bytes,
                                              float *output, float *attention_weights) {
-    edgeattn_weights given;
-    if (!dims || !queries || !keys || !values || !read_argument(weights, given) || !workspace ||
-        !output)
+    if (!dims || !queries || !keys || !values || !weights || !workspace || !output)
         return EDGEATTN_ERR_NULL_POINTER;
     const edgeattn_attention_dims d = *dims;
-    const edgeattn_attention_options o = read_options(options);
+    const edgeattn_weight_matrix W_q_given = weights->W_q, W_k_given = weights->W_k;
+    const edgeattn_weight_matrix w_v_given = weights->W_v;
     if (has_zero_dimension(d)) return EDGEATTN_ERR_ZERO_DIMENSION;
-    if (given.W_o.data || given.b_q || given.b_k || given.b_v || given.b_o)
+    if (weights->W_o.data || weights->b_q || weights->b_k || weights->b_v || weights->b_o)
         return EDGEATTN_ERR_OPTION_NOT_SUPPORTED;
     attention_counts counts;
     if (edgeattn_status st = count_attention_tensors(d, d.value_size, 1, counts)) return st;
     tensor_span params[8];
     size_t num_params = 0;
-    if (edgeattn_status st = check_stored_matrix(given.W_q, d.num_hiddens, d.query_size, params, num_params))
+    if (edgeattn_status st = check_stored_matrix(W_q_given, d.num_hiddens, d.query_size, params, num_params))
         return st;
-    if (edgeattn_status st = check_stored_matrix(given.W_k, d.num_hiddens, d.key_size, params, num_params))
+    if (edgeattn_status st = check_stored_matrix(W_k_given, d.num_hiddens, d.key_size, params, num_params))
         return st;
-    if (edgeattn_status st = check_stored_matrix(given.W_v, 1, d.num_hiddens, params, num_params))
+    if (edgeattn_status st = check_stored_matrix(w_v_given, 1, d.num_hiddens, params, num_params))
         return st;
     attention_mask_view mask;
     size_t num_mask_spans = 0;
-    if (edgeattn_status st = check_attention_mask(&o.mask, d.batch, d.queries, 1, d.keys, mask,
+    if (edgeattn_status st = check_attention_mask(mask_of(options), d.batch, d.queries, 1, d.keys, mask,
                                                   params + num_params, num_mask_spans))
         return st;
     num_params += num_mask_spans;
     const additive_layout one = make_additive_layout(d.batch, d.queries, d.keys, d.query_size,
                                                      d.key_size, d.value_size, d.num_hiddens, 1);
     if (edgeattn_status st = check_attention_call(d, counts, params, num_params, queries, keys, values,
-                                                  &o.valid_lens, workspace, workspace_bytes,
+                                                  valid_lens_of(options), workspace, workspace_bytes,
                                                   one.bytes, output, attention_weights, mask.lens))
         return st;
 
@@ -94,11 +94,11 @@ extern "C" edgeattn_status edgeattn_additive(const edgeattn_attention_dims *dims
     float *projected_keys = ws + one.projected_keys;        // (B, K, h)
     const size_t h = d.num_hiddens;
     float *packed = ws + one.packed_weights;
-    const stored_matrix W_q = stored_matrix_of(given.W_q), W_k = stored_matrix_of(given.W_k);
+    const stored_matrix W_q = stored_matrix_of(W_q_given), W_k = stored_matrix_of(W_k_given);
     linear(k, d.batch * d.queries, d.query_size, h, queries, W_q, nullptr, projected_queries, packed);
     linear(k, d.batch * d.keys, d.key_size, h, keys, W_k, nullptr, projected_keys, packed);
     // The packed projections are done with: `packed` (>= h floats) is free.
-    const float *w_v = scoring_row(given.W_v, h, packed);
+    const float *w_v = scoring_row(w_v_given, h, packed);
 
     const size_t slots = scratch_slots(one.bytes, one.scratch.floats_per_slot, workspace_bytes);
     const float flops_per_row = d.keys * (20.0f * h + 2.0f * d.value_size);

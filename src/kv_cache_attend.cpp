@@ -216,9 +216,8 @@ extern "C" edgeattn_status edgeattn_kv_cache_attend(const edgeattn_kv_cache *cac
                                                     float *output, float *attention_weights) {
     edgeattn_weights typed;
     if (edgeattn_status st = copy_typed_weights(weights, query_output_projections, typed)) return st;
-    const edgeattn_attention_options o = read_options(options);
-    if (has_valid_lens(o)) return EDGEATTN_ERR_OPTION_NOT_SUPPORTED;
-    return attention(cache, dims, queries, &o.mask, &typed, nullptr, 0, workspace, workspace_bytes,
+    if (has_valid_lens(options)) return EDGEATTN_ERR_OPTION_NOT_SUPPORTED;
+    return attention(cache, dims, queries, mask_of(options), &typed, nullptr, 0, workspace, workspace_bytes,
                      output, attention_weights);
 }
 
@@ -227,8 +226,7 @@ extern "C" edgeattn_status edgeattn_kv_cache_attend_packed(
     const void *packed, size_t packed_bytes, const edgeattn_attention_options *options,
     void *workspace, size_t workspace_bytes, float *output, float *attention_weights) {
     if (!packed) return EDGEATTN_ERR_NULL_POINTER;
-    const edgeattn_attention_options o = read_options(options);
-    if (has_valid_lens(o)) return EDGEATTN_ERR_OPTION_NOT_SUPPORTED;
-    return attention(cache, dims, queries, &o.mask, nullptr, packed, packed_bytes, workspace,
+    if (has_valid_lens(options)) return EDGEATTN_ERR_OPTION_NOT_SUPPORTED;
+    return attention(cache, dims, queries, mask_of(options), nullptr, packed, packed_bytes, workspace,
                      workspace_bytes, output, attention_weights);
 }

@@ -132,8 +132,7 @@ extern "C" edgeattn_status edgeattn_kv_cache_store(edgeattn_kv_cache *cache,
                                                    void *workspace, size_t workspace_bytes) {
     edgeattn_weights typed;
     if (edgeattn_status st = copy_typed_weights(weights, key_value_projections, typed)) return st;
-    const edgeattn_attention_options o = read_options(options);
-    if (has_valid_lens(o) || has_mask(o)) return EDGEATTN_ERR_OPTION_NOT_SUPPORTED;
+    if (has_valid_lens(options) || has_mask(options)) return EDGEATTN_ERR_OPTION_NOT_SUPPORTED;
     return append(cache, dims, tokens, keys, values, &typed, nullptr, 0, workspace, workspace_bytes);
 }
 
@@ -142,8 +141,7 @@ extern "C" edgeattn_status edgeattn_kv_cache_store_packed(
     const float *values, const void *packed, size_t packed_bytes,
     const edgeattn_attention_options *options, void *workspace, size_t workspace_bytes) {
     if (!packed) return EDGEATTN_ERR_NULL_POINTER;
-    const edgeattn_attention_options o = read_options(options);
-    if (has_valid_lens(o) || has_mask(o)) return EDGEATTN_ERR_OPTION_NOT_SUPPORTED;
+    if (has_valid_lens(options) || has_mask(options)) return EDGEATTN_ERR_OPTION_NOT_SUPPORTED;
     return append(cache, dims, tokens, keys, values, nullptr, packed, packed_bytes, workspace,
                   workspace_bytes);
 }

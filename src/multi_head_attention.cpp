@@ -102,14 +102,11 @@ extern "C" edgeattn_status edgeattn_mha(const edgeattn_attention_dims *dims, con
     if (!dims || !queries || !keys || !values || !weights || !workspace || !output)
         return EDGEATTN_ERR_NULL_POINTER;
     const edgeattn_attention_dims d = *dims;
-    const edgeattn_attention_options o = read_options(options);
-    edgeattn_weights given;
-    read_argument(weights, given);
     if (edgeattn_status st = check_dims(d)) return st;
-    mha_weights_view w;
-    if (edgeattn_status st = view_typed_mha_weights(d, given, w)) return st;
-    return multi_head_attention(d, queries, keys, values, &o.valid_lens, &o.mask, w, workspace,
-                                workspace_bytes, output, attention_weights);
+    mha_weights_view w;  // the weights' descriptor read into the view
+    if (edgeattn_status st = view_typed_mha_weights(d, *weights, w)) return st;
+    return multi_head_attention(d, queries, keys, values, valid_lens_of(options), mask_of(options), w,
+                                workspace, workspace_bytes, output, attention_weights);
 }
 
 extern "C" edgeattn_status edgeattn_mha_packed(const edgeattn_attention_dims *dims,
@@ -122,10 +119,9 @@ extern "C" edgeattn_status edgeattn_mha_packed(const edgeattn_attention_dims *di
     if (!dims || !queries || !keys || !values || !packed || !workspace || !output)
         return EDGEATTN_ERR_NULL_POINTER;
     const edgeattn_attention_dims d = *dims;
-    const edgeattn_attention_options o = read_options(options);
     if (edgeattn_status st = check_dims(d)) return st;
     mha_weights_view w;
     if (edgeattn_status st = view_packed_mha_weights(d, packed, packed_bytes, w)) return st;
-    return multi_head_attention(d, queries, keys, values, &o.valid_lens, &o.mask, w, workspace,
-                                workspace_bytes, output, attention_weights);
+    return multi_head_attention(d, queries, keys, values, valid_lens_of(options), mask_of(options), w,
+                                workspace, workspace_bytes, output, attention_weights);
 }
