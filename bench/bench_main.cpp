@@ -15,6 +15,13 @@ int main(int argc, char **argv) {
     omp_set_num_threads(threads);
 #endif
     benchmark::AddCustomContext("bench_threads", std::to_string(threads));
+    // The compiler of this program, which built edgeattn in the same CMake
+    // build (bench/make_performance_page names it).
+#if defined(__clang__)
+    benchmark::AddCustomContext("compiler", "clang " __clang_version__);
+#elif defined(__GNUC__)
+    benchmark::AddCustomContext("compiler", "gcc " __VERSION__);
+#endif
     benchmark::Initialize(&argc, argv);
     if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
     ebench::register_benchmarks();

@@ -5,8 +5,9 @@
 // fixed width, d_model 256 and 4 heads (head_dim 64), batch 1. Their sdpa,
 // sdpa_weights, mha and mha_weights benchmarks then trace time against seq
 // (names as always, e.g. sdpa/edgeattn/1x512x256x4) for
-// tools/figures/plot_figures.py; run them with
-// --benchmark_filter='^(sdpa|mha)' (the other ops are registered too).
+// bench/make_performance_page's time_vs_seq.png, which runs them with
+// --benchmark_filter='^(sdpa|sdpa_weights|mha|mha_weights)/' (the other ops
+// are registered too).
 #ifndef EDGEATTN_BENCH_SWEEP_SHAPES_HPP
 #define EDGEATTN_BENCH_SWEEP_SHAPES_HPP
 
