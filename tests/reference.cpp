@@ -204,6 +204,29 @@ void dot_product_attention_masked(std::size_t B, std::size_t Q, std::size_t K, s
     }
 }
 
+void additive_attention_masked(std::size_t B, std::size_t Q, std::size_t K, std::size_t qs, std::size_t ks,
+                               std::size_t vs, std::size_t h, const double *queries, const double *keys,
+                               const double *values, const ValidLens &vl, const Mask &mask, const double *W_q,
+                               const double *W_k, const double *w_v, double *out, double *w) {
+    std::vector<double> pq(B * Q * h), pk(B * K * h), scores(K);
+    std::vector<char> seen(K);  // not vector<bool>: masked_row_softmax takes a pointer
+    linear(B * Q, qs, h, queries, W_q, nullptr, pq.data());
+    linear(B * K, ks, h, keys, W_k, nullptr, pk.data());
+    for (std::size_t b = 0; b < B; ++b) {
+        for (std::size_t i = 0; i < Q; ++i) {
+            for (std::size_t j = 0; j < K; ++j) {
+                double s = 0;
+                for (std::size_t c = 0; c < h; ++c)
+                    s += w_v[c] * std::tanh(pq[(b * Q + i) * h + c] + pk[(b * K + j) * h + c]);
+                seen[j] = mask.visible(b, i, j, Q, K, vl.of(b, i, Q, K));
+                scores[j] = s + (seen[j] ? mask.bias_at(b, 0, i, j, Q) : 0.0);
+            }
+            masked_row_softmax(K, scores.data(), seen.data(), w + (b * Q + i) * K);
+        }
+        weighted_sum(Q, K, vs, w + b * Q * K, values + b * K * vs, vs, out + b * Q * vs, vs);
+    }
+}
+
 void positional_encoding_table(std::size_t max_len, std::size_t d, double *P) {
     for (std::size_t i = 0; i < max_len; ++i)
         for (std::size_t c = 0; c < d; ++c) {

@@ -78,6 +78,13 @@ void dot_product_attention_masked(std::size_t B, std::size_t Q, std::size_t K, s
                                   const double *queries, const double *keys, const double *values,
                                   const ValidLens &vl, const Mask &mask, double *out, double *w);
 
+// Additive attention with valid_lens and a mask (bias_heads 1): the bias is
+// added to a visible key's score w_v . tanh(W_q q + W_k k).
+void additive_attention_masked(std::size_t B, std::size_t Q, std::size_t K, std::size_t qs, std::size_t ks,
+                               std::size_t vs, std::size_t h, const double *queries, const double *keys,
+                               const double *values, const ValidLens &vl, const Mask &mask, const double *W_q,
+                               const double *W_k, const double *w_v, double *out, double *w);
+
 // torch.nn.Linear: x (n, in) W^T (+ bias) -> y (n, out), W (out, in).
 void linear(std::size_t n, std::size_t in, std::size_t out, const double *x, const double *W, const double *bias,
             double *y);

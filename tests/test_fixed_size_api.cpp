@@ -9,7 +9,6 @@
 #include "conform/case_file.hpp"
 
 #include <memory>
-#include <type_traits>
 #include <string>
 #include <vector>
 
@@ -47,6 +46,9 @@ edgeattn_valid_lens lens_view(const Case &c, const std::vector<int32_t> &values)
     return {t->shape.size() == 1 ? EDGEATTN_VALID_LENS_PER_BATCH : EDGEATTN_VALID_LENS_PER_QUERY,
             values.data()};
 }
+
+// An fp32 weight matrix (no scales).
+edgeattn_weight_matrix f32_matrix(const std::vector<float> &v) { return {EDGEATTN_DTYPE_F32, v.data(), nullptr}; }
 
 void expect_close(const Case &c, const std::string &name, const std::vector<float> &got) {
     const Tensor *ref = c.find(Role::expect, name);
@@ -91,8 +93,11 @@ void additive_case(const std::string &name) {
     const auto W_q = input(c, "W_q", {H, QS}), W_k = input(c, "W_k", {H, KS}), w_v = input(c, "w_v", {1, H});
     const std::vector<int32_t> l = lens(c);
     const edgeattn_valid_lens vl = lens_view(c, l);
-    auto module = std::make_unique<edgeattn::AdditiveAttention<B, Q, K, QS, KS, V, H>>(
-        edgeattn_additive_weights{W_q.data(), W_k.data(), w_v.data()});
+    edgeattn_weights w{};
+    w.W_q = f32_matrix(W_q);
+    w.W_k = f32_matrix(W_k);
+    w.W_v = f32_matrix(w_v);
+    auto module = std::make_unique<edgeattn::AdditiveAttention<B, Q, K, QS, KS, V, H>>(w);
     std::vector<float> out(B * Q * V), weights(B * Q * K);
     REQUIRE(module->forward(q.data(), k.data(), v.data(), &vl, out.data(), weights.data()) == EDGEATTN_OK);
     expect_close(c, "output", out);
@@ -102,9 +107,9 @@ void additive_case(const std::string &name) {
 // The (h, in) matrices and optional (h) biases of an MHA case.
 struct mha_params {
     std::vector<float> W_q, W_k, W_v, W_o, b_q, b_k, b_v, b_o;
-    edgeattn_mha_weights view() const {
+    edgeattn_weights view() const {
         auto p = [](const std::vector<float> &v) { return v.empty() ? nullptr : v.data(); };
-        return {W_q.data(), W_k.data(), W_v.data(), W_o.data(), p(b_q), p(b_k), p(b_v), p(b_o)};
+        return {f32_matrix(W_q), f32_matrix(W_k), f32_matrix(W_v), f32_matrix(W_o), p(b_q), p(b_k), p(b_v), p(b_o)};
     }
 };
 
@@ -139,7 +144,8 @@ void mha_case(const std::string &name) {
     // The packed-weights form: its compile-time size is the C API's, and it
     // meets the same bar.
     using Packed = typename Module::Packed;
-    CHECK(Packed::bytes == edgeattn_mha_packed_weights_size(&Module::dims));
+    const edgeattn_weights fp32 = params.view();
+    CHECK(Packed::bytes == edgeattn_mha_packed_size(&Module::dims, &fp32));
     auto packed = std::make_unique<Packed>();
     auto packed_module = std::make_unique<Module>(*packed);
     std::vector<float> untouched(out.size(), -7.0f), packed_out = untouched;
@@ -160,7 +166,7 @@ void positional_case(const std::string &name) {
     const auto X = input(c, "X", {B, N, D});
     const edgeattn::PositionalEncodingTable<MaxLen, D> &P = edgeattn::positional_encoding_table<MaxLen, D>;
     std::vector<float> out(B * N * D);
-    REQUIRE(edgeattn_positional_encoding_add(B, N, D, X.data(), P.data(), MaxLen, out.data()) == EDGEATTN_OK);
+    REQUIRE(edgeattn_positional_encoding_add_at(B, N, D, 0, X.data(), P.data(), MaxLen, out.data()) == EDGEATTN_OK);
     expect_close(c, "output", out);
     expect_close(c, "P", std::vector<float>(P.data(), P.data() + MaxLen * D));
 }
@@ -223,12 +229,3 @@ TEST_CASE("compile-time positional tables meet the golden cases") {
 TEST_CASE("fixed-size PositionalSelfAttention (positions + MHA) meets the golden case") {
     self_attention_case<2, 10, 32, 4, 1000>("self_attention_pe");
 }
-
-// The module's old name still compiles (with a deprecation warning) and is
-// the same type, so code written for 0.1's SelfAttention keeps working.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-static_assert(std::is_same<edgeattn::SelfAttention<2, 4, 20, 5>,
-                           edgeattn::PositionalSelfAttention<2, 4, 20, 5, 4, 1>>::value,
-              "SelfAttention is a deprecated alias of PositionalSelfAttention");
-#pragma GCC diagnostic pop

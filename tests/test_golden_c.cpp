@@ -48,8 +48,9 @@ Tensor *find_tensor(Case &c, Role role, const std::string &name) {
     return nullptr;
 }
 
-// Multi-head or dot-product attention that runs a *_masked entry point
-// (run_case: any of num_kv_heads, causal, key_ranges, bias present).
+// Multi-head or dot-product attention with a decoder option: a mask in the
+// call's options or grouped-query heads (any of num_kv_heads, causal,
+// key_ranges, bias present).
 bool is_masked_attention(const Case &c) {
     if (c.op != "multi_head_attention" && c.op != "dot_product_attention") return false;
     return c.find_param("num_kv_heads") || c.find_param("causal") || c.find(Role::input, "key_ranges") ||
@@ -161,9 +162,9 @@ TEST_CASE("golden cases with a one-thread workspace") {
 }
 
 // Multi-head (masked or not), self-attention and KV-cache decoding with
-// weights packed once (edgeattn_mha_pack_weights + the *_packed entry
-// points), and linear through edgeattn_linear_pack_weights +
-// edgeattn_linear_packed, with and without attention weights requested.
+// weights packed once (edgeattn_mha_pack + edgeattn_mha_packed and the
+// cache's _packed calls), and linear through edgeattn_dense_pack +
+// edgeattn_dense_packed, with and without attention weights requested.
 TEST_CASE("golden multi-head, decode and linear cases through weights packed once") {
     std::size_t packed = 0, decode = 0, linear = 0, masked = 0;
     for (auto &[name, in] : golden_cases()) {
@@ -185,7 +186,7 @@ TEST_CASE("golden multi-head, decode and linear cases through weights packed onc
 }
 
 // The decoder's golden cases (make_decoder_golden.py) are all there: each op
-// and each masked entry point has cases for the tests above to run on every
+// and each masked attention op has cases for the tests above to run on every
 // kernel path (CTest runs this binary once per path).
 TEST_CASE("golden decoder cases are present") {
     std::size_t decode = 0, linear = 0, masked_mha = 0, masked_dot = 0, gqa = 0, cache_full = 0, truncating = 0;

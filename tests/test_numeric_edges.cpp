@@ -92,6 +92,13 @@ std::vector<double> reference_softmax(const std::vector<float> &x, std::size_t K
     return y;
 }
 
+// Workspace bytes for one thread, serving each of `calls` in turn.
+std::size_t workspace_size(const std::vector<edgeattn_workspace_request> &calls) {
+    std::size_t bytes = 0;
+    REQUIRE(edgeattn_workspace_size(calls.data(), calls.size(), 1, &bytes) == EDGEATTN_OK);
+    return bytes;
+}
+
 // Dot-product attention with a workspace for one thread: weights requested
 // or not (then more than 256 keys take the streaming path).
 struct dot_result {
@@ -102,12 +109,12 @@ dot_result dot_attention(std::size_t B, std::size_t Q, std::size_t K, std::size_
                          const std::vector<float> &q, const std::vector<float> &k, const std::vector<float> &v,
                          const std::vector<std::int32_t> &lens, bool with_weights) {
     const edgeattn_attention_dims dims{B, Q, K, d, d, dv, 0, 0, 0};
-    const edgeattn_valid_lens vl{EDGEATTN_VALID_LENS_PER_QUERY, lens.data()};
-    std::vector<float> ws(edgeattn_dot_product_attention_workspace_size(&dims, 1) / sizeof(float));
+    edgeattn_attention_options options{};
+    options.valid_lens = {EDGEATTN_VALID_LENS_PER_QUERY, lens.data()};
+    std::vector<float> ws(workspace_size({{EDGEATTN_OP_SDPA, dims, 0, {}}}) / sizeof(float));
     dot_result r{std::vector<float>(B * Q * dv), std::vector<float>(with_weights ? B * Q * K : 0)};
-    REQUIRE(edgeattn_dot_product_attention(&dims, q.data(), k.data(), v.data(), &vl, ws.data(),
-                                           ws.size() * sizeof(float), r.out.data(),
-                                           with_weights ? r.weights.data() : nullptr) == EDGEATTN_OK);
+    REQUIRE(edgeattn_sdpa(&dims, q.data(), k.data(), v.data(), &options, ws.data(), ws.size() * sizeof(float),
+                          r.out.data(), with_weights ? r.weights.data() : nullptr) == EDGEATTN_OK);
     return r;
 }
 
@@ -355,23 +362,27 @@ TEST_CASE("multi-head and additive attention: a NaN in a query row stays in that
                                      Wk.data(), wv.data(), add_out.data(), add_w.data());
 
     const edgeattn_attention_dims dims{B, Q, K, qs, ks, vs, h, heads, 0};
-    const edgeattn_mha_weights mw{W_q.data(), W_k.data(), W_v.data(), W_o.data(), nullptr, nullptr, nullptr, nullptr};
-    const edgeattn_additive_weights aw{W_q.data(), W_k.data(), w_v.data()};
+    edgeattn_weights mw{}, aw{};
+    mw.W_q = aw.W_q = {EDGEATTN_DTYPE_F32, W_q.data(), nullptr};
+    mw.W_k = aw.W_k = {EDGEATTN_DTYPE_F32, W_k.data(), nullptr};
+    mw.W_v = {EDGEATTN_DTYPE_F32, W_v.data(), nullptr};
+    mw.W_o = {EDGEATTN_DTYPE_F32, W_o.data(), nullptr};
+    aw.W_v = {EDGEATTN_DTYPE_F32, w_v.data(), nullptr};
+    // One workspace for both calls: the larger of their sizes.
     std::vector<float> ws(
-        std::max(edgeattn_multi_head_attention_workspace_size(&dims, 1), edgeattn_additive_attention_workspace_size(&dims, 1)) /
-        sizeof(float));
+        workspace_size({{EDGEATTN_OP_MHA, dims, 0, {}}, {EDGEATTN_OP_ADDITIVE, dims, 0, {}}}) / sizeof(float));
     for (edgeattn_isa isa : paths()) {
         REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);
         INFO("path " << std::string(edgeattn_isa_name(isa)));
         std::vector<float> out(B * Q * h), w(B * heads * Q * K);
-        REQUIRE(edgeattn_multi_head_attention(&dims, q.data(), k.data(), v.data(), nullptr, &mw, ws.data(),
-                                              ws.size() * sizeof(float), out.data(), w.data()) == EDGEATTN_OK);
+        REQUIRE(edgeattn_mha(&dims, q.data(), k.data(), v.data(), &mw, nullptr, ws.data(), ws.size() * sizeof(float),
+                             out.data(), w.data()) == EDGEATTN_OK);
         CHECK(check_rows("mha output", out, mha_out, h) == 1);
         CHECK(row_all_nan(&out[(1 * Q + 1) * h], h));
         CHECK(check_rows("mha weights", w, mha_w, K) == heads);
         std::vector<float> aout(B * Q * vs), aw_out(B * Q * K);
-        REQUIRE(edgeattn_additive_attention(&dims, q.data(), k.data(), v.data(), nullptr, &aw, ws.data(),
-                                            ws.size() * sizeof(float), aout.data(), aw_out.data()) == EDGEATTN_OK);
+        REQUIRE(edgeattn_additive(&dims, q.data(), k.data(), v.data(), &aw, nullptr, ws.data(),
+                                  ws.size() * sizeof(float), aout.data(), aw_out.data()) == EDGEATTN_OK);
         CHECK(check_rows("additive output", aout, add_out, vs) == 1);
         CHECK(row_all_nan(&aout[(1 * Q + 1) * vs], vs));
         CHECK(check_rows("additive weights", aw_out, add_w, K) == 1);

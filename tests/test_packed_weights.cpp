@@ -1,9 +1,9 @@
-// Multi-head weights packed once (edgeattn_mha_pack_weights and the
-// *_packed entry points): every refusal has its status and leaves outputs
+// Multi-head weights packed once (edgeattn_mha_pack and
+// edgeattn_mha_packed): every refusal has its status and leaves outputs
 // untouched; one packed buffer serves every kernel path (packed under one,
 // run under each, checked against the float64 reference); results do not
 // depend on the thread count. The golden cases run through the packed
-// entry points in test_golden_c and test_reference_shapes.
+// calls in test_golden_c and test_reference_shapes.
 #include <doctest/doctest.h>
 
 #include "conform/accuracy.hpp"
@@ -32,6 +32,18 @@ std::vector<float> random_floats(std::size_t n, unsigned seed, float scale) {
     return v;
 }
 
+// Floats of edgeattn_mha's workspace for dims and `threads`.
+std::size_t mha_workspace_floats(const edgeattn_attention_dims &dims, std::size_t threads) {
+    edgeattn_workspace_request request{};
+    request.op = EDGEATTN_OP_MHA;
+    request.dims = dims;
+    std::size_t bytes = 0;
+    REQUIRE(edgeattn_workspace_size(&request, 1, threads, &bytes) == EDGEATTN_OK);
+    return bytes / 4;
+}
+
+edgeattn_weight_matrix f32_matrix(const float *data) { return {EDGEATTN_DTYPE_F32, data, nullptr}; }
+
 bool all_pattern(const std::vector<float> &v) {
     for (float x : v)
         if (std::memcmp(&x, &kPattern, sizeof x) != 0) return false;
@@ -49,25 +61,24 @@ struct Problem {
                                random_floats(40 * 7, 6, 0.3f), random_floats(40 * 40, 7, 0.15f)};
     std::vector<float> b_q = random_floats(40, 8, 0.1f), b_o = random_floats(40, 9, 0.1f);
     std::vector<std::int32_t> lens{6, 2, 0};
-    edgeattn_valid_lens valid_lens{EDGEATTN_VALID_LENS_PER_BATCH, lens.data()};
-    edgeattn_mha_weights weights{W[0].data(), W[1].data(), W[2].data(), W[3].data(),
-                                 b_q.data(),  nullptr,     nullptr,     b_o.data()};
-    std::vector<float> workspace = std::vector<float>(edgeattn_multi_head_attention_workspace_size(&dims, 8) / 4);
+    edgeattn_attention_options options{{EDGEATTN_VALID_LENS_PER_BATCH, lens.data()}, {}};
+    edgeattn_weights weights{f32_matrix(W[0].data()), f32_matrix(W[1].data()), f32_matrix(W[2].data()),
+                             f32_matrix(W[3].data()), b_q.data(), nullptr, nullptr, b_o.data()};
+    std::vector<float> workspace = std::vector<float>(mha_workspace_floats(dims, 8));
     std::vector<float> output = std::vector<float>(3 * 8 * 40, kPattern);
     std::vector<float> attention = std::vector<float>(3 * 4 * 8 * 6, kPattern);
 
     // Weights packed into a buffer of the size the library asks for.
     std::vector<float> pack() const {
-        std::vector<float> packed(edgeattn_mha_packed_weights_size(&dims) / 4);
+        std::vector<float> packed(edgeattn_mha_packed_size(&dims, &weights) / 4);
         REQUIRE(!packed.empty());
-        REQUIRE(edgeattn_mha_pack_weights(&dims, &weights, packed.data(), packed.size() * 4) == EDGEATTN_OK);
+        REQUIRE(edgeattn_mha_pack(&dims, &weights, packed.data(), packed.size() * 4) == EDGEATTN_OK);
         return packed;
     }
 
     edgeattn_status run(const edgeattn_attention_dims &d, const void *packed, std::size_t packed_bytes) {
-        return edgeattn_multi_head_attention_packed(&d, q.data(), k.data(), v.data(), &valid_lens, packed,
-                                                    packed_bytes, workspace.data(), workspace.size() * 4,
-                                                    output.data(), attention.data());
+        return edgeattn_mha_packed(&d, q.data(), k.data(), v.data(), packed, packed_bytes, &options,
+                                   workspace.data(), workspace.size() * 4, output.data(), attention.data());
     }
 
     // The float64 reference's output and weights.
@@ -95,46 +106,45 @@ void check_against(const char *what, const std::vector<float> &got, const std::v
 
 }  // namespace
 
-TEST_CASE("edgeattn_mha_pack_weights refuses bad arguments and writes nothing") {
+TEST_CASE("edgeattn_mha_pack refuses bad arguments and writes nothing") {
     Problem p;
-    const std::size_t bytes = edgeattn_mha_packed_weights_size(&p.dims);
+    const std::size_t bytes = edgeattn_mha_packed_size(&p.dims, &p.weights);
     REQUIRE(bytes > 0);
     std::vector<float> packed(bytes / 4 + 64, kPattern);
-    CHECK(edgeattn_mha_pack_weights(nullptr, &p.weights, packed.data(), bytes) == EDGEATTN_ERR_NULL_POINTER);
-    CHECK(edgeattn_mha_pack_weights(&p.dims, nullptr, packed.data(), bytes) == EDGEATTN_ERR_NULL_POINTER);
-    CHECK(edgeattn_mha_pack_weights(&p.dims, &p.weights, nullptr, bytes) == EDGEATTN_ERR_NULL_POINTER);
-    edgeattn_mha_weights no_wk = p.weights;
-    no_wk.W_k = nullptr;
-    CHECK(edgeattn_mha_pack_weights(&p.dims, &no_wk, packed.data(), bytes) == EDGEATTN_ERR_NULL_POINTER);
+    CHECK(edgeattn_mha_pack(nullptr, &p.weights, packed.data(), bytes) == EDGEATTN_ERR_NULL_POINTER);
+    CHECK(edgeattn_mha_pack(&p.dims, nullptr, packed.data(), bytes) == EDGEATTN_ERR_NULL_POINTER);
+    CHECK(edgeattn_mha_pack(&p.dims, &p.weights, nullptr, bytes) == EDGEATTN_ERR_NULL_POINTER);
+    edgeattn_weights no_wk = p.weights;
+    no_wk.W_k.data = nullptr;
+    CHECK(edgeattn_mha_pack(&p.dims, &no_wk, packed.data(), bytes) == EDGEATTN_ERR_NULL_POINTER);
     edgeattn_attention_dims d = p.dims;
     d.value_size = 0;
-    CHECK(edgeattn_mha_packed_weights_size(&d) == 0);
-    CHECK(edgeattn_mha_pack_weights(&d, &p.weights, packed.data(), bytes) == EDGEATTN_ERR_ZERO_DIMENSION);
+    CHECK(edgeattn_mha_packed_size(&d, &p.weights) == 0);
+    CHECK(edgeattn_mha_pack(&d, &p.weights, packed.data(), bytes) == EDGEATTN_ERR_ZERO_DIMENSION);
     d = p.dims;
     d.num_heads = 3;
-    CHECK(edgeattn_mha_packed_weights_size(&d) == 0);
-    CHECK(edgeattn_mha_pack_weights(&d, &p.weights, packed.data(), bytes) == EDGEATTN_ERR_HEADS_DO_NOT_DIVIDE);
+    CHECK(edgeattn_mha_packed_size(&d, &p.weights) == 0);
+    CHECK(edgeattn_mha_pack(&d, &p.weights, packed.data(), bytes) == EDGEATTN_ERR_HEADS_DO_NOT_DIVIDE);
     d = p.dims;
     d.query_size = d.num_hiddens = ~std::size_t{0} / 8;
     d.num_heads = 1;
-    CHECK(edgeattn_mha_packed_weights_size(&d) == 0);
-    CHECK(edgeattn_mha_pack_weights(&d, &p.weights, packed.data(), bytes) == EDGEATTN_ERR_SIZE_OVERFLOW);
-    CHECK(edgeattn_mha_pack_weights(&p.dims, &p.weights, packed.data(), bytes - 1) ==
-          EDGEATTN_ERR_WORKSPACE_TOO_SMALL);
-    CHECK(edgeattn_mha_pack_weights(&p.dims, &p.weights, reinterpret_cast<char *>(packed.data()) + 1, bytes) ==
+    CHECK(edgeattn_mha_packed_size(&d, &p.weights) == 0);
+    CHECK(edgeattn_mha_pack(&d, &p.weights, packed.data(), bytes) == EDGEATTN_ERR_SIZE_OVERFLOW);
+    CHECK(edgeattn_mha_pack(&p.dims, &p.weights, packed.data(), bytes - 1) == EDGEATTN_ERR_WORKSPACE_TOO_SMALL);
+    CHECK(edgeattn_mha_pack(&p.dims, &p.weights, reinterpret_cast<char *>(packed.data()) + 1, bytes) ==
           EDGEATTN_ERR_MISALIGNED);
     // The packed buffer over one of the matrices it reads.
     std::vector<float> shared(bytes / 4 + p.W[1].size(), kPattern);
     std::memcpy(shared.data() + 5, p.W[1].data(), p.W[1].size() * 4);
-    edgeattn_mha_weights overlapping = p.weights;
-    overlapping.W_k = shared.data() + 5;
+    edgeattn_weights overlapping = p.weights;
+    overlapping.W_k.data = shared.data() + 5;
     std::vector<float> before = shared;
-    CHECK(edgeattn_mha_pack_weights(&p.dims, &overlapping, shared.data(), bytes) == EDGEATTN_ERR_OVERLAP);
+    CHECK(edgeattn_mha_pack(&p.dims, &overlapping, shared.data(), bytes) == EDGEATTN_ERR_OVERLAP);
     CHECK(shared == before);
     CHECK(all_pattern(packed));
 }
 
-TEST_CASE("the *_packed calls refuse weights packed for something else and write nothing") {
+TEST_CASE("edgeattn_mha_packed refuses weights packed for something else and writes nothing") {
     Problem p;
     std::vector<float> packed = p.pack();
     const std::size_t bytes = packed.size() * 4;
@@ -149,9 +159,8 @@ TEST_CASE("the *_packed calls refuse weights packed for something else and write
     other = p.dims;
     other.query_size = 11;
     std::vector<float> q11(3 * 8 * 11, 0.5f);
-    CHECK(edgeattn_multi_head_attention_packed(&other, q11.data(), p.k.data(), p.v.data(), &p.valid_lens,
-                                               packed.data(), bytes, p.workspace.data(), p.workspace.size() * 4,
-                                               p.output.data(), p.attention.data()) ==
+    CHECK(edgeattn_mha_packed(&other, q11.data(), p.k.data(), p.v.data(), packed.data(), bytes, &p.options,
+                              p.workspace.data(), p.workspace.size() * 4, p.output.data(), p.attention.data()) ==
           EDGEATTN_ERR_PACKED_WEIGHTS_MISMATCH);
     // A buffer said to be shorter than the layout.
     CHECK(p.run(p.dims, packed.data(), bytes - 4) == EDGEATTN_ERR_PACKED_WEIGHTS_MISMATCH);
@@ -162,17 +171,17 @@ TEST_CASE("the *_packed calls refuse weights packed for something else and write
 
     // The output written over the packed weights.
     std::vector<float> before = packed;
-    CHECK(edgeattn_multi_head_attention_packed(&p.dims, p.q.data(), p.k.data(), p.v.data(), &p.valid_lens,
-                                               packed.data(), bytes, p.workspace.data(), p.workspace.size() * 4,
-                                               packed.data() + 8, nullptr) == EDGEATTN_ERR_OVERLAP);
+    CHECK(edgeattn_mha_packed(&p.dims, p.q.data(), p.k.data(), p.v.data(), packed.data(), bytes, &p.options,
+                              p.workspace.data(), p.workspace.size() * 4, packed.data() + 8, nullptr) ==
+          EDGEATTN_ERR_OVERLAP);
     CHECK(packed == before);
 
-    // Self-attention's packed entry checks the same way.
-    edgeattn_attention_dims self{2, 5, 0, 16, 0, 0, 0, 4, 0};
+    // Self-attention (X as queries, keys and values) checks the same way.
+    edgeattn_attention_dims self{2, 5, 5, 16, 16, 16, 16, 4, 0};
     std::vector<float> X(2 * 5 * 16, 0.25f), out(2 * 5 * 16, kPattern);
-    std::vector<float> ws(edgeattn_self_attention_workspace_size(&self, 1) / 4);
-    CHECK(edgeattn_self_attention_packed(&self, X.data(), nullptr, packed.data(), bytes, ws.data(), ws.size() * 4,
-                                         out.data(), nullptr) == EDGEATTN_ERR_PACKED_WEIGHTS_MISMATCH);
+    std::vector<float> ws(mha_workspace_floats(self, 1));
+    CHECK(edgeattn_mha_packed(&self, X.data(), X.data(), X.data(), packed.data(), bytes, nullptr, ws.data(),
+                              ws.size() * 4, out.data(), nullptr) == EDGEATTN_ERR_PACKED_WEIGHTS_MISMATCH);
     CHECK(all_pattern(out));
 }
 
@@ -202,8 +211,8 @@ TEST_CASE("packed-weight results are bitwise the same for 1, 2 and 8 threads") {
     p.k = random_floats(4 * 40 * 10, 12, 1.0f);
     p.v = random_floats(4 * 40 * 7, 13, 1.0f);
     p.lens = {40, 7, 0, 33};
-    p.valid_lens.lens = p.lens.data();
-    p.workspace.assign(edgeattn_multi_head_attention_workspace_size(&p.dims, 8) / 4, 0.0f);
+    p.options.valid_lens.lens = p.lens.data();
+    p.workspace.assign(mha_workspace_floats(p.dims, 8), 0.0f);
     p.output.assign(4 * 40 * 40, 0.0f);
     p.attention.assign(4 * 4 * 40 * 40, 0.0f);
     std::vector<float> packed = p.pack();

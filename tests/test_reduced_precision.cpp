@@ -1,4 +1,4 @@
-// Weights in int8 and fp16 (include/edgeattn/reduced_precision.h) on every
+// Weights in int8 and fp16 (edgeattn/convert.h, edgeattn_weight_matrix) on every
 // kernel path this CPU runs, against the float64 reference computed with
 // the dequantised weights (scale * q, or the binary16 value, in double):
 // the golden bar, rel. L2 <= 1e-5, must hold as it does for fp32 weights.
@@ -31,26 +31,73 @@ namespace {
 
 using edgeattn_ref::half_value;
 
+edgeattn_weight_matrix f32_matrix(const float *data) { return {EDGEATTN_DTYPE_F32, data, nullptr}; }
+
+// The workspace request of an attention or KV cache call (`tokens`: a
+// cache store's tokens per batch element).
+edgeattn_workspace_request attention_request(edgeattn_op op, const edgeattn_attention_dims &dims,
+                                             std::size_t tokens = 0) {
+    edgeattn_workspace_request r{};
+    r.op = op;
+    r.dims = dims;
+    r.tokens = tokens;
+    return r;
+}
+
+edgeattn_workspace_request dense_request(const edgeattn_dense_dims &dims) {
+    edgeattn_workspace_request r{};
+    r.op = EDGEATTN_OP_DENSE;
+    r.dense = dims;
+    return r;
+}
+
+// Workspace bytes of one call for `threads` threads.
+std::size_t workspace_size(const edgeattn_workspace_request &request, std::size_t threads) {
+    std::size_t bytes = 0;
+    REQUIRE(edgeattn_workspace_size(&request, 1, threads, &bytes) == EDGEATTN_OK);
+    return bytes;
+}
+
+// Bytes of KV cache memory for a config of these sizes and storage.
+std::size_t cache_memory_size(std::size_t B, std::size_t Hkv, std::size_t head_size, std::size_t capacity,
+                              edgeattn_dtype storage) {
+    const edgeattn_kv_cache_config config{B, Hkv, head_size, capacity, storage};
+    return edgeattn_kv_cache_memory_size(&config);
+}
+
+edgeattn_status cache_setup(edgeattn_kv_cache &cache, std::size_t B, std::size_t Hkv, std::size_t head_size,
+                            std::size_t capacity, edgeattn_dtype storage, void *memory, std::size_t bytes) {
+    const edgeattn_kv_cache_config config{B, Hkv, head_size, capacity, storage};
+    return edgeattn_kv_cache_setup(&cache, &config, memory, bytes);
+}
+
+// Options holding only a mask.
+edgeattn_attention_options mask_options(const edgeattn_attention_mask &mask) {
+    edgeattn_attention_options o{};
+    o.mask = mask;
+    return o;
+}
+
 // One weight matrix (out, in) in a stored type, with its exact values in
 // double for the reference.
 struct stored {
-    edgeattn_weight_type type = EDGEATTN_WEIGHTS_F32;
+    edgeattn_dtype type = EDGEATTN_DTYPE_F32;
     std::vector<float> f32, scales;
     std::vector<std::int8_t> i8;
     std::vector<std::uint16_t> f16;
     std::vector<double> exact;  // (out, in): what the library must compute with
 
-    stored(edgeattn_weight_type t, std::size_t out, std::size_t in, unsigned seed) : type(t) {
+    stored(edgeattn_dtype t, std::size_t out, std::size_t in, unsigned seed) : type(t) {
         const std::vector<float> w = random_floats(out * in, seed, 1.0f / std::sqrt(static_cast<float>(in)));
         exact.resize(out * in);
-        if (t == EDGEATTN_WEIGHTS_INT8) {
+        if (t == EDGEATTN_DTYPE_INT8) {
             i8.resize(out * in);
             scales.resize(out);
             REQUIRE(edgeattn_quantize_int8(out, in, w.data(), i8.data(), scales.data()) == EDGEATTN_OK);
             for (std::size_t o = 0; o < out; ++o)
                 for (std::size_t i = 0; i < in; ++i)
                     exact[o * in + i] = static_cast<double>(scales[o]) * i8[o * in + i];
-        } else if (t == EDGEATTN_WEIGHTS_F16) {
+        } else if (t == EDGEATTN_DTYPE_F16) {
             f16.resize(out * in);
             REQUIRE(edgeattn_float_to_half(out * in, w.data(), f16.data()) == EDGEATTN_OK);
             for (std::size_t i = 0; i < out * in; ++i) exact[i] = half_value(f16[i]);
@@ -60,17 +107,17 @@ struct stored {
         }
     }
     edgeattn_weight_matrix matrix() const {
-        const void *data = type == EDGEATTN_WEIGHTS_INT8 ? static_cast<const void *>(i8.data())
-                           : type == EDGEATTN_WEIGHTS_F16 ? static_cast<const void *>(f16.data())
+        const void *data = type == EDGEATTN_DTYPE_INT8 ? static_cast<const void *>(i8.data())
+                           : type == EDGEATTN_DTYPE_F16 ? static_cast<const void *>(f16.data())
                                                           : static_cast<const void *>(f32.data());
-        return {type, data, type == EDGEATTN_WEIGHTS_INT8 ? scales.data() : nullptr};
+        return {type, data, type == EDGEATTN_DTYPE_INT8 ? scales.data() : nullptr};
     }
 };
 
-const edgeattn_weight_type stored_types[] = {EDGEATTN_WEIGHTS_INT8, EDGEATTN_WEIGHTS_F16};
+const edgeattn_dtype stored_types[] = {EDGEATTN_DTYPE_INT8, EDGEATTN_DTYPE_F16};
 
-const char *type_name(edgeattn_weight_type t) {
-    return t == EDGEATTN_WEIGHTS_INT8 ? "int8" : t == EDGEATTN_WEIGHTS_F16 ? "fp16" : "fp32";
+const char *type_name(edgeattn_dtype t) {
+    return t == EDGEATTN_DTYPE_INT8 ? "int8" : t == EDGEATTN_DTYPE_F16 ? "fp16" : "fp32";
 }
 
 }  // namespace
@@ -174,7 +221,7 @@ TEST_CASE("quantize_int8: scale max|w|/127 per row, round half to even, zero row
     }
 }
 
-TEST_CASE("linear with int8 and fp16 weights matches float64 with the dequantised weights on every path") {
+TEST_CASE("dense layers with int8 and fp16 weights match float64 with the dequantised weights on every path") {
     path_guard guard;
     struct shape {
         std::size_t rows, in, out;
@@ -182,26 +229,25 @@ TEST_CASE("linear with int8 and fp16 weights matches float64 with the dequantise
     // few rows (W read in place), many rows (panels packed per call), a
     // partial panel (out 70), K past one depth block (300), tails of every width
     const shape shapes[] = {{3, 37, 70}, {1, 100, 100}, {40, 37, 70}, {64, 300, 130}, {17, 5, 3}};
-    for (edgeattn_weight_type t : stored_types)
+    for (edgeattn_dtype t : stored_types)
         for (const shape &s : shapes) {
             const stored W(t, s.out, s.in, 5);
             const std::vector<float> x = random_floats(s.rows * s.in, 6), b = random_floats(s.out, 7, 0.1f);
             std::vector<double> want(s.rows * s.out);
             const std::vector<double> xd = widen(x), bd = widen(b);
             edgeattn_ref::linear(s.rows, s.in, s.out, xd.data(), W.exact.data(), bd.data(), want.data());
-            const edgeattn_linear_dims dims = {s.rows, s.in, s.out};
+            const edgeattn_dense_dims dims = {s.rows, s.in, s.out};
             const edgeattn_weight_matrix m = W.matrix();
-            std::vector<float> ws(edgeattn_linear_workspace_size(&dims, 4) / 4 + 1);
-            std::vector<unsigned char> packed(edgeattn_linear_typed_packed_weights_size(&dims, t) + 4);
+            std::vector<float> ws(workspace_size(dense_request(dims), 4) / 4 + 1);
+            std::vector<unsigned char> packed(edgeattn_dense_packed_size(&dims, &m) + 4);
             // Aligned for floats (vector<unsigned char> is, from operator new).
-            REQUIRE(edgeattn_linear_pack_typed_weights(&dims, &m, b.data(), packed.data(), packed.size()) ==
-                    EDGEATTN_OK);
+            REQUIRE(edgeattn_dense_pack(&dims, &m, b.data(), packed.data(), packed.size()) == EDGEATTN_OK);
             for (edgeattn_isa isa : paths()) {
                 REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);
                 std::vector<float> y(s.rows * s.out, NAN), yp(s.rows * s.out, NAN);
-                REQUIRE(edgeattn_linear_typed(&dims, x.data(), &m, b.data(), ws.data(), ws.size() * 4, y.data()) ==
+                REQUIRE(edgeattn_dense(&dims, x.data(), &m, b.data(), ws.data(), ws.size() * 4, y.data()) ==
                         EDGEATTN_OK);
-                REQUIRE(edgeattn_linear_packed(&dims, x.data(), packed.data(), packed.size(), yp.data()) ==
+                REQUIRE(edgeattn_dense_packed(&dims, x.data(), packed.data(), packed.size(), yp.data()) ==
                         EDGEATTN_OK);
                 INFO(type_name(t) << " " << s.rows << "x" << s.in << "x" << s.out << " on " << edgeattn_isa_name(isa));
                 CHECK(rel_l2(y.data(), want) <= 1e-5);
@@ -218,7 +264,7 @@ struct typed_mha {
     std::vector<stored> W;
     std::vector<float> b[4];
     std::vector<double> bd[4];
-    typed_mha(std::size_t q_, std::size_t h_, std::size_t H_, std::size_t Hkv_, const edgeattn_weight_type types[4],
+    typed_mha(std::size_t q_, std::size_t h_, std::size_t H_, std::size_t Hkv_, const edgeattn_dtype types[4],
               unsigned seed)
         : q(q_), h(h_), H(H_), Hkv(Hkv_) {
         const std::size_t hkv = Hkv * (h / H), rows[4] = {h, hkv, hkv, h}, cols[4] = {q, q, q, h};
@@ -228,7 +274,7 @@ struct typed_mha {
             bd[i] = widen(b[i]);
         }
     }
-    edgeattn_mha_typed_weights weights() const {
+    edgeattn_weights weights() const {
         return {W[0].matrix(), W[1].matrix(), W[2].matrix(), W[3].matrix(),
                 b[0].data(),   b[1].data(),   b[2].data(),   b[3].data()};
     }
@@ -245,19 +291,19 @@ struct typed_mha {
 
 TEST_CASE("multi-head attention, self-attention and the KV cache with typed weights on every path") {
     path_guard guard;
-    const edgeattn_weight_type all_int8[4] = {EDGEATTN_WEIGHTS_INT8, EDGEATTN_WEIGHTS_INT8, EDGEATTN_WEIGHTS_INT8,
-                                             EDGEATTN_WEIGHTS_INT8};
-    const edgeattn_weight_type all_f16[4] = {EDGEATTN_WEIGHTS_F16, EDGEATTN_WEIGHTS_F16, EDGEATTN_WEIGHTS_F16,
-                                            EDGEATTN_WEIGHTS_F16};
-    const edgeattn_weight_type mixed[4] = {EDGEATTN_WEIGHTS_INT8, EDGEATTN_WEIGHTS_F16, EDGEATTN_WEIGHTS_F32,
-                                          EDGEATTN_WEIGHTS_INT8};
-    const edgeattn_weight_type *sets[] = {all_int8, all_f16, mixed};
+    const edgeattn_dtype all_int8[4] = {EDGEATTN_DTYPE_INT8, EDGEATTN_DTYPE_INT8, EDGEATTN_DTYPE_INT8,
+                                             EDGEATTN_DTYPE_INT8};
+    const edgeattn_dtype all_f16[4] = {EDGEATTN_DTYPE_F16, EDGEATTN_DTYPE_F16, EDGEATTN_DTYPE_F16,
+                                            EDGEATTN_DTYPE_F16};
+    const edgeattn_dtype mixed[4] = {EDGEATTN_DTYPE_INT8, EDGEATTN_DTYPE_F16, EDGEATTN_DTYPE_F32,
+                                          EDGEATTN_DTYPE_INT8};
+    const edgeattn_dtype *sets[] = {all_int8, all_f16, mixed};
     struct shape {
         std::size_t B, n, q, h, H, Hkv;
     };
     // d2l's 2x4x100x5 (few rows: W in place), 40 rows of GQA (panels per call)
     const shape shapes[] = {{2, 4, 100, 100, 5, 5}, {2, 20, 48, 64, 4, 2}};
-    for (const edgeattn_weight_type *types : sets)
+    for (const edgeattn_dtype *types : sets)
         for (const shape &s : shapes) {
             const typed_mha model(s.q, s.h, s.H, s.Hkv, types, 21);
             const std::vector<float> x = random_floats(s.B * s.n * s.q, 8);
@@ -269,38 +315,37 @@ TEST_CASE("multi-head attention, self-attention and the KV cache with typed weig
                                                       xd.data(), xd.data(), ValidLens{}, causal, model.reference(),
                                                       want.data(), want_w.data());
             const edgeattn_attention_dims dims = model.dims(s.B, s.n, s.n);
-            const edgeattn_mha_typed_weights w = model.weights();
+            const edgeattn_weights w = model.weights();
             edgeattn_attention_mask cmask{};
             cmask.causal = 1;
-            std::vector<float> ws(edgeattn_multi_head_attention_workspace_size(&dims, 4) / 4 + 1);
-            std::vector<float> packed(edgeattn_mha_typed_packed_weights_size(&dims, &w) / 4);
+            const edgeattn_attention_options causal_options = mask_options(cmask);
+            std::vector<float> ws(workspace_size(attention_request(EDGEATTN_OP_MHA, dims), 4) / 4 + 1);
+            std::vector<float> packed(edgeattn_mha_packed_size(&dims, &w) / 4);
             REQUIRE(!packed.empty());
-            REQUIRE(edgeattn_mha_pack_typed_weights(&dims, &w, packed.data(), packed.size() * 4) == EDGEATTN_OK);
+            REQUIRE(edgeattn_mha_pack(&dims, &w, packed.data(), packed.size() * 4) == EDGEATTN_OK);
             // The decode: a cache of n positions, tokens fed in chunks 1, n-3, 2 (one then many rows).
             const std::size_t head = s.h / s.H, chunks[3] = {1, s.n - 3, 2};
-            std::vector<unsigned char> cache_mem(edgeattn_kv_cache_size(s.B, s.Hkv, head, s.n));
+            std::vector<unsigned char> cache_mem(cache_memory_size(s.B, s.Hkv, head, s.n, EDGEATTN_DTYPE_F32));
             for (edgeattn_isa isa : paths()) {
                 REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);
                 INFO(type_name(types[0]) << "/" << type_name(types[1]) << " " << s.B << "x" << s.n << "x" << s.q
                                          << " on " << edgeattn_isa_name(isa));
                 std::vector<float> out(s.B * s.n * s.h, NAN), attn(s.B * s.H * s.n * s.n, NAN);
-                REQUIRE(edgeattn_multi_head_attention_typed(&dims, x.data(), x.data(), x.data(), nullptr, &cmask, &w,
-                                                            ws.data(), ws.size() * 4, out.data(),
-                                                            attn.data()) == EDGEATTN_OK);
+                REQUIRE(edgeattn_mha(&dims, x.data(), x.data(), x.data(), &w, &causal_options, ws.data(),
+                                     ws.size() * 4, out.data(), attn.data()) == EDGEATTN_OK);
                 CHECK(rel_l2(out.data(), want) <= 1e-5);
                 CHECK(rel_l2(attn.data(), want_w) <= 1e-5);
                 std::fill(out.begin(), out.end(), NAN);
-                REQUIRE(edgeattn_multi_head_attention_masked_packed(&dims, x.data(), x.data(), x.data(), nullptr,
-                                                                    &cmask, packed.data(), packed.size() * 4, ws.data(),
-                                                                    ws.size() * 4, out.data(),
-                                                                    nullptr) == EDGEATTN_OK);
+                REQUIRE(edgeattn_mha_packed(&dims, x.data(), x.data(), x.data(), packed.data(), packed.size() * 4,
+                                            &causal_options, ws.data(), ws.size() * 4, out.data(),
+                                            nullptr) == EDGEATTN_OK);
                 CHECK(rel_l2(out.data(), want) <= 1e-5);
 
                 for (int form = 0; form < 2; ++form) {  // packed weights, then typed weights read in place
                     INFO((form ? "decode, typed" : "decode, packed"));
                     edgeattn_kv_cache cache;
-                    REQUIRE(edgeattn_kv_cache_init(&cache, s.B, s.Hkv, head, s.n, cache_mem.data(), cache_mem.size()) ==
-                            EDGEATTN_OK);
+                    REQUIRE(cache_setup(cache, s.B, s.Hkv, head, s.n, EDGEATTN_DTYPE_F32, cache_mem.data(),
+                                        cache_mem.size()) == EDGEATTN_OK);
                     std::vector<float> dec(s.B * s.n * s.h, NAN);
                     std::size_t fed = 0;
                     for (std::size_t T : chunks) {
@@ -308,20 +353,24 @@ TEST_CASE("multi-head attention, self-attention and the KV cache with typed weig
                         std::vector<float> xs(s.B * T * s.q), os(s.B * T * s.h);
                         for (std::size_t b = 0; b < s.B; ++b)
                             std::memcpy(&xs[b * T * s.q], &x[(b * s.n + fed) * s.q], T * s.q * 4);
-                        std::vector<float> aws(edgeattn_kv_cache_append_workspace_size(&step, T, 4) / 4 + 1);
-                        std::vector<float> tws(edgeattn_kv_cache_attention_workspace_size(&step, 4) / 4 + 1);
+                        std::vector<float> aws(
+                            workspace_size(attention_request(EDGEATTN_OP_KV_CACHE_STORE, step, T), 4) / 4 + 1);
+                        std::vector<float> tws(
+                            workspace_size(attention_request(EDGEATTN_OP_KV_CACHE_ATTEND, step), 4) / 4 + 1);
                         if (form == 0) {
-                            REQUIRE(edgeattn_kv_cache_append_packed(&cache, &step, T, xs.data(), xs.data(), packed.data(),
-                                                                    packed.size() * 4, aws.data(),
-                                                                    aws.size() * 4) == EDGEATTN_OK);
-                            REQUIRE(edgeattn_kv_cache_attention_packed(&cache, &step, xs.data(), &cmask, packed.data(),
-                                                                       packed.size() * 4, tws.data(), tws.size() * 4,
-                                                                       os.data(), nullptr) == EDGEATTN_OK);
+                            REQUIRE(edgeattn_kv_cache_store_packed(&cache, &step, T, xs.data(), xs.data(),
+                                                                   packed.data(), packed.size() * 4, nullptr,
+                                                                   aws.data(), aws.size() * 4) == EDGEATTN_OK);
+                            REQUIRE(edgeattn_kv_cache_attend_packed(&cache, &step, xs.data(), packed.data(),
+                                                                    packed.size() * 4, &causal_options, tws.data(),
+                                                                    tws.size() * 4, os.data(),
+                                                                    nullptr) == EDGEATTN_OK);
                         } else {
-                            REQUIRE(edgeattn_kv_cache_append_typed(&cache, &step, T, xs.data(), xs.data(), &w, aws.data(),
-                                                                   aws.size() * 4) == EDGEATTN_OK);
-                            REQUIRE(edgeattn_kv_cache_attention_typed(&cache, &step, xs.data(), &cmask, &w, tws.data(),
-                                                                      tws.size() * 4, os.data(), nullptr) == EDGEATTN_OK);
+                            REQUIRE(edgeattn_kv_cache_store(&cache, &step, T, xs.data(), xs.data(), &w, nullptr,
+                                                            aws.data(), aws.size() * 4) == EDGEATTN_OK);
+                            REQUIRE(edgeattn_kv_cache_attend(&cache, &step, xs.data(), &w, &causal_options,
+                                                             tws.data(), tws.size() * 4, os.data(),
+                                                             nullptr) == EDGEATTN_OK);
                         }
                         for (std::size_t b = 0; b < s.B; ++b)
                             std::memcpy(&dec[(b * s.n + fed) * s.h], &os[b * T * s.h], T * s.h * 4);
@@ -335,11 +384,11 @@ TEST_CASE("multi-head attention, self-attention and the KV cache with typed weig
 
 TEST_CASE("typed weights: every refusal has its status and writes nothing") {
     const std::size_t rows = 3, in = 8, out = 4;
-    const edgeattn_linear_dims dims = {rows, in, out};
-    stored W8(EDGEATTN_WEIGHTS_INT8, out, in, 1);
-    stored W16(EDGEATTN_WEIGHTS_F16, out, in, 2);
+    const edgeattn_dense_dims dims = {rows, in, out};
+    stored W8(EDGEATTN_DTYPE_INT8, out, in, 1);
+    stored W16(EDGEATTN_DTYPE_F16, out, in, 2);
     const std::vector<float> x = random_floats(rows * in, 3);
-    std::vector<float> ws(edgeattn_linear_workspace_size(&dims, 1) / 4 + 1);
+    std::vector<float> ws(workspace_size(dense_request(dims), 1) / 4 + 1);
     std::vector<float> y(rows * out, 7.0f);
     auto untouched = [&] {
         for (float v : y)
@@ -347,7 +396,7 @@ TEST_CASE("typed weights: every refusal has its status and writes nothing") {
         return true;
     };
     auto call = [&](const edgeattn_weight_matrix &m) {
-        return edgeattn_linear_typed(&dims, x.data(), &m, nullptr, ws.data(), ws.size() * 4, y.data());
+        return edgeattn_dense(&dims, x.data(), &m, nullptr, ws.data(), ws.size() * 4, y.data());
     };
     edgeattn_weight_matrix m = W8.matrix();
     int bad_type = 7;
@@ -378,39 +427,41 @@ TEST_CASE("typed weights: every refusal has its status and writes nothing") {
     std::vector<float> shared(rows * out + out * in);
     m = W8.matrix();
     m.data = shared.data();
-    CHECK(edgeattn_linear_typed(&dims, x.data(), &m, nullptr, ws.data(), ws.size() * 4, shared.data()) ==
+    CHECK(edgeattn_dense(&dims, x.data(), &m, nullptr, ws.data(), ws.size() * 4, shared.data()) ==
           EDGEATTN_ERR_OVERLAP);
     CHECK(untouched());
 
     // Packed buffers: a corrupted type field, and types that differ from the layout.
-    std::vector<float> packed(edgeattn_linear_typed_packed_weights_size(&dims, EDGEATTN_WEIGHTS_INT8) / 4);
     m = W8.matrix();
-    REQUIRE(edgeattn_linear_pack_typed_weights(&dims, &m, nullptr, packed.data(), packed.size() * 4) == EDGEATTN_OK);
+    std::vector<float> packed(edgeattn_dense_packed_size(&dims, &m) / 4);
+    REQUIRE(edgeattn_dense_pack(&dims, &m, nullptr, packed.data(), packed.size() * 4) == EDGEATTN_OK);
     std::vector<float> corrupt = packed;
     reinterpret_cast<unsigned char *>(corrupt.data())[60] = 9;  // weight_types: type 9
-    CHECK(edgeattn_linear_packed(&dims, x.data(), corrupt.data(), corrupt.size() * 4, y.data()) ==
+    CHECK(edgeattn_dense_packed(&dims, x.data(), corrupt.data(), corrupt.size() * 4, y.data()) ==
           EDGEATTN_ERR_PACKED_WEIGHTS_MISMATCH);
-    reinterpret_cast<unsigned char *>(corrupt.data())[60] = EDGEATTN_WEIGHTS_F16;  // says fp16: sizes differ
-    CHECK(edgeattn_linear_packed(&dims, x.data(), corrupt.data(), corrupt.size() * 4, y.data()) ==
+    reinterpret_cast<unsigned char *>(corrupt.data())[60] = EDGEATTN_DTYPE_F16;  // says fp16: sizes differ
+    CHECK(edgeattn_dense_packed(&dims, x.data(), corrupt.data(), corrupt.size() * 4, y.data()) ==
           EDGEATTN_ERR_PACKED_WEIGHTS_MISMATCH);
     CHECK(untouched());
-    CHECK(edgeattn_linear_typed_packed_weights_size(&dims, static_cast<edgeattn_weight_type>(5)) == 0);
+    edgeattn_weight_matrix type5 = W8.matrix();
+    type5.type = static_cast<edgeattn_dtype>(5);
+    CHECK(edgeattn_dense_packed_size(&dims, &type5) == 0);
 
     // Multi-head: a bad scale in W_o refuses the whole call.
-    const edgeattn_weight_type types[4] = {EDGEATTN_WEIGHTS_INT8, EDGEATTN_WEIGHTS_INT8, EDGEATTN_WEIGHTS_INT8,
-                                           EDGEATTN_WEIGHTS_INT8};
+    const edgeattn_dtype types[4] = {EDGEATTN_DTYPE_INT8, EDGEATTN_DTYPE_INT8, EDGEATTN_DTYPE_INT8,
+                                           EDGEATTN_DTYPE_INT8};
     typed_mha model(8, 8, 2, 2, types, 4);
     const edgeattn_attention_dims md = model.dims(1, 3, 3);
-    edgeattn_mha_typed_weights mw = model.weights();
+    edgeattn_weights mw = model.weights();
     std::vector<float> scales_o = model.W[3].scales;
     scales_o[0] = 0.0f;
     mw.W_o.scales = scales_o.data();
-    std::vector<float> mws(edgeattn_multi_head_attention_workspace_size(&md, 1) / 4);
+    std::vector<float> mws(workspace_size(attention_request(EDGEATTN_OP_MHA, md), 1) / 4);
     std::vector<float> o(3 * 8, 7.0f);
-    CHECK(edgeattn_multi_head_attention_typed(&md, x.data(), x.data(), x.data(), nullptr, nullptr, &mw, mws.data(),
-                                              mws.size() * 4, o.data(), nullptr) == EDGEATTN_ERR_BAD_SCALE);
-    std::vector<float> mp(edgeattn_mha_typed_packed_weights_size(&md, &mw) / 4, 5.0f);
-    CHECK(edgeattn_mha_pack_typed_weights(&md, &mw, mp.data(), mp.size() * 4) == EDGEATTN_ERR_BAD_SCALE);
+    CHECK(edgeattn_mha(&md, x.data(), x.data(), x.data(), &mw, nullptr, mws.data(), mws.size() * 4, o.data(),
+                       nullptr) == EDGEATTN_ERR_BAD_SCALE);
+    std::vector<float> mp(edgeattn_mha_packed_size(&md, &mw) / 4, 5.0f);
+    CHECK(edgeattn_mha_pack(&md, &mw, mp.data(), mp.size() * 4) == EDGEATTN_ERR_BAD_SCALE);
     for (float v : o) CHECK(v == 7.0f);
     for (float v : mp) CHECK(v == 5.0f);
 
@@ -442,10 +493,10 @@ std::vector<double> decode_over_stored(const edgeattn_kv_cache &c, const std::ve
     auto stored = [&](bool values, std::size_t b, std::size_t g, std::size_t p, std::size_t i) {
         const std::size_t pos = (b * Hkv + g) * cap + p, at = pos * hs + i;
         const void *data = values ? c.stored_values : c.stored_keys;
-        if (c.storage == EDGEATTN_WEIGHTS_INT8)
+        if (c.storage == EDGEATTN_DTYPE_INT8)
             return static_cast<double>((values ? c.value_scales : c.key_scales)[pos]) *
                    static_cast<const std::int8_t *>(data)[at];
-        if (c.storage == EDGEATTN_WEIGHTS_F16) return half_value(static_cast<const std::uint16_t *>(data)[at]);
+        if (c.storage == EDGEATTN_DTYPE_F16) return half_value(static_cast<const std::uint16_t *>(data)[at]);
         return static_cast<double>(static_cast<const float *>(data)[at]);
     };
     std::vector<double> out(B * T * h);
@@ -483,10 +534,10 @@ std::vector<double> decode_over_stored(const edgeattn_kv_cache &c, const std::ve
 TEST_CASE("an int8 / fp16 KV cache stores each row as documented and attention reads exactly it, on every path") {
     path_guard guard;
     const std::size_t B = 2, T = 24, d = 32, h = 64, H = 4, Hkv = 2, hs = h / H, cap = 30;
-    const edgeattn_weight_type fp32[4] = {EDGEATTN_WEIGHTS_F32, EDGEATTN_WEIGHTS_F32, EDGEATTN_WEIGHTS_F32,
-                                          EDGEATTN_WEIGHTS_F32};
+    const edgeattn_dtype fp32[4] = {EDGEATTN_DTYPE_F32, EDGEATTN_DTYPE_F32, EDGEATTN_DTYPE_F32,
+                                          EDGEATTN_DTYPE_F32};
     const typed_mha model(d, h, H, Hkv, fp32, 31);
-    const edgeattn_mha_typed_weights w = model.weights();
+    const edgeattn_weights w = model.weights();
     const std::vector<float> x = random_floats(B * T * d, 9);
     const std::vector<double> xd = widen(x);
     // float64 projections of the keys and values, (B, T, h_kv)
@@ -495,19 +546,19 @@ TEST_CASE("an int8 / fp16 KV cache stores each row as documented and attention r
     edgeattn_ref::linear(B * T, d, hkv, xd.data(), model.W[1].exact.data(), model.bd[1].data(), Kref.data());
     edgeattn_ref::linear(B * T, d, hkv, xd.data(), model.W[2].exact.data(), model.bd[2].data(), Vref.data());
     const std::size_t chunks[] = {1, 1, 17, 3, 2};  // one row, then 17 rows (the packed path), ...
-    edgeattn_attention_mask causal{};
-    causal.causal = 1;
-    for (edgeattn_weight_type storage : stored_types) {
-        const std::size_t bytes = edgeattn_kv_cache_typed_size(B, Hkv, hs, cap, storage);
+    edgeattn_attention_options causal{};
+    causal.mask.causal = 1;
+    for (edgeattn_dtype storage : stored_types) {
+        const std::size_t bytes = cache_memory_size(B, Hkv, hs, cap, storage);
         REQUIRE(bytes > 0);
-        CHECK(bytes < edgeattn_kv_cache_size(B, Hkv, hs, cap) * (storage == EDGEATTN_WEIGHTS_INT8 ? 0.35 : 0.55));  // int8: 16 + 4 scale bytes per row of 16
+        CHECK(bytes < cache_memory_size(B, Hkv, hs, cap, EDGEATTN_DTYPE_F32) *
+                          (storage == EDGEATTN_DTYPE_INT8 ? 0.35 : 0.55));  // int8: 16 + 4 scale bytes per row of 16
         std::vector<float> memory(bytes / 4 + 1);
         for (edgeattn_isa isa : paths()) {
             REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);
             INFO(type_name(storage) << " cache on " << edgeattn_isa_name(isa));
             edgeattn_kv_cache cache;
-            REQUIRE(edgeattn_kv_cache_init_typed(&cache, B, Hkv, hs, cap, storage, memory.data(), bytes) ==
-                    EDGEATTN_OK);
+            REQUIRE(cache_setup(cache, B, Hkv, hs, cap, storage, memory.data(), bytes) == EDGEATTN_OK);
             CHECK((cache.keys == nullptr && cache.values == nullptr));
             std::vector<float> dec(B * T * h, NAN);
             std::size_t fed = 0;
@@ -515,12 +566,13 @@ TEST_CASE("an int8 / fp16 KV cache stores each row as documented and attention r
                 const edgeattn_attention_dims step = model.dims(B, n, cap);
                 std::vector<float> xs(B * n * d), os(B * n * h);
                 for (std::size_t b = 0; b < B; ++b) std::memcpy(&xs[b * n * d], &x[(b * T + fed) * d], n * d * 4);
-                std::vector<float> aws(edgeattn_kv_cache_append_workspace_size(&step, n, 4) / 4 + 1);
-                std::vector<float> tws(edgeattn_kv_cache_attention_workspace_size(&step, 4) / 4 + 1);
-                REQUIRE(edgeattn_kv_cache_append_typed(&cache, &step, n, xs.data(), xs.data(), &w, aws.data(),
-                                                       aws.size() * 4) == EDGEATTN_OK);
-                REQUIRE(edgeattn_kv_cache_attention_typed(&cache, &step, xs.data(), &causal, &w, tws.data(),
-                                                          tws.size() * 4, os.data(), nullptr) == EDGEATTN_OK);
+                const edgeattn_workspace_request store = attention_request(EDGEATTN_OP_KV_CACHE_STORE, step, n),
+                                                 attend = attention_request(EDGEATTN_OP_KV_CACHE_ATTEND, step);
+                std::vector<float> aws(workspace_size(store, 4) / 4 + 1), tws(workspace_size(attend, 4) / 4 + 1);
+                REQUIRE(edgeattn_kv_cache_store(&cache, &step, n, xs.data(), xs.data(), &w, nullptr, aws.data(),
+                                                aws.size() * 4) == EDGEATTN_OK);
+                REQUIRE(edgeattn_kv_cache_attend(&cache, &step, xs.data(), &w, &causal, tws.data(), tws.size() * 4,
+                                                 os.data(), nullptr) == EDGEATTN_OK);
                 for (std::size_t b = 0; b < B; ++b) std::memcpy(&dec[(b * T + fed) * h], &os[b * n * h], n * h * 4);
                 fed += n;
             }
@@ -536,7 +588,7 @@ TEST_CASE("an int8 / fp16 KV cache stores each row as documented and attention r
                             double largest = 0;
                             for (std::size_t i = 0; i < hs; ++i) largest = std::fabs(ref[i]) > largest ? std::fabs(ref[i]) : largest;
                             for (std::size_t i = 0; i < hs; ++i) {
-                                if (storage == EDGEATTN_WEIGHTS_INT8) {
+                                if (storage == EDGEATTN_DTYPE_INT8) {
                                     const float scale = (v ? cache.value_scales : cache.key_scales)[pos];
                                     const int q = static_cast<const std::int8_t *>(v ? cache.stored_values
                                                                                      : cache.stored_keys)[pos * hs + i];
@@ -557,15 +609,15 @@ TEST_CASE("an int8 / fp16 KV cache stores each row as documented and attention r
         }
     }
     // Refusals: an unknown storage type; a cache struct whose storage was changed.
-    std::vector<float> memory(edgeattn_kv_cache_typed_size(B, Hkv, hs, cap, EDGEATTN_WEIGHTS_INT8) / 4 + 1);
+    std::vector<float> memory(cache_memory_size(B, Hkv, hs, cap, EDGEATTN_DTYPE_INT8) / 4 + 1);
     edgeattn_kv_cache cache;
-    CHECK(edgeattn_kv_cache_init_typed(&cache, B, Hkv, hs, cap, static_cast<edgeattn_weight_type>(3), memory.data(),
-                                       memory.size() * 4) == EDGEATTN_ERR_BAD_WEIGHT_TYPE);
-    CHECK(edgeattn_kv_cache_typed_size(B, Hkv, hs, cap, static_cast<edgeattn_weight_type>(3)) == 0);
-    REQUIRE(edgeattn_kv_cache_init_typed(&cache, B, Hkv, hs, cap, EDGEATTN_WEIGHTS_INT8, memory.data(),
-                                         memory.size() * 4) == EDGEATTN_OK);
+    CHECK(cache_setup(cache, B, Hkv, hs, cap, static_cast<edgeattn_dtype>(3), memory.data(), memory.size() * 4) ==
+          EDGEATTN_ERR_BAD_WEIGHT_TYPE);
+    CHECK(cache_memory_size(B, Hkv, hs, cap, static_cast<edgeattn_dtype>(3)) == 0);
+    REQUIRE(cache_setup(cache, B, Hkv, hs, cap, EDGEATTN_DTYPE_INT8, memory.data(), memory.size() * 4) ==
+            EDGEATTN_OK);
     edgeattn_kv_cache broken = cache;
-    broken.storage = EDGEATTN_WEIGHTS_F32;  // fp32 needs keys == stored_keys
+    broken.storage = EDGEATTN_DTYPE_F32;  // fp32 needs keys == stored_keys
     CHECK(edgeattn_kv_cache_reset(&broken) == EDGEATTN_ERR_BAD_CACHE);
     broken = cache;
     broken.key_scales = nullptr;
@@ -579,7 +631,7 @@ TEST_CASE("additive attention with int8 / fp16 W_q, W_k matches float64 with the
     };
     // d2l's (2, 1, 10, 20, 2, 4, 8) and one with 40 query rows (W packed per call)
     const shape shapes[] = {{2, 1, 10, 20, 2, 4, 8}, {2, 20, 33, 12, 9, 5, 24}};
-    for (edgeattn_weight_type t : stored_types)
+    for (edgeattn_dtype t : stored_types)
         for (const shape &s : shapes) {
             const stored Wq(t, s.h, s.q, 41), Wk(t, s.h, s.k, 42);
             const std::vector<float> wv = random_floats(s.h, 43), q = random_floats(s.B * s.Q * s.q, 44),
@@ -592,27 +644,31 @@ TEST_CASE("additive attention with int8 / fp16 W_q, W_k matches float64 with the
             edgeattn_ref::additive_attention(s.B, s.Q, s.K, s.q, s.k, s.v, s.h, qd.data(), kd.data(), vd.data(), vl,
                                              Wq.exact.data(), Wk.exact.data(), wvd.data(), want.data(), want_w.data());
             const edgeattn_attention_dims dims = {s.B, s.Q, s.K, s.q, s.k, s.v, s.h, 0, 0};
-            const edgeattn_additive_typed_weights w = {Wq.matrix(), Wk.matrix(), wv.data()};
-            const edgeattn_valid_lens lens = {EDGEATTN_VALID_LENS_PER_BATCH, vl.lens.data()};
-            std::vector<float> ws(edgeattn_additive_attention_workspace_size(&dims, 4) / 4 + 1);
+            edgeattn_weights w{};
+            w.W_q = Wq.matrix();
+            w.W_k = Wk.matrix();
+            w.W_v = f32_matrix(wv.data());
+            edgeattn_attention_options options{};
+            options.valid_lens = {EDGEATTN_VALID_LENS_PER_BATCH, vl.lens.data()};
+            std::vector<float> ws(workspace_size(attention_request(EDGEATTN_OP_ADDITIVE, dims), 4) / 4 + 1);
             for (edgeattn_isa isa : paths()) {
                 REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);
                 INFO(type_name(t) << " " << s.B << "x" << s.Q << "x" << s.K << " on " << edgeattn_isa_name(isa));
                 std::vector<float> out(want.size(), NAN), attn(want_w.size(), NAN);
-                REQUIRE(edgeattn_additive_attention_typed(&dims, q.data(), k.data(), v.data(), &lens, &w, ws.data(),
-                                                          ws.size() * 4, out.data(), attn.data()) == EDGEATTN_OK);
+                REQUIRE(edgeattn_additive(&dims, q.data(), k.data(), v.data(), &w, &options, ws.data(), ws.size() * 4,
+                                          out.data(), attn.data()) == EDGEATTN_OK);
                 CHECK(rel_l2(out.data(), want) <= 1e-5);
                 CHECK(rel_l2(attn.data(), want_w) <= 1e-5);
             }
             // A bad scale refuses the call, nothing written.
-            if (t == EDGEATTN_WEIGHTS_INT8) {
+            if (t == EDGEATTN_DTYPE_INT8) {
                 std::vector<float> scales = Wk.scales;
                 scales.back() = NAN;
-                edgeattn_additive_typed_weights bad = w;
+                edgeattn_weights bad = w;
                 bad.W_k.scales = scales.data();
                 std::vector<float> out(want.size(), 7.0f);
-                CHECK(edgeattn_additive_attention_typed(&dims, q.data(), k.data(), v.data(), &lens, &bad, ws.data(),
-                                                        ws.size() * 4, out.data(), nullptr) == EDGEATTN_ERR_BAD_SCALE);
+                CHECK(edgeattn_additive(&dims, q.data(), k.data(), v.data(), &bad, &options, ws.data(), ws.size() * 4,
+                                        out.data(), nullptr) == EDGEATTN_ERR_BAD_SCALE);
                 for (float x : out) CHECK(x == 7.0f);
             }
         }
@@ -621,12 +677,12 @@ TEST_CASE("additive attention with int8 / fp16 W_q, W_k matches float64 with the
 TEST_CASE("the fixed-size PositionalSelfAttention module with int8 / fp16 weights matches float64 on every path") {
     path_guard guard;
     constexpr std::size_t B = 2, N = 4, D = 20, H = 5;
-    const edgeattn_weight_type fp32[4] = {EDGEATTN_WEIGHTS_F32, EDGEATTN_WEIGHTS_F32, EDGEATTN_WEIGHTS_F32,
-                                          EDGEATTN_WEIGHTS_F32};
-    for (edgeattn_weight_type t : stored_types) {
-        const edgeattn_weight_type types[4] = {t, t, t, t};
-        typed_mha model(D, D, H, H, t == EDGEATTN_WEIGHTS_F32 ? fp32 : types, 51);
-        edgeattn_mha_typed_weights w = model.weights();
+    const edgeattn_dtype fp32[4] = {EDGEATTN_DTYPE_F32, EDGEATTN_DTYPE_F32, EDGEATTN_DTYPE_F32,
+                                          EDGEATTN_DTYPE_F32};
+    for (edgeattn_dtype t : stored_types) {
+        const edgeattn_dtype types[4] = {t, t, t, t};
+        typed_mha model(D, D, H, H, t == EDGEATTN_DTYPE_F32 ? fp32 : types, 51);
+        edgeattn_weights w = model.weights();
         w.b_q = w.b_k = w.b_v = w.b_o = nullptr;  // the module's bias-free d2l block
         edgeattn_ref::MhaWeights r = model.reference();
         r.b_q = r.b_k = r.b_v = r.b_o = nullptr;

@@ -2,7 +2,9 @@
 // golden cases do not cover: Q = 1, K = 1, feature sizes that are not a
 // multiple of any SIMD width, all-masked rows, valid lengths past K,
 // per-query lengths, biases on and off, one head and one feature per head,
-// additive attention with h = 1, batches > 1. Inputs come from a fixed-seed
+// additive attention with h = 1, batches > 1; causal self-attention with
+// int8 / fp16 weights, additive attention with a causal mask, key ranges, a
+// bias and W_q, W_k, w_v stored in int8 / fp16. Inputs come from a fixed-seed
 // PRNG, so every run and every machine sees the same numbers.
 // The bar is FORMAT.md's; a canary after every output and the workspace
 // catches writes past their end. main() is isa_main.cpp: CTest runs this
@@ -126,6 +128,26 @@ const char *kind_str(ValidLens::Kind k) {
 // and for many, with and without attention weights requested.
 const std::size_t kThreadCounts[] = {1, 64};
 
+// Workspace bytes of one call (edgeattn_workspace_size with one request).
+std::size_t workspace_size(edgeattn_op op, const edgeattn_attention_dims &dims, std::size_t threads) {
+    edgeattn_workspace_request request{};
+    request.op = op;
+    request.dims = dims;
+    std::size_t bytes = 0;
+    REQUIRE(edgeattn_workspace_size(&request, 1, threads, &bytes) == EDGEATTN_OK);
+    return bytes;
+}
+
+// An fp32 weight matrix (no scales).
+edgeattn_weight_matrix f32_matrix(const float *data) { return {EDGEATTN_DTYPE_F32, data, nullptr}; }
+
+// Options holding only valid lengths.
+edgeattn_attention_options lens_options(const edgeattn_valid_lens &lens) {
+    edgeattn_attention_options o{};
+    o.valid_lens = lens;
+    return o;
+}
+
 // ------------------------------------------------------------ softmax
 
 struct SoftmaxShape {
@@ -192,11 +214,11 @@ TEST_CASE("dot_product_attention against the reference") {
                 char what[160];
                 std::snprintf(what, sizeof what, "dot (B,Q,K,d,v)=(%zu,%zu,%zu,%zu,%zu) lens %s, %zu threads%s", s.B,
                               s.Q, s.K, s.d, s.v, kind_str(s.kind), threads, want_w ? "" : ", no weights");
-                Workspace ws(edgeattn_dot_product_attention_workspace_size(&dims, threads));
+                Workspace ws(workspace_size(EDGEATTN_OP_SDPA, dims, threads));
                 Guarded o(out.size()), wt(w.size());
-                REQUIRE(edgeattn_dot_product_attention(&dims, qf.data(), kf.data(), vf.data(), &l.api, ws.data(),
-                                                       ws.bytes, o.data(), want_w ? wt.data() : nullptr) ==
-                        EDGEATTN_OK);
+                const edgeattn_attention_options options = lens_options(l.api);
+                REQUIRE(edgeattn_sdpa(&dims, qf.data(), kf.data(), vf.data(), &options, ws.data(), ws.bytes,
+                                      o.data(), want_w ? wt.data() : nullptr) == EDGEATTN_OK);
                 check_against(std::string(what) + " output", o, out);
                 if (want_w) check_against(std::string(what) + " weights", wt, w);
                 CHECK_MESSAGE(ws.tail_intact(), what << ": workspace written past its end");
@@ -228,7 +250,11 @@ TEST_CASE("additive_attention against the reference") {
                                          Wq.data(), Wk.data(), wv.data(), out.data(), w.data());
         edgeattn_attention_dims dims{s.B, s.Q, s.K, s.q, s.k, s.v, s.h, 0, 0};
         std::vector<float> qf = f32(q), kf = f32(k), vf = f32(v), Wqf = f32(Wq), Wkf = f32(Wk), wvf = f32(wv);
-        edgeattn_additive_weights W{Wqf.data(), Wkf.data(), wvf.data()};
+        edgeattn_weights W{};
+        W.W_q = f32_matrix(Wqf.data());
+        W.W_k = f32_matrix(Wkf.data());
+        W.W_v = f32_matrix(wvf.data());
+        const edgeattn_attention_options options = lens_options(l.api);
         for (std::size_t threads : kThreadCounts)
             for (bool want_w : {true, false}) {
                 char what[160];
@@ -236,10 +262,10 @@ TEST_CASE("additive_attention against the reference") {
                               "additive (B,Q,K,q,k,v,h)=(%zu,%zu,%zu,%zu,%zu,%zu,%zu) lens %s, %zu threads%s",
                               s.B, s.Q, s.K, s.q, s.k, s.v, s.h, kind_str(s.kind), threads,
                               want_w ? "" : ", no weights");
-                Workspace ws(edgeattn_additive_attention_workspace_size(&dims, threads));
+                Workspace ws(workspace_size(EDGEATTN_OP_ADDITIVE, dims, threads));
                 Guarded o(out.size()), wt(w.size());
-                REQUIRE(edgeattn_additive_attention(&dims, qf.data(), kf.data(), vf.data(), &l.api, &W, ws.data(),
-                                                    ws.bytes, o.data(), want_w ? wt.data() : nullptr) == EDGEATTN_OK);
+                REQUIRE(edgeattn_additive(&dims, qf.data(), kf.data(), vf.data(), &W, &options, ws.data(), ws.bytes,
+                                          o.data(), want_w ? wt.data() : nullptr) == EDGEATTN_OK);
                 check_against(std::string(what) + " output", o, out);
                 if (want_w) check_against(std::string(what) + " weights", wt, w);
                 CHECK_MESSAGE(ws.tail_intact(), what << ": workspace written past its end");
@@ -254,7 +280,7 @@ struct Mha {
     std::vector<double> W[4], b[4];
     std::vector<float> Wf[4], bf[4];
     edgeattn_ref::MhaWeights ref{};
-    edgeattn_mha_weights api{};
+    edgeattn_weights api{};
 
     Mha(Rng &g, std::size_t q, std::size_t k, std::size_t v, std::size_t h, unsigned biases) {
         const std::size_t in[4] = {q, k, v, h};
@@ -268,11 +294,11 @@ struct Mha {
         }
         const double **rw[4] = {&ref.W_q, &ref.W_k, &ref.W_v, &ref.W_o};
         const double **rb[4] = {&ref.b_q, &ref.b_k, &ref.b_v, &ref.b_o};
-        const float **aw[4] = {&api.W_q, &api.W_k, &api.W_v, &api.W_o};
+        edgeattn_weight_matrix *aw[4] = {&api.W_q, &api.W_k, &api.W_v, &api.W_o};
         const float **ab[4] = {&api.b_q, &api.b_k, &api.b_v, &api.b_o};
         for (int i = 0; i < 4; ++i) {
             *rw[i] = W[i].data();
-            *aw[i] = Wf[i].data();
+            *aw[i] = f32_matrix(Wf[i].data());
             *rb[i] = b[i].empty() ? nullptr : b[i].data();
             *ab[i] = bf[i].empty() ? nullptr : bf[i].data();
         }
@@ -307,9 +333,10 @@ TEST_CASE("multi_head_attention against the reference") {
                                            m.ref, out.data(), w.data());
         edgeattn_attention_dims dims{s.B, s.Q, s.K, s.q, s.k, s.v, s.h, s.H, 0};
         std::vector<float> qf = f32(q), kf = f32(k), vf = f32(v);
-        // The same weights packed once (edgeattn_mha_pack_weights).
-        Workspace packed(edgeattn_mha_packed_weights_size(&dims));
-        REQUIRE(edgeattn_mha_pack_weights(&dims, &m.api, packed.data(), packed.bytes) == EDGEATTN_OK);
+        // The same weights packed once (edgeattn_mha_pack).
+        Workspace packed(edgeattn_mha_packed_size(&dims, &m.api));
+        REQUIRE(edgeattn_mha_pack(&dims, &m.api, packed.data(), packed.bytes) == EDGEATTN_OK);
+        const edgeattn_attention_options options = lens_options(l.api);
         CHECK_MESSAGE(packed.tail_intact(), "packed weights written past their end");
         for (std::size_t threads : kThreadCounts)
             for (bool want_w : {true, false})
@@ -320,15 +347,14 @@ TEST_CASE("multi_head_attention against the reference") {
                               "%zu threads%s%s",
                               s.B, s.Q, s.K, s.q, s.k, s.v, s.h, s.H, s.biases, kind_str(s.kind), threads,
                               want_w ? "" : ", no weights", prepacked ? ", packed weights" : "");
-                Workspace ws(edgeattn_multi_head_attention_workspace_size(&dims, threads));
+                Workspace ws(workspace_size(EDGEATTN_OP_MHA, dims, threads));
                 Guarded o(out.size()), wt(w.size());
                 float *weights_out = want_w ? wt.data() : nullptr;
-                REQUIRE((prepacked ? edgeattn_multi_head_attention_packed(&dims, qf.data(), kf.data(), vf.data(),
-                                                                          &l.api, packed.data(), packed.bytes,
-                                                                          ws.data(), ws.bytes, o.data(), weights_out)
-                                   : edgeattn_multi_head_attention(&dims, qf.data(), kf.data(), vf.data(), &l.api,
-                                                                   &m.api, ws.data(), ws.bytes, o.data(),
-                                                                   weights_out)) == EDGEATTN_OK);
+                REQUIRE((prepacked ? edgeattn_mha_packed(&dims, qf.data(), kf.data(), vf.data(), packed.data(),
+                                                         packed.bytes, &options, ws.data(), ws.bytes, o.data(),
+                                                         weights_out)
+                                   : edgeattn_mha(&dims, qf.data(), kf.data(), vf.data(), &m.api, &options,
+                                                  ws.data(), ws.bytes, o.data(), weights_out)) == EDGEATTN_OK);
                 check_against(std::string(what) + " output", o, out);
                 if (want_w) check_against(std::string(what) + " weights", wt, w);
                 CHECK_MESSAGE(ws.tail_intact(), what << ": workspace written past its end");
@@ -360,13 +386,13 @@ TEST_CASE("positional encoding against the reference") {
         for (std::size_t i = 0; i < Y.size(); ++i) Y[i] = X[i] + P[i % (s.n * s.d)];
         std::vector<float> Xf = f32(X);
         Guarded Yf(Y.size());
-        REQUIRE(edgeattn_positional_encoding_add(s.B, s.n, s.d, Xf.data(), Pf.data(), s.max_len, Yf.data()) ==
+        REQUIRE(edgeattn_positional_encoding_add_at(s.B, s.n, s.d, 0, Xf.data(), Pf.data(), s.max_len, Yf.data()) ==
                 EDGEATTN_OK);
         check_against(std::string(what) + " X + P", Yf, Y);
         // In place: Y may be X.
         Guarded Z(Y.size());
         std::copy(Xf.begin(), Xf.end(), Z.v.begin());
-        REQUIRE(edgeattn_positional_encoding_add(s.B, s.n, s.d, Z.data(), Pf.data(), s.max_len, Z.data()) ==
+        REQUIRE(edgeattn_positional_encoding_add_at(s.B, s.n, s.d, 0, Z.data(), Pf.data(), s.max_len, Z.data()) ==
                 EDGEATTN_OK);
         check_against(std::string(what) + " X + P in place", Z, Y);
     }
@@ -381,7 +407,9 @@ struct SelfShape {
     std::int32_t lo, hi;
 };
 
-TEST_CASE("self_attention (after positional encoding) against the reference") {
+// Self-attention is edgeattn_mha with X + P as queries, keys and values and
+// dims keys = queries, query_size = key_size = value_size = num_hiddens = d.
+TEST_CASE("self-attention (after positional encoding) against the reference") {
     const SelfShape shapes[] = {
         {1, 1, 1, 1, 1, 0, ValidLens::none, 0, 0},         {2, 5, 6, 3, 5, 15, ValidLens::per_batch, 0, 6},
         {2, 7, 17, 1, 50, 0, ValidLens::per_query, 0, 9},  {1, 12, 12, 12, 100, 0, ValidLens::none, 0, 0},
@@ -396,8 +424,8 @@ TEST_CASE("self_attention (after positional encoding) against the reference") {
         REQUIRE(edgeattn_positional_encoding_table(s.max_len, s.d, Pf.data()) == EDGEATTN_OK);
         std::vector<double> X = randn(g, s.B * s.n * s.d);
         std::vector<float> Xp(X.size());
-        REQUIRE(edgeattn_positional_encoding_add(s.B, s.n, s.d, f32(X).data(), Pf.data(), s.max_len, Xp.data()) ==
-                EDGEATTN_OK);
+        REQUIRE(edgeattn_positional_encoding_add_at(s.B, s.n, s.d, 0, f32(X).data(), Pf.data(), s.max_len,
+                                                    Xp.data()) == EDGEATTN_OK);
         // The reference attends over the exact X + P; the library over its float sum.
         std::vector<double> Xpd(X.size());
         for (std::size_t i = 0; i < X.size(); ++i) Xpd[i] = X[i] + P[i % (s.n * s.d)];
@@ -405,22 +433,256 @@ TEST_CASE("self_attention (after positional encoding) against the reference") {
         std::vector<double> out(s.B * s.n * s.d), w(s.B * s.H * s.n * s.n);
         edgeattn_ref::multi_head_attention(s.B, s.n, s.n, s.d, s.d, s.d, s.d, s.H, Xpd.data(), Xpd.data(), Xpd.data(),
                                            l.ref, m.ref, out.data(), w.data());
-        edgeattn_attention_dims dims{s.B, s.n, 0, s.d, 0, 0, 0, s.H, 0}; // keys .. num_hiddens may be 0
+        edgeattn_attention_dims dims{s.B, s.n, s.n, s.d, s.d, s.d, s.d, s.H, 0};
+        const edgeattn_attention_options options = lens_options(l.api);
         for (std::size_t threads : kThreadCounts)
             for (bool want_w : {true, false}) {
                 char what[160];
                 std::snprintf(what, sizeof what,
                               "self-attention (B,n,d,H)=(%zu,%zu,%zu,%zu) biases %u lens %s, %zu threads%s",
                               s.B, s.n, s.d, s.H, s.biases, kind_str(s.kind), threads, want_w ? "" : ", no weights");
-                Workspace ws(edgeattn_self_attention_workspace_size(&dims, threads));
+                Workspace ws(workspace_size(EDGEATTN_OP_MHA, dims, threads));
                 Guarded o(out.size()), wt(w.size());
-                REQUIRE(edgeattn_self_attention(&dims, Xp.data(), &l.api, &m.api, ws.data(), ws.bytes, o.data(),
-                                                want_w ? wt.data() : nullptr) == EDGEATTN_OK);
+                REQUIRE(edgeattn_mha(&dims, Xp.data(), Xp.data(), Xp.data(), &m.api, &options, ws.data(), ws.bytes,
+                                     o.data(), want_w ? wt.data() : nullptr) == EDGEATTN_OK);
                 check_against(std::string(what) + " output", o, out);
                 if (want_w) check_against(std::string(what) + " weights", wt, w);
                 CHECK_MESSAGE(ws.tail_intact(), what << ": workspace written past its end");
             }
     }
+}
+
+// ------------------------------------------ weights in int8 and fp16
+
+// A weight matrix (out, in) in a stored type, made from `w` by the library's
+// converters, and the exact values it stands for (scale * q, or the
+// binary16 value), which the reference computes with.
+struct StoredMatrix {
+    edgeattn_dtype type;
+    std::vector<float> f32, scales;
+    std::vector<std::int8_t> i8;
+    std::vector<std::uint16_t> f16;
+    std::vector<double> exact;
+
+    StoredMatrix(edgeattn_dtype t, std::size_t out, std::size_t in, const std::vector<double> &w)
+        : type(t), f32(f32_of(w)), exact(w) {
+        if (t == EDGEATTN_DTYPE_INT8) {
+            i8.resize(out * in);
+            scales.resize(out);
+            REQUIRE(edgeattn_quantize_int8(out, in, f32.data(), i8.data(), scales.data()) == EDGEATTN_OK);
+            for (std::size_t o = 0; o < out; ++o)
+                for (std::size_t i = 0; i < in; ++i)
+                    exact[o * in + i] = static_cast<double>(scales[o]) * i8[o * in + i];
+        } else if (t == EDGEATTN_DTYPE_F16) {
+            f16.resize(out * in);
+            REQUIRE(edgeattn_float_to_half(out * in, f32.data(), f16.data()) == EDGEATTN_OK);
+            for (std::size_t i = 0; i < out * in; ++i) exact[i] = edgeattn_ref::half_value(f16[i]);
+        }
+    }
+    edgeattn_weight_matrix matrix() const {
+        if (type == EDGEATTN_DTYPE_INT8) return {type, i8.data(), scales.data()};
+        if (type == EDGEATTN_DTYPE_F16) return {type, f16.data(), nullptr};
+        return f32_matrix(f32.data());
+    }
+
+  private:
+    static std::vector<float> f32_of(const std::vector<double> &w) { return std::vector<float>(w.begin(), w.end()); }
+};
+
+const char *dtype_str(edgeattn_dtype t) {
+    return t == EDGEATTN_DTYPE_INT8 ? "int8" : t == EDGEATTN_DTYPE_F16 ? "fp16" : "fp32";
+}
+
+struct TypedSelfShape {
+    std::size_t B, n, d, H;
+    bool biases;
+    ValidLens::Kind kind;
+    std::int32_t lo, hi;
+};
+
+// d2l's masked self-attention (the decoder at training time): edgeattn_mha
+// with X as queries, keys and values, full dims, options->mask.causal = 1,
+// W_q, W_k, W_v, W_o stored in int8 / fp16, against float64 with the
+// values the stored weights stand for; weights as given and packed once.
+TEST_CASE("causal self-attention through edgeattn_mha with int8 / fp16 weights against the reference") {
+    const TypedSelfShape shapes[] = {
+        {1, 1, 4, 2, false, ValidLens::none, 0, 0},       {2, 6, 12, 3, true, ValidLens::per_batch, 0, 6},
+        {2, 9, 20, 5, false, ValidLens::per_query, 0, 9}, {3, 24, 36, 4, true, ValidLens::none, 0, 0},
+        {1, 40, 64, 8, true, ValidLens::per_batch, 1, 45},
+    };
+    const edgeattn_dtype all_int8[4] = {EDGEATTN_DTYPE_INT8, EDGEATTN_DTYPE_INT8, EDGEATTN_DTYPE_INT8,
+                                        EDGEATTN_DTYPE_INT8};
+    const edgeattn_dtype all_f16[4] = {EDGEATTN_DTYPE_F16, EDGEATTN_DTYPE_F16, EDGEATTN_DTYPE_F16,
+                                       EDGEATTN_DTYPE_F16};
+    const edgeattn_dtype mixed[4] = {EDGEATTN_DTYPE_INT8, EDGEATTN_DTYPE_F16, EDGEATTN_DTYPE_F16,
+                                     EDGEATTN_DTYPE_INT8};
+    const edgeattn_dtype *type_sets[] = {all_int8, all_f16, mixed};
+    Rng g{7};
+    for (const TypedSelfShape &s : shapes)
+        for (const edgeattn_dtype *types : type_sets) {
+            Lens l = make_lens(g, s.kind, s.B, s.n, s.lo, s.hi);
+            std::vector<double> X = randn(g, s.B * s.n * s.d);
+            std::vector<StoredMatrix> W;
+            std::vector<double> b[4];
+            std::vector<float> bf[4];
+            for (int i = 0; i < 4; ++i) {
+                W.emplace_back(types[i], s.d, s.d, lin_w(g, s.d, s.d));
+                if (s.biases) {
+                    b[i] = randn(g, s.d, 0.1);
+                    bf[i] = f32(b[i]);
+                }
+            }
+            auto bias_of = [&](int i) { return s.biases ? b[i].data() : nullptr; };
+            auto bias_f32 = [&](int i) { return s.biases ? bf[i].data() : nullptr; };
+            const edgeattn_ref::MhaWeights ref_w{W[0].exact.data(), W[1].exact.data(), W[2].exact.data(),
+                                                 W[3].exact.data(), bias_of(0), bias_of(1), bias_of(2), bias_of(3)};
+            edgeattn_ref::Mask causal;
+            causal.causal = true;
+            std::vector<double> out(s.B * s.n * s.d), w(s.B * s.H * s.n * s.n);
+            edgeattn_ref::multi_head_attention_masked(s.B, s.n, s.n, s.d, s.d, s.d, s.d, s.H, s.H, X.data(), X.data(),
+                                                      X.data(), l.ref, causal, ref_w, out.data(), w.data());
+
+            const edgeattn_attention_dims dims{s.B, s.n, s.n, s.d, s.d, s.d, s.d, s.H, 0};
+            edgeattn_weights weights{};
+            weights.W_q = W[0].matrix();
+            weights.W_k = W[1].matrix();
+            weights.W_v = W[2].matrix();
+            weights.W_o = W[3].matrix();
+            weights.b_q = bias_f32(0);
+            weights.b_k = bias_f32(1);
+            weights.b_v = bias_f32(2);
+            weights.b_o = bias_f32(3);
+            edgeattn_attention_options options = lens_options(l.api);
+            options.mask.causal = 1;
+            Workspace packed(edgeattn_mha_packed_size(&dims, &weights));
+            REQUIRE(packed.bytes > 0);
+            REQUIRE(edgeattn_mha_pack(&dims, &weights, packed.data(), packed.bytes) == EDGEATTN_OK);
+            CHECK_MESSAGE(packed.tail_intact(), "packed weights written past their end");
+            const std::vector<float> Xf = f32(X);
+            for (std::size_t threads : kThreadCounts)
+                for (bool want_w : {true, false})
+                    for (bool prepacked : {false, true}) {
+                        char what[200];
+                        std::snprintf(what, sizeof what,
+                                      "causal self-attention (B,n,d,H)=(%zu,%zu,%zu,%zu) W %s/%s/%s/%s biases %d "
+                                      "lens %s, %zu threads%s%s",
+                                      s.B, s.n, s.d, s.H, dtype_str(types[0]), dtype_str(types[1]),
+                                      dtype_str(types[2]), dtype_str(types[3]), s.biases ? 1 : 0, kind_str(s.kind),
+                                      threads, want_w ? "" : ", no weights", prepacked ? ", packed weights" : "");
+                        Workspace ws(workspace_size(EDGEATTN_OP_MHA, dims, threads));
+                        Guarded o(out.size()), wt(w.size());
+                        float *weights_out = want_w ? wt.data() : nullptr;
+                        REQUIRE((prepacked ? edgeattn_mha_packed(&dims, Xf.data(), Xf.data(), Xf.data(),
+                                                                 packed.data(), packed.bytes, &options, ws.data(),
+                                                                 ws.bytes, o.data(), weights_out)
+                                           : edgeattn_mha(&dims, Xf.data(), Xf.data(), Xf.data(), &weights, &options,
+                                                          ws.data(), ws.bytes, o.data(), weights_out)) == EDGEATTN_OK);
+                        check_against(std::string(what) + " output", o, out);
+                        if (want_w) check_against(std::string(what) + " weights", wt, w);
+                        CHECK_MESSAGE(ws.tail_intact(), what << ": workspace written past its end");
+                    }
+        }
+}
+
+// ------------------------------------------------ masked additive
+
+struct AdditiveMaskShape {
+    std::size_t B, Q, K, q, k, v, h;
+    ValidLens::Kind kind;
+    std::int32_t lo, hi;
+    bool causal;
+    edgeattn_ref::Mask::Ranges ranges;
+    std::size_t bias_batch;  // 0: no bias; else 1 or B
+    std::size_t bias_extra;  // bias_keys - K
+};
+
+// Additive attention with options: valid lengths, a causal mask (also with
+// more queries than keys: the first rows see no key), key ranges per batch
+// element and per query (empty ones too), and an additive bias of
+// bias_heads 1 broadcast over the batch or per batch element, rows longer
+// than K; W_q, W_k and W_v (d2l's w_v, (1, h)) each in fp32, int8 or fp16.
+// Against the float64 reference with the values the stored weights stand for.
+TEST_CASE("additive attention with a mask and int8 / fp16 W_q, W_k, w_v against the reference") {
+    using edgeattn_ref::Mask;
+    const AdditiveMaskShape shapes[] = {
+        {1, 1, 1, 1, 1, 1, 1, ValidLens::none, 0, 0, true, Mask::none, 0, 0},
+        {2, 3, 5, 4, 3, 2, 6, ValidLens::none, 0, 0, true, Mask::none, 1, 0},
+        {2, 4, 4, 3, 5, 7, 8, ValidLens::per_batch, 0, 5, true, Mask::per_batch, 2, 3},
+        {3, 6, 2, 5, 5, 3, 4, ValidLens::none, 0, 0, true, Mask::per_query, 0, 0},  // Q > K
+        {2, 5, 33, 8, 8, 33, 17, ValidLens::per_query, 0, 40, false, Mask::per_query, 1, 5},
+        {1, 20, 70, 12, 9, 5, 24, ValidLens::none, 0, 0, true, Mask::none, 1, 0},
+        {2, 9, 130, 20, 12, 7, 33, ValidLens::per_batch, 60, 140, true, Mask::per_batch, 2, 0},
+    };
+    const edgeattn_dtype F32 = EDGEATTN_DTYPE_F32, I8 = EDGEATTN_DTYPE_INT8, F16 = EDGEATTN_DTYPE_F16;
+    const edgeattn_dtype type_sets[][3] = {{F32, F32, F32}, {F32, F32, I8}, {F32, F32, F16}, {I8, I8, I8},
+                                           {F16, F16, F16}, {I8, F16, F16}};
+    Rng g{8};
+    for (const AdditiveMaskShape &s : shapes)
+        for (const auto &types : type_sets) {
+            Lens l = make_lens(g, s.kind, s.B, s.Q, s.lo, s.hi);
+            Mask mask;
+            mask.causal = s.causal;
+            mask.ranges_kind = s.ranges;
+            const std::size_t pairs = s.ranges == Mask::per_batch ? s.B : s.ranges == Mask::per_query ? s.B * s.Q : 0;
+            const std::int32_t K = static_cast<std::int32_t>(s.K);
+            for (std::size_t p = 0; p < pairs; ++p) {
+                const std::int32_t start = g.in(0, K);
+                mask.ranges.push_back(start);
+                mask.ranges.push_back(g.in(start, K + 2));  // an end past K is K
+            }
+            const std::size_t bias_keys = s.K + s.bias_extra;
+            if (s.bias_batch) {
+                mask.bias = randn(g, s.bias_batch * s.Q * bias_keys);
+                mask.bias_batch = s.bias_batch;
+                mask.bias_heads = 1;
+                mask.bias_keys = bias_keys;
+            }
+            std::vector<double> q = randn(g, s.B * s.Q * s.q), k = randn(g, s.B * s.K * s.k),
+                                v = randn(g, s.B * s.K * s.v);
+            const StoredMatrix Wq(types[0], s.h, s.q, lin_w(g, s.h, s.q)), Wk(types[1], s.h, s.k, lin_w(g, s.h, s.k)),
+                wv(types[2], 1, s.h, lin_w(g, 1, s.h));
+            std::vector<double> out(s.B * s.Q * s.v), w(s.B * s.Q * s.K);
+            edgeattn_ref::additive_attention_masked(s.B, s.Q, s.K, s.q, s.k, s.v, s.h, q.data(), k.data(), v.data(),
+                                                    l.ref, mask, Wq.exact.data(), Wk.exact.data(), wv.exact.data(),
+                                                    out.data(), w.data());
+
+            const edgeattn_attention_dims dims{s.B, s.Q, s.K, s.q, s.k, s.v, s.h, 0, 0};
+            edgeattn_weights W{};
+            W.W_q = Wq.matrix();
+            W.W_k = Wk.matrix();
+            W.W_v = wv.matrix();
+            const std::vector<float> bias = f32(mask.bias);
+            edgeattn_attention_options options = lens_options(l.api);
+            options.mask.causal = s.causal ? 1 : 0;
+            options.mask.ranges_kind = s.ranges == Mask::per_batch   ? EDGEATTN_KEY_RANGES_PER_BATCH
+                                       : s.ranges == Mask::per_query ? EDGEATTN_KEY_RANGES_PER_QUERY
+                                                                     : EDGEATTN_KEY_RANGES_NONE;
+            options.mask.key_ranges = mask.ranges.empty() ? nullptr : mask.ranges.data();
+            if (s.bias_batch) {
+                options.mask.bias = bias.data();
+                options.mask.bias_batch = s.bias_batch;
+                options.mask.bias_heads = 1;
+                options.mask.bias_keys = bias_keys;
+            }
+            const std::vector<float> qf = f32(q), kf = f32(k), vf = f32(v);
+            for (std::size_t threads : kThreadCounts)
+                for (bool want_w : {true, false}) {
+                    char what[240];
+                    std::snprintf(what, sizeof what,
+                                  "masked additive (B,Q,K,q,k,v,h)=(%zu,%zu,%zu,%zu,%zu,%zu,%zu) W_q/W_k/w_v "
+                                  "%s/%s/%s lens %s, causal %d, ranges %d, bias batch %zu keys %zu, %zu threads%s",
+                                  s.B, s.Q, s.K, s.q, s.k, s.v, s.h, dtype_str(types[0]), dtype_str(types[1]),
+                                  dtype_str(types[2]), kind_str(s.kind), s.causal ? 1 : 0, static_cast<int>(s.ranges),
+                                  s.bias_batch, bias_keys, threads, want_w ? "" : ", no weights");
+                    Workspace ws(workspace_size(EDGEATTN_OP_ADDITIVE, dims, threads));
+                    Guarded o(out.size()), wt(w.size());
+                    REQUIRE(edgeattn_additive(&dims, qf.data(), kf.data(), vf.data(), &W, &options, ws.data(),
+                                              ws.bytes, o.data(), want_w ? wt.data() : nullptr) == EDGEATTN_OK);
+                    check_against(std::string(what) + " output", o, out);
+                    if (want_w) check_against(std::string(what) + " weights", wt, w);
+                    CHECK_MESSAGE(ws.tail_intact(), what << ": workspace written past its end");
+                }
+        }
 }
 
 // ------------------------------------------- the reference itself

@@ -33,6 +33,26 @@ std::vector<float> random_floats(size_t n, std::mt19937 &rng, float scale) {
     return v;
 }
 
+// Workspace bytes of edgeattn_sdpa for dims and `threads`.
+size_t sdpa_workspace_size(const edgeattn_attention_dims &dims, size_t threads) {
+    edgeattn_workspace_request request{};
+    request.op = EDGEATTN_OP_SDPA;
+    request.dims = dims;
+    size_t bytes = 0;
+    REQUIRE(edgeattn_workspace_size(&request, 1, threads, &bytes) == EDGEATTN_OK);
+    return bytes;
+}
+
+// edgeattn_sdpa with valid lengths as its only option.
+edgeattn_status sdpa(const edgeattn_attention_dims &dims, const std::vector<float> &q, const std::vector<float> &k,
+                     const std::vector<float> &v, const edgeattn_valid_lens &vl, std::vector<float> &ws,
+                     float *output, float *attention_weights) {
+    edgeattn_attention_options options{};
+    options.valid_lens = vl;
+    return edgeattn_sdpa(&dims, q.data(), k.data(), v.data(), &options, ws.data(), ws.size() * sizeof(float), output,
+                         attention_weights);
+}
+
 }  // namespace
 
 TEST_CASE("streaming dot-product attention over several key blocks meets the reference") {
@@ -55,15 +75,14 @@ TEST_CASE("streaming dot-product attention over several key blocks meets the ref
                                         ref_w.data());
 
     const edgeattn_attention_dims dims{B, Q, K, d, d, dv, 0, 0, 0};
-    std::vector<float> ws(edgeattn_dot_product_attention_workspace_size(&dims, 4) / sizeof(float));
+    std::vector<float> ws(sdpa_workspace_size(dims, 4) / sizeof(float));
     for (int i = EDGEATTN_ISA_SCALAR; i <= EDGEATTN_ISA_NEON; ++i) {
         const edgeattn_isa isa = static_cast<edgeattn_isa>(i);
         if (!edgeattn_isa_supported(isa)) continue;
         REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);
         INFO("path " << std::string(edgeattn_isa_name(isa)));
         std::vector<float> out(B * Q * dv);
-        REQUIRE(edgeattn_dot_product_attention(&dims, q.data(), k.data(), v.data(), &vl, ws.data(),
-                                               ws.size() * sizeof(float), out.data(), nullptr) == EDGEATTN_OK);
+        REQUIRE(sdpa(dims, q, k, v, vl, ws, out.data(), nullptr) == EDGEATTN_OK);
         CHECK(relative_l2(out, ref_out) <= 1e-5);
     }
     REQUIRE(edgeattn_set_isa(EDGEATTN_ISA_AUTO) == EDGEATTN_OK);
@@ -84,12 +103,10 @@ TEST_CASE("streaming keeps d2l's -1e6 rule when the valid scores are near -1e6")
     edgeattn_ref::dot_product_attention(B, Q, K, d, dv, q64.data(), k64.data(), v64.data(), ref_vl, ref_out.data(),
                                         ref_w.data());
     const edgeattn_attention_dims dims{B, Q, K, d, d, dv, 0, 0, 0};
-    std::vector<float> ws(edgeattn_dot_product_attention_workspace_size(&dims, 1) / sizeof(float));
+    std::vector<float> ws(sdpa_workspace_size(dims, 1) / sizeof(float));
     std::vector<float> out(B * Q * dv), with_weights(B * Q * dv), w(B * Q * K);
-    REQUIRE(edgeattn_dot_product_attention(&dims, q.data(), k.data(), v.data(), &vl, ws.data(),
-                                           ws.size() * sizeof(float), out.data(), nullptr) == EDGEATTN_OK);
-    REQUIRE(edgeattn_dot_product_attention(&dims, q.data(), k.data(), v.data(), &vl, ws.data(),
-                                           ws.size() * sizeof(float), with_weights.data(), w.data()) == EDGEATTN_OK);
+    REQUIRE(sdpa(dims, q, k, v, vl, ws, out.data(), nullptr) == EDGEATTN_OK);
+    REQUIRE(sdpa(dims, q, k, v, vl, ws, with_weights.data(), w.data()) == EDGEATTN_OK);
     CHECK(relative_l2(out, ref_out) <= 1e-5);
     CHECK(relative_l2(with_weights, ref_out) <= 1e-5);
 }

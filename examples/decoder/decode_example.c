@@ -1,13 +1,17 @@
 /* Greedy decoding over a KV cache, d2l's TransformerDecoder style, for one
  * self-attention block (README, "Decoding"). Two sequences side by side:
- * the prompt is prefilled in one step (append its keys and values, then
- * attention with a causal mask), then each step feeds the token chosen last
- * (append one token, attend over the cache) and picks the next one greedily
- * from logits = (x + attention(x)) W_out^T + b_out (edgeattn_linear).
- * Grouped-query heads: 4 query heads share 2 key/value heads.
+ * the prompt is prefilled in one step (store its keys and values, then
+ * attend with a causal mask), then each step feeds the token chosen last
+ * (store one token, attend over the cache) and picks the next one greedily
+ * from logits = (x + attention(x)) W_out^T + b_out (edgeattn_dense). Each
+ * step adds the positional encoding from its start position
+ * (edgeattn_positional_encoding_add_at). Grouped-query heads: 4 query heads
+ * share 2 key/value heads.
  *
  * All memory is static; each buffer's size is checked at run time against
- * the library's *_size() functions. At the end the attention outputs of
+ * the library: the cache against edgeattn_kv_cache_memory_size(), the one
+ * workspace every call shares against a single edgeattn_workspace_size()
+ * query over all the calls of a decoder step. At the end the attention outputs of
  * every token are checked against a plain float64 recomputation of full
  * causal self-attention over the whole sequence: the example fails (exit 1)
  * if the relative L2 error is above 1e-5. Built and run by the tests. */
@@ -28,7 +32,7 @@ enum {
     STEPS = 10,                 /* single-token decode steps */
     CAPACITY = PROMPT + STEPS,  /* positions the cache holds per sequence */
     /* keys and values (B, KV_HEADS, CAPACITY, HEAD) each, then B lengths on
-       their own 64 bytes: what edgeattn_kv_cache_size() gives (checked) */
+       their own 64 bytes: what edgeattn_kv_cache_memory_size() gives (checked) */
     CACHE_FLOATS = 2 * B * KV_HEADS * CAPACITY * HEAD + 64 / 4,
     WORKSPACE_FLOATS = 4 * 1024 /* 16 KiB of scratch, shared by every call (checked) */
 };
@@ -49,11 +53,19 @@ static float out_all[B * CAPACITY * D];      /* every attention output */
 static int tokens[B][CAPACITY + 1];
 
 static edgeattn_kv_cache cache;
-static edgeattn_mha_weights weights;
+static edgeattn_weights weights;
 
 static int fail(const char *what, edgeattn_status st) {
     fprintf(stderr, "decode_example: %s: %s\n", what, edgeattn_status_str(st));
     return 1;
+}
+
+static edgeattn_weight_matrix f32_matrix(const float *data) {
+    edgeattn_weight_matrix m;
+    m.type = EDGEATTN_DTYPE_F32;
+    m.data = data;
+    m.scales = NULL;
+    return m;
 }
 
 static void fill(float *a, size_t n, float scale, unsigned *seed) {
@@ -64,24 +76,30 @@ static void fill(float *a, size_t n, float scale, unsigned *seed) {
     }
 }
 
-/* d2l: X = embedding(token) * sqrt(num_hiddens) + P[position]. */
-static void embed(int token, size_t position, float *x) {
+/* d2l's embedding: x = embedding(token) * sqrt(num_hiddens); the step adds
+ * the positions. */
+static void embed(int token, float *x) {
     size_t c;
-    for (c = 0; c < D; ++c)
-        x[c] = embedding[token * D + c] * sqrtf((float)D) + P[position * D + c];
+    for (c = 0; c < D; ++c) x[c] = embedding[token * D + c] * sqrtf((float)D);
 }
 
-/* One decode step of n tokens x (B, n, D) at positions [pos, pos + n):
- * append their keys and values, then attend over the cache, causally. */
-static edgeattn_status decode_step(size_t n, size_t pos, const float *x, float *out) {
+/* One decode step of n embedded tokens x (B, n, D) at positions
+ * [pos, pos + n): add P[pos : pos + n] in place, store their keys and
+ * values, then attend over the cache, causally. */
+static edgeattn_status decode_step(size_t n, size_t pos, float *x, float *out) {
     const edgeattn_attention_dims dims = {B, n, CAPACITY, D, D, D, D, HEADS, KV_HEADS};
-    const edgeattn_attention_mask causal = {1, EDGEATTN_KEY_RANGES_NONE, NULL, NULL, 0, 0, 0};
+    edgeattn_attention_options causal;
     size_t b;
-    edgeattn_status st = edgeattn_kv_cache_append(&cache, &dims, n, x, x, &weights, workspace,
-                                                  sizeof workspace);
+    edgeattn_status st;
+    memset(&causal, 0, sizeof causal);
+    causal.mask.causal = 1;
+    st = edgeattn_positional_encoding_add_at(B, n, D, pos, x, P, CAPACITY, x);
     if (st != EDGEATTN_OK) return st;
-    st = edgeattn_kv_cache_attention(&cache, &dims, x, &causal, &weights, workspace,
-                                     sizeof workspace, out, NULL);
+    st = edgeattn_kv_cache_store(&cache, &dims, n, x, x, &weights, NULL, workspace,
+                                 sizeof workspace);
+    if (st != EDGEATTN_OK) return st;
+    st = edgeattn_kv_cache_attend(&cache, &dims, x, &weights, &causal, workspace,
+                                  sizeof workspace, out, NULL);
     if (st != EDGEATTN_OK) return st;
     for (b = 0; b < B; ++b) { /* keep inputs and outputs for the check */
         memcpy(X_all + (b * CAPACITY + pos) * D, x + b * n * D, n * D * sizeof(float));
@@ -92,13 +110,14 @@ static edgeattn_status decode_step(size_t n, size_t pos, const float *x, float *
 
 /* Greedy choice from the last of n positions: argmax of (x + out) W_out^T + b_out. */
 static edgeattn_status greedy(size_t n, const float *x, const float *out, int *next) {
-    const edgeattn_linear_dims ldims = {B, D, VOCAB};
+    const edgeattn_dense_dims ldims = {B, D, VOCAB};
+    const edgeattn_weight_matrix W = f32_matrix(W_out);
     size_t b, c;
     edgeattn_status st;
     for (b = 0; b < B; ++b)
         for (c = 0; c < D; ++c)
             hidden[b * D + c] = x[(b * n + n - 1) * D + c] + out[(b * n + n - 1) * D + c];
-    st = edgeattn_linear(&ldims, hidden, W_out, b_out, workspace, sizeof workspace, logits);
+    st = edgeattn_dense(&ldims, hidden, &W, b_out, workspace, sizeof workspace, logits);
     if (st != EDGEATTN_OK) return st;
     for (b = 0; b < B; ++b) {
         int best = 0, v;
@@ -183,32 +202,49 @@ int main(void) {
     fill(embedding, VOCAB * D, 0.35f, &seed);
     fill(W_out, VOCAB * D, 0.35f, &seed);
     fill(b_out, VOCAB, 0.1f, &seed);
-    {
-        const edgeattn_mha_weights w = {W_q, W_k, W_v, W_o, b_q, b_k, b_v, b_o};
-        weights = w;
-    }
+    weights.W_q = f32_matrix(W_q);
+    weights.W_k = f32_matrix(W_k);
+    weights.W_v = f32_matrix(W_v);
+    weights.W_o = f32_matrix(W_o);
+    weights.b_q = b_q;
+    weights.b_k = b_k;
+    weights.b_v = b_v;
+    weights.b_o = b_o;
     st = edgeattn_positional_encoding_table(CAPACITY, D, P);
     if (st != EDGEATTN_OK) return fail("positional_encoding_table", st);
 
-    /* Every static buffer must be large enough for what the library asks. */
+    /* Every static buffer must be large enough for what the library asks.
+     * One workspace serves every call of a decoder step, the prefill's
+     * (PROMPT tokens) and a single token's: the cache store and attend and
+     * the dense layer of the logits. One query over all of them gives the
+     * largest size. */
     {
         const edgeattn_attention_dims prefill = {B, PROMPT, CAPACITY, D, D, D, D, HEADS, KV_HEADS};
         const edgeattn_attention_dims one = {B, 1, CAPACITY, D, D, D, D, HEADS, KV_HEADS};
-        const edgeattn_linear_dims ldims = {B, D, VOCAB};
-        const size_t cache_bytes = edgeattn_kv_cache_size(B, KV_HEADS, HEAD, CAPACITY);
-        const size_t need[5] = {edgeattn_kv_cache_append_workspace_size(&prefill, PROMPT, 1),
-                                edgeattn_kv_cache_attention_workspace_size(&prefill, 1),
-                                edgeattn_kv_cache_append_workspace_size(&one, 1, 1),
-                                edgeattn_kv_cache_attention_workspace_size(&one, 1),
-                                edgeattn_linear_workspace_size(&ldims, 1)};
-        size_t most = 0, i;
-        for (i = 0; i < 5; ++i) {
-            if (need[i] == 0 || need[i] > sizeof workspace) {
-                fprintf(stderr, "decode_example: workspace %u needs %zu bytes, have %zu\n",
-                        (unsigned)i, need[i], sizeof workspace);
-                return 1;
-            }
-            if (need[i] > most) most = need[i];
+        const edgeattn_dense_dims ldims = {B, D, VOCAB};
+        const edgeattn_kv_cache_config config = {B, KV_HEADS, HEAD, CAPACITY, EDGEATTN_DTYPE_F32};
+        edgeattn_workspace_request step[5];
+        size_t need = 0;
+        const size_t cache_bytes = edgeattn_kv_cache_memory_size(&config);
+        memset(step, 0, sizeof step);
+        step[0].op = EDGEATTN_OP_KV_CACHE_STORE;
+        step[0].dims = prefill;
+        step[0].tokens = PROMPT;
+        step[1].op = EDGEATTN_OP_KV_CACHE_ATTEND;
+        step[1].dims = prefill;
+        step[2].op = EDGEATTN_OP_KV_CACHE_STORE;
+        step[2].dims = one;
+        step[2].tokens = 1;
+        step[3].op = EDGEATTN_OP_KV_CACHE_ATTEND;
+        step[3].dims = one;
+        step[4].op = EDGEATTN_OP_DENSE;
+        step[4].dense = ldims;
+        st = edgeattn_workspace_size(step, sizeof step / sizeof step[0], 1, &need);
+        if (st != EDGEATTN_OK) return fail("workspace_size", st);
+        if (need > sizeof workspace) {
+            fprintf(stderr, "decode_example: a decoder step needs a workspace of %zu bytes, have %zu\n",
+                    need, sizeof workspace);
+            return 1;
         }
         if (cache_bytes == 0 || cache_bytes > sizeof cache_memory) {
             fprintf(stderr, "decode_example: the cache needs %zu bytes, have %zu\n", cache_bytes,
@@ -216,43 +252,42 @@ int main(void) {
             return 1;
         }
         printf("KV cache %zu bytes (of %zu), workspace %zu bytes (of %zu)\n", cache_bytes,
-               sizeof cache_memory, most, sizeof workspace);
-        st = edgeattn_kv_cache_init(&cache, B, KV_HEADS, HEAD, CAPACITY, cache_memory,
-                                    sizeof cache_memory);
-        if (st != EDGEATTN_OK) return fail("kv_cache_init", st);
+               sizeof cache_memory, need, sizeof workspace);
+        st = edgeattn_kv_cache_setup(&cache, &config, cache_memory, sizeof cache_memory);
+        if (st != EDGEATTN_OK) return fail("kv_cache_setup", st);
     }
 
     /* Prefill: the whole prompt in one step, causal mask. */
     for (b = 0; b < B; ++b)
         for (t = 0; t < PROMPT; ++t) {
             tokens[b][t] = (int)((3 * b + 5 * t + 1) % VOCAB);
-            embed(tokens[b][t], t, x_step + (b * PROMPT + t) * D);
+            embed(tokens[b][t], x_step + (b * PROMPT + t) * D);
         }
     st = decode_step(PROMPT, 0, x_step, out_step);
     if (st != EDGEATTN_OK) return fail("prefill", st);
     st = greedy(PROMPT, x_step, out_step, next);
-    if (st != EDGEATTN_OK) return fail("linear", st);
+    if (st != EDGEATTN_OK) return fail("dense", st);
 
     /* Decode: one token per step, the one chosen last. */
     for (s = 0; s < STEPS; ++s) {
         const size_t pos = PROMPT + s;
         for (b = 0; b < B; ++b) {
             tokens[b][pos] = next[b];
-            embed(next[b], pos, x_step + b * D);
+            embed(next[b], x_step + b * D);
         }
         st = decode_step(1, pos, x_step, out_step);
         if (st != EDGEATTN_OK) return fail("decode step", st);
         st = greedy(1, x_step, out_step, next);
-        if (st != EDGEATTN_OK) return fail("linear", st);
+        if (st != EDGEATTN_OK) return fail("dense", st);
     }
     for (b = 0; b < B; ++b) tokens[b][CAPACITY] = next[b];
 
     /* The cache is full now: one more token is refused, nothing written. */
     {
         const edgeattn_attention_dims one = {B, 1, CAPACITY, D, D, D, D, HEADS, KV_HEADS};
-        st = edgeattn_kv_cache_append(&cache, &one, 1, x_step, x_step, &weights, workspace,
-                                      sizeof workspace);
-        if (st != EDGEATTN_ERR_CACHE_FULL) return fail("append to a full cache", st);
+        st = edgeattn_kv_cache_store(&cache, &one, 1, x_step, x_step, &weights, NULL, workspace,
+                                     sizeof workspace);
+        if (st != EDGEATTN_ERR_CACHE_FULL) return fail("store to a full cache", st);
     }
 
     for (b = 0; b < B; ++b) {

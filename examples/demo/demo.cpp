@@ -8,7 +8,8 @@
 // and prints output.shape. Here the same shapes go through
 // edgeattn::PositionalSelfAttention, which first adds the sinusoidal positional
 // encoding (a constexpr table in .rodata), then runs 5-head self-attention
-// (edgeattn_self_attention alone would skip the positions); the demo
+// (edgeattn_mha with X as queries, keys and values alone would skip the
+// positions); the demo
 // then shows one head's attention weights as a text heatmap, the module's
 // RAM and its time per call. With --dump DIR it also writes what it computed
 // (attention weights of every head, the output, the positional table of
@@ -99,8 +100,8 @@ void print_row(const char *name, const float *values, std::size_t count) {
 void print_runtime() {
     std::printf("kernel path: %s\n", edgeattn_isa_name(edgeattn_current_isa()));
 #if defined(_OPENMP)
-    // _OPENMP here means this program was compiled with OpenMP; with CMake
-    // that follows the library, which passes its OpenMP flags on.
+    // _OPENMP here means this program was compiled with OpenMP: its
+    // CMakeLists.txt and `make demo` do so when the library has OpenMP.
     std::printf("OpenMP: on (up to %d threads); the module's workspace holds scratch for\n"
                 "  MaxThreads = 1\n",
                 omp_get_max_threads());
@@ -153,7 +154,7 @@ void print_attention() {
 
 void print_memory() {
     std::printf("module RAM: sizeof(PositionalSelfAttention<%zu, %zu, %zu, %zu>) = %zu bytes\n"
-                "  (its X + P buffer, its workspace and the 8 weight pointers)\n",
+                "  (its X + P buffer, its workspace and the weights descriptor)\n",
                 batch_size, num_queries, num_hiddens, num_heads, sizeof(Attention));
     std::printf("weights: 4 x (%zu, %zu) floats = %zu bytes, borrowed, not in the module\n"
                 "  (flash on a microcontroller)\n",
@@ -186,7 +187,11 @@ int main(int argc, char **argv) {
     std::printf("\n");
     make_inputs();
 
-    const edgeattn_mha_weights weights{W_q, W_k, W_v, W_o, nullptr, nullptr, nullptr, nullptr};
+    edgeattn_weights weights{};
+    weights.W_q = {EDGEATTN_DTYPE_F32, W_q, nullptr};
+    weights.W_k = {EDGEATTN_DTYPE_F32, W_k, nullptr};
+    weights.W_v = {EDGEATTN_DTYPE_F32, W_v, nullptr};
+    weights.W_o = {EDGEATTN_DTYPE_F32, W_o, nullptr};
     const edgeattn_valid_lens valid_lens{EDGEATTN_VALID_LENS_PER_BATCH, valid_lens_per_batch};
     // ~16 KiB: static, for the reason the buffers above are.
     static Attention attention(weights);

@@ -238,6 +238,12 @@ public:
                     edgeattn_status_str(s) + ")");
     }
 
+    // Workspace bytes of one call for this run's thread count
+    // (edgeattn_workspace_size with the one request).
+    bool workspace_size(const edgeattn_workspace_request &request, std::size_t &bytes) {
+        return status(edgeattn_workspace_size(&request, 1, threads_, &bytes), "edgeattn_workspace_size");
+    }
+
     // Writes the case copy and the wanted outputs, in the order of the
     // expected tensors (or the op's order when nothing is expected).
     void results(Case &out) const {
@@ -289,6 +295,17 @@ private:
     Aligned ws_;
 };
 
+// The workspace request of an attention or KV cache call with dims d
+// (`tokens`: a cache store's tokens per batch element).
+edgeattn_workspace_request attention_request(edgeattn_op op, const edgeattn_attention_dims &d,
+                                             std::size_t tokens = 0) {
+    edgeattn_workspace_request request{};
+    request.op = op;
+    request.dims = d;
+    request.tokens = tokens;
+    return request;
+}
+
 // queries (B,Q,q), keys (B,K,k), values (B,K,v), as dot-product, additive
 // and multi-head attention take them.
 struct Qkv {
@@ -325,7 +342,7 @@ struct StoredMatrix {
 
 bool read_stored_matrix(Runner &r, const char *name, std::size_t type, const Shape &want, const char *desc,
                         StoredMatrix &s) {
-    if (type == EDGEATTN_WEIGHTS_INT8) {
+    if (type == EDGEATTN_DTYPE_INT8) {
         std::vector<std::int32_t> q;
         Shape sq;
         if (!r.i32(name, want.size(), q, sq)) return false;
@@ -341,15 +358,15 @@ bool read_stored_matrix(Runner &r, const char *name, std::size_t type, const Sha
         }
         const std::string scales = std::string(name) + "_scales";
         if (!r.f32_shaped(scales.c_str(), {want[0]}, "(rows)", s.scales)) return false;
-        s.m = {EDGEATTN_WEIGHTS_INT8, s.i8.data(), s.scales.data()};
+        s.m = {EDGEATTN_DTYPE_INT8, s.i8.data(), s.scales.data()};
         return true;
     }
     if (!r.f32_shaped(name, want, desc, s.f32)) return false;
     if (type == 0) {
-        s.m = {EDGEATTN_WEIGHTS_F32, s.f32.data(), nullptr};
+        s.m = {EDGEATTN_DTYPE_F32, s.f32.data(), nullptr};
         return true;
     }
-    if (type != EDGEATTN_WEIGHTS_F16) return r.fail("param 'weight_type' must be 0 (f32), 1 (fp16) or 2 (int8)");
+    if (type != EDGEATTN_DTYPE_F16) return r.fail("param 'weight_type' must be 0 (f32), 1 (fp16) or 2 (int8)");
     s.f16.resize(s.f32.size());
     std::vector<float> back(s.f32.size());
     if (s.f32.empty() || !r.status(edgeattn_float_to_half(s.f32.size(), s.f32.data(), s.f16.data()),
@@ -357,34 +374,27 @@ bool read_stored_matrix(Runner &r, const char *name, std::size_t type, const Sha
         !r.status(edgeattn_half_to_float(s.f16.size(), s.f16.data(), back.data()), "edgeattn_half_to_float"))
         return false;
     if (back != s.f32) return r.fail(std::string("input '") + name + "' holds a value that is not a binary16 value");
-    s.m = {EDGEATTN_WEIGHTS_F16, s.f16.data(), nullptr};
+    s.m = {EDGEATTN_DTYPE_F16, s.f16.data(), nullptr};
     return true;
 }
 
 // W_q W_k W_v W_o and, with param bias = 1, b_q b_k b_v b_o; h = num_hiddens.
-// With param weight_type 1 or 2 the matrices are stored (typed), and the
-// typed entry points run.
+// The matrices are stored as param weight_type says (0 or absent: fp32).
 struct MhaWeights {
     std::vector<float> b_q, b_k, b_v, b_o;
     StoredMatrix W[4];
     std::size_t weight_type = 0;
-    edgeattn_mha_weights w{};
-    edgeattn_mha_typed_weights tw{};
-    std::vector<float> packed;  // edgeattn_mha_pack(_typed)_weights' output, when the run packs
-    bool typed() const { return weight_type != 0; }
+    edgeattn_weights w{};
+    std::vector<float> packed;  // edgeattn_mha_pack's output, when the run packs
 };
 
 // Packs m's weights for d when the run asks for packed weights.
 bool pack_mha_weights(Runner &r, const edgeattn_attention_dims &d, MhaWeights &m) {
     if (!r.packed_weights()) return true;
-    const std::size_t bytes =
-        m.typed() ? edgeattn_mha_typed_packed_weights_size(&d, &m.tw) : edgeattn_mha_packed_weights_size(&d);
-    if (bytes == 0) return r.fail("edgeattn_mha_packed_weights_size gave 0");
+    const std::size_t bytes = edgeattn_mha_packed_size(&d, &m.w);
+    if (bytes == 0) return r.fail("edgeattn_mha_packed_size gave 0");
     m.packed.assign((bytes + sizeof(float) - 1) / sizeof(float), 0.0f);
-    if (m.typed())
-        return r.status(edgeattn_mha_pack_typed_weights(&d, &m.tw, m.packed.data(), bytes),
-                        "edgeattn_mha_pack_typed_weights");
-    return r.status(edgeattn_mha_pack_weights(&d, &m.w, m.packed.data(), bytes), "edgeattn_mha_pack_weights");
+    return r.status(edgeattn_mha_pack(&d, &m.w, m.packed.data(), bytes), "edgeattn_mha_pack");
 }
 
 // Rows of W_k and W_v: h_kv = H_kv * h / H, or h when d.num_kv_heads is 0
@@ -418,14 +428,10 @@ bool read_mha_weights(Runner &r, const edgeattn_attention_dims &d, std::size_t h
         !read_stored_matrix(r, "W_v", m.weight_type, {h_kv, d.value_size}, gqa ? "(h_kv,v)" : "(h,v)", m.W[2]) ||
         !read_stored_matrix(r, "W_o", m.weight_type, {h, h}, "(h,h)", m.W[3]))
         return false;
-    m.w.W_q = m.W[0].f32.data();
-    m.w.W_k = m.W[1].f32.data();
-    m.w.W_v = m.W[2].f32.data();
-    m.w.W_o = m.W[3].f32.data();
-    m.tw.W_q = m.W[0].m;
-    m.tw.W_k = m.W[1].m;
-    m.tw.W_v = m.W[2].m;
-    m.tw.W_o = m.W[3].m;
+    m.w.W_q = m.W[0].m;
+    m.w.W_k = m.W[1].m;
+    m.w.W_v = m.W[2].m;
+    m.w.W_o = m.W[3].m;
     const char *names[4] = {"b_q", "b_k", "b_v", "b_o"};
     const std::size_t rows[4] = {h, h_kv, h_kv, h};
     std::vector<float> *vecs[4] = {&m.b_q, &m.b_k, &m.b_v, &m.b_o};
@@ -438,10 +444,6 @@ bool read_mha_weights(Runner &r, const edgeattn_attention_dims &d, std::size_t h
         if (!r.f32_shaped(names[i], {rows[i]}, rows[i] == h ? "(h)" : "(h_kv)", *vecs[i])) return false;
         *ptrs[i] = vecs[i]->data();
     }
-    m.tw.b_q = m.w.b_q;
-    m.tw.b_k = m.w.b_k;
-    m.tw.b_v = m.w.b_v;
-    m.tw.b_o = m.w.b_o;
     return true;
 }
 
@@ -449,7 +451,7 @@ bool read_mha_weights(Runner &r, const edgeattn_attention_dims &d, std::size_t h
 // or (B,rows,2), input bias f32 (1 or B, 1 or max_bias_heads, rows, keys);
 // rows_desc and keys_desc name rows and keys in messages ("Q", "K").
 struct MaskInputs {
-    bool present = false; // any of them given: the case runs a *_masked entry point
+    bool present = false; // any of them given
     std::size_t causal = 0;
     std::vector<std::int32_t> ranges;
     Shape ranges_shape;
@@ -510,21 +512,22 @@ bool run_masked_softmax(Runner &r) {
 }
 
 // The part every attention op shares once its inputs are read:
-// valid_lens (B) or (B,Q), output (B,Q,out_features), the optional
-// attention_weights of `weights_shape`, and a workspace of `bytes`.
+// valid_lens (B) or (B,Q) into the call's options, output
+// (B,Q,out_features), the optional attention_weights of `weights_shape`,
+// and the workspace edgeattn_workspace_size gives `op` for d.
 struct AttentionCall {
     std::vector<std::int32_t> lens;
-    edgeattn_valid_lens vl{};
+    edgeattn_attention_options options{};
     void *ws = nullptr;
     std::size_t bytes = 0;
 };
 
-bool prepare_attention(Runner &r, const edgeattn_attention_dims &d, std::size_t out_features,
-                       const Shape &weights_shape, std::size_t bytes, AttentionCall &c) {
-    c.bytes = bytes;
-    return r.valid_lens(d.batch, d.queries, c.lens, c.vl) &&
+bool prepare_attention(Runner &r, const edgeattn_attention_dims &d, edgeattn_op op, std::size_t out_features,
+                       const Shape &weights_shape, AttentionCall &c) {
+    return r.valid_lens(d.batch, d.queries, c.lens, c.options.valid_lens) &&
            r.output("output", {d.batch, d.queries, out_features}, true) &&
-           r.output("attention_weights", weights_shape, false) && r.expects_known() && r.workspace(bytes, c.ws);
+           r.output("attention_weights", weights_shape, false) && r.expects_known() &&
+           r.workspace_size(attention_request(op, d), c.bytes) && r.workspace(c.bytes, c.ws);
 }
 
 bool run_dot_product(Runner &r) {
@@ -535,24 +538,18 @@ bool run_dot_product(Runner &r) {
         return false;
     const edgeattn_attention_dims &d = x.dims;
     if (!read_mask(r, d.batch, d.queries, "Q", 1, d.keys, "K", mk) ||
-        !prepare_attention(r, d, d.value_size, {d.batch, d.queries, d.keys},
-                           edgeattn_dot_product_attention_workspace_size(&d, r.threads()), c))
+        !prepare_attention(r, d, EDGEATTN_OP_SDPA, d.value_size, {d.batch, d.queries, d.keys}, c))
         return false;
-    if (mk.present)
-        return r.status(edgeattn_dot_product_attention_masked(&d, x.q.data(), x.k.data(), x.v.data(), &c.vl, &mk.mask,
-                                                              c.ws, c.bytes, r.buffer("output"),
-                                                              r.buffer("attention_weights")),
-                        "edgeattn_dot_product_attention_masked");
-    return r.status(edgeattn_dot_product_attention(&d, x.q.data(), x.k.data(), x.v.data(), &c.vl, c.ws, c.bytes,
-                                                   r.buffer("output"), r.buffer("attention_weights")),
-                    "edgeattn_dot_product_attention");
+    c.options.mask = mk.mask;
+    return r.status(edgeattn_sdpa(&d, x.q.data(), x.k.data(), x.v.data(), &c.options, c.ws, c.bytes,
+                                  r.buffer("output"), r.buffer("attention_weights")),
+                    "edgeattn_sdpa");
 }
 
 bool run_additive(Runner &r) {
     Qkv x;
     AttentionCall c;
-    std::vector<float> w_v;
-    StoredMatrix W_q, W_k;
+    StoredMatrix W_q, W_k, w_v;
     std::size_t type = 0;
     if (!r.allow({"queries", "keys", "values", "valid_lens", "W_q", "W_k", "w_v", "W_q_scales", "W_k_scales"},
                  {"num_hiddens", "weight_type"}) ||
@@ -560,26 +557,24 @@ bool run_additive(Runner &r) {
         return false;
     const edgeattn_attention_dims &d = x.dims;
     const std::size_t h = d.num_hiddens;
+    // weight_type stores W_q and W_k; w_v, the (1,h) scoring row, is f32.
     if (!read_stored_matrix(r, "W_q", type, {h, d.query_size}, "(h,q)", W_q) ||
         !read_stored_matrix(r, "W_k", type, {h, d.key_size}, "(h,k)", W_k) ||
-        !r.f32_shaped("w_v", {1, h}, "(1,h)", w_v) ||
-        !prepare_attention(r, d, d.value_size, {d.batch, d.queries, d.keys},
-                           edgeattn_additive_attention_workspace_size(&d, r.threads()), c))
+        !read_stored_matrix(r, "w_v", 0, {1, h}, "(1,h)", w_v) ||
+        !prepare_attention(r, d, EDGEATTN_OP_ADDITIVE, d.value_size, {d.batch, d.queries, d.keys}, c))
         return false;
-    if (type) {
-        const edgeattn_additive_typed_weights tw{W_q.m, W_k.m, w_v.data()};
-        return r.status(edgeattn_additive_attention_typed(&d, x.q.data(), x.k.data(), x.v.data(), &c.vl, &tw, c.ws,
-                                                          c.bytes, r.buffer("output"), r.buffer("attention_weights")),
-                        "edgeattn_additive_attention_typed");
-    }
-    edgeattn_additive_weights w{W_q.f32.data(), W_k.f32.data(), w_v.data()};
-    return r.status(edgeattn_additive_attention(&d, x.q.data(), x.k.data(), x.v.data(), &c.vl, &w, c.ws, c.bytes,
-                                                r.buffer("output"), r.buffer("attention_weights")),
-                    "edgeattn_additive_attention");
+    edgeattn_weights w{};
+    w.W_q = W_q.m;
+    w.W_k = W_k.m;
+    w.W_v = w_v.m;
+    return r.status(edgeattn_additive(&d, x.q.data(), x.k.data(), x.v.data(), &w, &c.options, c.ws, c.bytes,
+                                      r.buffer("output"), r.buffer("attention_weights")),
+                    "edgeattn_additive");
 }
 
-// With param num_kv_heads or any mask input, through the *_masked entry
-// points (a null mask when only num_kv_heads is given).
+// Masks (causal, key_ranges, bias) and valid_lens in the options;
+// grouped-query heads with param num_kv_heads; with packed weights through
+// edgeattn_mha_pack + edgeattn_mha_packed.
 bool run_multi_head(Runner &r) {
     Qkv x;
     MhaWeights m;
@@ -595,44 +590,26 @@ bool run_multi_head(Runner &r) {
         return false;
     const edgeattn_attention_dims &d = x.dims;
     if (!read_mask(r, d.batch, d.queries, "Q", d.num_heads, d.keys, "K", mk) ||
-        !prepare_attention(r, d, d.num_hiddens, {d.batch, d.num_heads, d.queries, d.keys},
-                           edgeattn_multi_head_attention_workspace_size(&d, r.threads()), c))
+        !prepare_attention(r, d, EDGEATTN_OP_MHA, d.num_hiddens, {d.batch, d.num_heads, d.queries, d.keys}, c))
         return false;
     if (!pack_mha_weights(r, d, m)) return false;
-    const bool masked = mk.present || r.c().find_param("num_kv_heads") != nullptr || m.typed();
-    const edgeattn_attention_mask *mask = mk.present ? &mk.mask : nullptr;
-    const std::size_t packed_bytes = m.packed.size() * sizeof(float);
-    if (m.typed() && !r.packed_weights())
-        return r.status(edgeattn_multi_head_attention_typed(&d, x.q.data(), x.k.data(), x.v.data(), &c.vl, mask,
-                                                            &m.tw, c.ws, c.bytes, r.buffer("output"),
-                                                            r.buffer("attention_weights")),
-                        "edgeattn_multi_head_attention_typed");
-    if (masked && r.packed_weights())
-        return r.status(edgeattn_multi_head_attention_masked_packed(
-                            &d, x.q.data(), x.k.data(), x.v.data(), &c.vl, mask, m.packed.data(), packed_bytes, c.ws,
-                            c.bytes, r.buffer("output"), r.buffer("attention_weights")),
-                        "edgeattn_multi_head_attention_masked_packed");
-    if (masked)
-        return r.status(edgeattn_multi_head_attention_masked(&d, x.q.data(), x.k.data(), x.v.data(), &c.vl, mask,
-                                                             &m.w, c.ws, c.bytes, r.buffer("output"),
-                                                             r.buffer("attention_weights")),
-                        "edgeattn_multi_head_attention_masked");
+    c.options.mask = mk.mask;
     if (r.packed_weights())
-        return r.status(edgeattn_multi_head_attention_packed(&d, x.q.data(), x.k.data(), x.v.data(), &c.vl,
-                                                             m.packed.data(), packed_bytes, c.ws, c.bytes,
-                                                             r.buffer("output"), r.buffer("attention_weights")),
-                        "edgeattn_multi_head_attention_packed");
-    return r.status(edgeattn_multi_head_attention(&d, x.q.data(), x.k.data(), x.v.data(), &c.vl, &m.w, c.ws, c.bytes,
-                                                  r.buffer("output"), r.buffer("attention_weights")),
-                    "edgeattn_multi_head_attention");
+        return r.status(edgeattn_mha_packed(&d, x.q.data(), x.k.data(), x.v.data(), m.packed.data(),
+                                            m.packed.size() * sizeof(float), &c.options, c.ws, c.bytes,
+                                            r.buffer("output"), r.buffer("attention_weights")),
+                        "edgeattn_mha_packed");
+    return r.status(edgeattn_mha(&d, x.q.data(), x.k.data(), x.v.data(), &m.w, &c.options, c.ws, c.bytes,
+                                 r.buffer("output"), r.buffer("attention_weights")),
+                    "edgeattn_mha");
 }
 
 // Y = X + P[:n] with P (max_len, d) from the library's table; X, Y (B,n,d).
 bool add_positional_encoding(Runner &r, const Shape &s, const std::vector<float> &X, std::size_t max_len,
                              float *P, float *Y) {
     return r.status(edgeattn_positional_encoding_table(max_len, s[2], P), "edgeattn_positional_encoding_table") &&
-           r.status(edgeattn_positional_encoding_add(s[0], s[1], s[2], X.data(), P, max_len, Y),
-                    "edgeattn_positional_encoding_add");
+           r.status(edgeattn_positional_encoding_add_at(s[0], s[1], s[2], 0, X.data(), P, max_len, Y),
+                    "edgeattn_positional_encoding_add_at");
 }
 
 bool run_positional_encoding(Runner &r) {
@@ -645,7 +622,8 @@ bool run_positional_encoding(Runner &r) {
     return add_positional_encoding(r, s, X, max_len, r.buffer("P"), r.buffer("output"));
 }
 
-// d2l's Transformer input: MHA(X+P, X+P, X+P) with X (B,n,d), h = d.
+// d2l's Transformer input: MHA(X+P, X+P, X+P) with X (B,n,d), h = d:
+// edgeattn_mha (or edgeattn_mha_packed) with X+P as queries, keys and values.
 bool run_self_attention(Runner &r) {
     std::vector<float> X;
     Shape s;
@@ -666,26 +644,25 @@ bool run_self_attention(Runner &r) {
     AttentionCall c;
     std::size_t np = 0, nx = 0;
     if (!read_mha_weights(r, d, d.num_hiddens, m) ||
-        !prepare_attention(r, d, d.num_hiddens, {d.batch, d.num_heads, d.queries, d.keys},
-                           edgeattn_self_attention_workspace_size(&d, r.threads()), c))
+        !prepare_attention(r, d, EDGEATTN_OP_MHA, d.num_hiddens, {d.batch, d.num_heads, d.queries, d.keys}, c))
         return false;
     if (!capped_count({max_len, s[2]}, np) || !capped_count(s, nx))
         return r.fail("param max_len = " + std::to_string(max_len) + " makes the table too large");
     std::vector<float> P(np), Xp(nx);
     if (!add_positional_encoding(r, s, X, max_len, P.data(), Xp.data()) || !pack_mha_weights(r, d, m)) return false;
     if (r.packed_weights())
-        return r.status(edgeattn_self_attention_packed(&d, Xp.data(), &c.vl, m.packed.data(),
-                                                       m.packed.size() * sizeof(float), c.ws, c.bytes,
-                                                       r.buffer("output"), r.buffer("attention_weights")),
-                        "edgeattn_self_attention_packed");
-    return r.status(edgeattn_self_attention(&d, Xp.data(), &c.vl, &m.w, c.ws, c.bytes, r.buffer("output"),
-                                            r.buffer("attention_weights")),
-                    "edgeattn_self_attention");
+        return r.status(edgeattn_mha_packed(&d, Xp.data(), Xp.data(), Xp.data(), m.packed.data(),
+                                            m.packed.size() * sizeof(float), &c.options, c.ws, c.bytes,
+                                            r.buffer("output"), r.buffer("attention_weights")),
+                        "edgeattn_mha_packed");
+    return r.status(edgeattn_mha(&d, Xp.data(), Xp.data(), Xp.data(), &m.w, &c.options, c.ws, c.bytes,
+                                 r.buffer("output"), r.buffer("attention_weights")),
+                    "edgeattn_mha");
 }
 
 // torch.nn.Linear: y (rows,out) = x (rows,in) W^T + b, W (out,in), b (out)
-// optional; with packed weights through edgeattn_linear_pack_weights +
-// edgeattn_linear_packed.
+// optional, through edgeattn_dense; with packed weights through
+// edgeattn_dense_pack + edgeattn_dense_packed.
 bool run_linear(Runner &r) {
     std::vector<float> x, b;
     Shape sx;
@@ -699,7 +676,7 @@ bool run_linear(Runner &r) {
     if (tw->shape[1] != sx[1])
         return r.fail("W (out,in) = " + shape_string(tw->shape) + " and x (rows,in) = " + shape_string(sx) +
                       " differ in in_features");
-    edgeattn_linear_dims d{sx[0], sx[1], tw->shape[0]};
+    edgeattn_dense_dims d{sx[0], sx[1], tw->shape[0]};
     StoredMatrix W;
     if (!read_stored_matrix(r, "W", type, {d.out_features, d.in_features}, "(out,in)", W)) return false;
     const bool has_b = r.has("b");
@@ -707,31 +684,27 @@ bool run_linear(Runner &r) {
     const float *bp = has_b ? b.data() : nullptr;
     if (!r.output("y", {d.rows, d.out_features}, true) || !r.expects_known()) return false;
     if (r.packed_weights()) {
-        const std::size_t bytes = edgeattn_linear_typed_packed_weights_size(&d, W.m.type);
-        if (bytes == 0) return r.fail("edgeattn_linear_typed_packed_weights_size gave 0");
+        const std::size_t bytes = edgeattn_dense_packed_size(&d, &W.m);
+        if (bytes == 0) return r.fail("edgeattn_dense_packed_size gave 0");
         Aligned packed;
         return r.alloc(bytes, packed, "packed weights") &&
-               (type ? r.status(edgeattn_linear_pack_typed_weights(&d, &W.m, bp, packed.p, bytes),
-                                "edgeattn_linear_pack_typed_weights")
-                     : r.status(edgeattn_linear_pack_weights(&d, W.f32.data(), bp, packed.p, bytes),
-                                "edgeattn_linear_pack_weights")) &&
-               r.status(edgeattn_linear_packed(&d, x.data(), packed.p, bytes, r.buffer("y")),
-                        "edgeattn_linear_packed");
+               r.status(edgeattn_dense_pack(&d, &W.m, bp, packed.p, bytes), "edgeattn_dense_pack") &&
+               r.status(edgeattn_dense_packed(&d, x.data(), packed.p, bytes, r.buffer("y")), "edgeattn_dense_packed");
     }
+    edgeattn_workspace_request request{};
+    request.op = EDGEATTN_OP_DENSE;
+    request.dense = d;
     void *ws = nullptr;
-    const std::size_t bytes = edgeattn_linear_workspace_size(&d, r.threads());
-    if (!r.workspace(bytes, ws)) return false;
-    if (type)
-        return r.status(edgeattn_linear_typed(&d, x.data(), &W.m, bp, ws, bytes, r.buffer("y")),
-                        "edgeattn_linear_typed");
-    return r.status(edgeattn_linear(&d, x.data(), W.f32.data(), bp, ws, bytes, r.buffer("y")), "edgeattn_linear");
+    std::size_t bytes = 0;
+    if (!r.workspace_size(request, bytes) || !r.workspace(bytes, ws)) return false;
+    return r.status(edgeattn_dense(&d, x.data(), &W.m, bp, ws, bytes, r.buffer("y")), "edgeattn_dense");
 }
 
 // Self-attention decoding over a KV cache (FORMAT.md, "Decoding"): X (B,T,d) fed
 // in steps of chunks[s] tokens; before step s every batch element is
-// truncated to truncate[s] (when >= 0); the step appends its tokens
-// (edgeattn_kv_cache_append) and attends with causal = 1 plus its rows of
-// key_ranges and bias (edgeattn_kv_cache_attention). A step the cache has
+// truncated to truncate[s] (when >= 0); the step stores its tokens
+// (edgeattn_kv_cache_store) and attends with causal = 1 plus its rows of
+// key_ranges and bias (edgeattn_kv_cache_attend). A step the cache has
 // no room for (EDGEATTN_ERR_CACHE_FULL) gets chunk_status -16 and is
 // skipped; `output` holds the accepted steps' tokens in feed order.
 bool run_kv_cache_decode(Runner &r) {
@@ -807,19 +780,17 @@ bool run_kv_cache_decode(Runner &r) {
     // The cache, fp32 or (param cache_type, FORMAT.md "Reduced precision") int8 / fp16.
     std::size_t cache_type = 0;
     if (!r.param("cache_type", 0, cache_type)) return false;
-    if (cache_type > EDGEATTN_WEIGHTS_INT8) return r.fail("param 'cache_type' must be 0 (f32), 1 (fp16) or 2 (int8)");
-    const edgeattn_weight_type storage = static_cast<edgeattn_weight_type>(cache_type);
-    const std::size_t cache_bytes = edgeattn_kv_cache_typed_size(B, H_kv, head_size, capacity, storage);
+    if (cache_type > EDGEATTN_DTYPE_INT8) return r.fail("param 'cache_type' must be 0 (f32), 1 (fp16) or 2 (int8)");
+    const edgeattn_kv_cache_config config{B, H_kv, head_size, capacity, static_cast<edgeattn_dtype>(cache_type)};
+    const std::size_t cache_bytes = edgeattn_kv_cache_memory_size(&config);
     if (cache_bytes == 0)
-        return r.fail("edgeattn_kv_cache_typed_size(" + std::to_string(B) + ", " + std::to_string(H_kv) + ", " +
-                      std::to_string(head_size) + ", " + std::to_string(capacity) + ") gave 0");
-    Aligned cache_mem, append_ws, attn_ws;
+        return r.fail("edgeattn_kv_cache_memory_size(batch " + std::to_string(B) + ", kv heads " +
+                      std::to_string(H_kv) + ", head size " + std::to_string(head_size) + ", capacity " +
+                      std::to_string(capacity) + ") gave 0");
+    Aligned cache_mem, store_ws, attend_ws;
     edgeattn_kv_cache cache{};
     if (!r.alloc(cache_bytes, cache_mem, "a KV cache") ||
-        !r.status(cache_type ? edgeattn_kv_cache_init_typed(&cache, B, H_kv, head_size, capacity, storage,
-                                                           cache_mem.p, cache_bytes)
-                             : edgeattn_kv_cache_init(&cache, B, H_kv, head_size, capacity, cache_mem.p, cache_bytes),
-                  "edgeattn_kv_cache_init"))
+        !r.status(edgeattn_kv_cache_setup(&cache, &config, cache_mem.p, cache_bytes), "edgeattn_kv_cache_setup"))
         return false;
     if (!pack_mha_weights(r, d, m)) return false;
     const std::size_t packed_bytes = m.packed.size() * sizeof(float);
@@ -840,25 +811,26 @@ bool run_kv_cache_decode(Runner &r) {
         edgeattn_attention_dims ds = d;
         ds.queries = n;
 
-        const std::size_t append_bytes = edgeattn_kv_cache_append_workspace_size(&ds, n, r.threads());
-        if (append_bytes > append_ws.bytes || !append_ws.p)
-            if (!r.alloc(append_bytes, append_ws)) return false;
+        std::size_t store_bytes = 0;
+        if (!r.workspace_size(attention_request(EDGEATTN_OP_KV_CACHE_STORE, ds, n), store_bytes)) return false;
+        if (store_bytes > store_ws.bytes || !store_ws.p)
+            if (!r.alloc(store_bytes, store_ws)) return false;
         const edgeattn_status a =
             r.packed_weights()
-                ? edgeattn_kv_cache_append_packed(&cache, &ds, n, xs.data(), xs.data(), m.packed.data(),
-                                                  packed_bytes, append_ws.p, append_ws.bytes)
-            : m.typed() ? edgeattn_kv_cache_append_typed(&cache, &ds, n, xs.data(), xs.data(), &m.tw, append_ws.p,
-                                                         append_ws.bytes)
-                        : edgeattn_kv_cache_append(&cache, &ds, n, xs.data(), xs.data(), &m.w, append_ws.p,
-                                                   append_ws.bytes);
+                ? edgeattn_kv_cache_store_packed(&cache, &ds, n, xs.data(), xs.data(), m.packed.data(), packed_bytes,
+                                                 nullptr, store_ws.p, store_ws.bytes)
+                : edgeattn_kv_cache_store(&cache, &ds, n, xs.data(), xs.data(), &m.w, nullptr, store_ws.p,
+                                          store_ws.bytes);
         if (a == EDGEATTN_ERR_CACHE_FULL) {
             status[s] = static_cast<float>(EDGEATTN_ERR_CACHE_FULL);
             continue;
         }
-        if (!r.status(a, r.packed_weights() ? "edgeattn_kv_cache_append_packed" : "edgeattn_kv_cache_append"))
+        if (!r.status(a, r.packed_weights() ? "edgeattn_kv_cache_store_packed" : "edgeattn_kv_cache_store"))
             return false;
 
-        edgeattn_attention_mask mask = mk.mask;
+        edgeattn_attention_options options{};
+        edgeattn_attention_mask &mask = options.mask;
+        mask = mk.mask;
         mask.causal = 1;
         if (per_query) {
             for (std::size_t b = 0; b < B; ++b)
@@ -876,18 +848,17 @@ bool run_kv_cache_decode(Runner &r) {
             mask.bias = step_bias.data();
             mask.bias_keys = capacity;
         }
-        const std::size_t attn_bytes = edgeattn_kv_cache_attention_workspace_size(&ds, r.threads());
-        if (attn_bytes > attn_ws.bytes || !attn_ws.p)
-            if (!r.alloc(attn_bytes, attn_ws)) return false;
+        std::size_t attend_bytes = 0;
+        if (!r.workspace_size(attention_request(EDGEATTN_OP_KV_CACHE_ATTEND, ds), attend_bytes)) return false;
+        if (attend_bytes > attend_ws.bytes || !attend_ws.p)
+            if (!r.alloc(attend_bytes, attend_ws)) return false;
         const edgeattn_status q =
             r.packed_weights()
-                ? edgeattn_kv_cache_attention_packed(&cache, &ds, xs.data(), &mask, m.packed.data(), packed_bytes,
-                                                     attn_ws.p, attn_ws.bytes, ys.data(), nullptr)
-            : m.typed() ? edgeattn_kv_cache_attention_typed(&cache, &ds, xs.data(), &mask, &m.tw, attn_ws.p,
-                                                            attn_ws.bytes, ys.data(), nullptr)
-                        : edgeattn_kv_cache_attention(&cache, &ds, xs.data(), &mask, &m.w, attn_ws.p, attn_ws.bytes,
-                                                      ys.data(), nullptr);
-        if (!r.status(q, r.packed_weights() ? "edgeattn_kv_cache_attention_packed" : "edgeattn_kv_cache_attention"))
+                ? edgeattn_kv_cache_attend_packed(&cache, &ds, xs.data(), m.packed.data(), packed_bytes, &options,
+                                                  attend_ws.p, attend_ws.bytes, ys.data(), nullptr)
+                : edgeattn_kv_cache_attend(&cache, &ds, xs.data(), &m.w, &options, attend_ws.p, attend_ws.bytes,
+                                           ys.data(), nullptr);
+        if (!r.status(q, r.packed_weights() ? "edgeattn_kv_cache_attend_packed" : "edgeattn_kv_cache_attend"))
             return false;
         for (std::size_t b = 0; b < B; ++b)
             std::copy(ys.begin() + static_cast<std::ptrdiff_t>(b * n * h),

@@ -23,13 +23,14 @@ std::size_t default_max_threads();
 // when expected, so a case without them exercises the weight-free path.
 // A malformed or unsupported case, or a library error, gives false and a
 // one-line `err`; nothing crashes and no allocation exceeds kMaxElements
-// floats per tensor. Multi-head and dot-product attention with any of the
-// decoder's params or inputs (num_kv_heads, causal, key_ranges, bias) run the
-// *_masked entry points. With packed_weights, multi-head and
-// self-attention pack their weights once (edgeattn_mha_pack_weights) and run
-// the *_packed entry points, kv_cache_decode likewise (append and attention
-// _packed), and linear packs with edgeattn_linear_pack_weights for
-// edgeattn_linear_packed.
+// floats per tensor. Valid lengths and the decoder's masks (causal,
+// key_ranges, bias) go in the call's edgeattn_attention_options; workspaces
+// are sized by edgeattn_workspace_size. Self-attention is edgeattn_mha with
+// X + P as queries, keys and values. With packed_weights, multi-head and
+// self-attention pack their weights once (edgeattn_mha_pack) and run
+// edgeattn_mha_packed, kv_cache_decode likewise (edgeattn_kv_cache_store_packed
+// and edgeattn_kv_cache_attend_packed), and linear packs with
+// edgeattn_dense_pack for edgeattn_dense_packed.
 bool run_case(const Case &in, Case &out, std::string &err, std::size_t max_threads = 0,
               bool packed_weights = false);
 

@@ -1,9 +1,9 @@
 // Test firmware for the Cortex-M4F port: every golden case of tests/golden/
 // (embedded in flash by embed_golden.cmake) through
 //   - the C API, with runtime dimensions and a workspace sized by
-//     edgeattn_*_workspace_size(dims, 1), with and without attention weights;
-//   - the C API with packed weights (edgeattn_*_pack_weights) for the
-//     multi-head, projection (linear) and KV-cache decode cases;
+//     edgeattn_workspace_size(..., 1, ...), with and without attention weights;
+//   - the C API with packed weights (edgeattn_mha_pack, edgeattn_dense_pack)
+//     for the multi-head, projection (linear) and KV-cache decode cases;
 //   - the C++17 fixed-size API, with the case's dimensions as template
 //     arguments (checked against the case file at compile time) and the
 //     module object, workspace included, in a static arena: every case
@@ -12,11 +12,11 @@
 //     edgeattn::KVCache;
 // held to tests/golden/FORMAT.md's bar (the constants of conform/accuracy.hpp;
 // a decode's chunk_status exactly). Decoder cases (FORMAT.md, "Decoder
-// cases") follow tests/conform/run_case.cpp: masked MHA / dot product
-// through the *_masked entry points; kv_cache_decode step by step (truncate,
-// edgeattn_kv_cache_append, edgeattn_kv_cache_attention with causal = 1 and
-// the step's rows of key_ranges and bias), a refused step (cache full)
-// recorded and skipped.
+// cases") follow tests/conform/run_case.cpp: valid lengths and masks in the
+// call's edgeattn_attention_options; kv_cache_decode step by step (truncate,
+// edgeattn_kv_cache_store, edgeattn_kv_cache_attend with causal = 1 and the
+// step's rows of key_ranges and bias), a refused step (cache full) recorded
+// and skipped.
 // It reports one line per check over semihosting and ends with
 // "N passed, N failed"; the exit status (QEMU's) is 0 only if all passed.
 //
@@ -33,7 +33,6 @@
 #include <cstring>
 #include <initializer_list>
 #include <new>
-#include <type_traits>
 
 #include "conform/accuracy.hpp"
 #include "golden_cases.hpp"
@@ -99,10 +98,9 @@ long param(const golden_case &c, const char *key, long fallback) {
     return fallback;
 }
 
-// The decoder mask of a case (Check::mask): what the *_masked entry points and
-// the KV cache attention take.
+// The decoder mask of a case (Check::mask), as the attention calls' options
+// and the KV cache's attend take it.
 struct Mask {
-    bool present = false;  // causal, key_ranges or bias given
     edgeattn_attention_mask mask{};
 };
 
@@ -148,12 +146,11 @@ class Check {
 
     // The decoder mask of the case (FORMAT.md, "Decoder cases"): param causal
     // (0/1), key_ranges i32 (B,2) or (B,rows,2), bias f32 (1|B, 1|max_bias_heads,
-    // rows, keys). present: any of them given (the *_masked entry points).
+    // rows, keys); zero when none is given.
     Mask mask(std::size_t B, std::size_t rows, std::size_t max_bias_heads, std::size_t keys) {
         Mask m;
         const long causal = param(case_, "causal", -1);
         if (causal > 1) fail("param causal is neither 0 nor 1", "");
-        m.present = causal >= 0;
         m.mask.causal = causal == 1 ? 1 : 0;
         m.mask.ranges_kind = EDGEATTN_KEY_RANGES_NONE;
         if (const tensor *t = find(case_, role::input, "key_ranges")) {
@@ -162,7 +159,6 @@ class Check {
                 m.mask.ranges_kind = EDGEATTN_KEY_RANGES_PER_QUERY;
             else fail("key_ranges of another kind or shape", "");
             m.mask.key_ranges = static_cast<const std::int32_t *>(t->data);
-            m.present = true;
         }
         if (const tensor *t = find(case_, role::input, "bias")) {
             if (t->kind != kind::f32 || t->rank != 4 || (t->shape[0] != 1 && t->shape[0] != B) ||
@@ -174,7 +170,6 @@ class Check {
                 m.mask.bias_heads = t->shape[1];
                 m.mask.bias_keys = t->shape[3];
             }
-            m.present = true;
         }
         return m;
     }
@@ -276,6 +271,33 @@ bool fits(Check &k, std::size_t floats) {
     return false;
 }
 
+// The workspace request of an attention or KV cache call (`tokens`: a
+// cache store's tokens per batch element).
+edgeattn_workspace_request attention_request(edgeattn_op op, const edgeattn_attention_dims &d,
+                                             std::size_t tokens = 0) {
+    edgeattn_workspace_request r{};
+    r.op = op;
+    r.dims = d;
+    r.tokens = tokens;
+    return r;
+}
+
+// edgeattn_workspace_size of `count` calls for one thread; 0 (and failed)
+// on an error.
+std::size_t workspace_size(Check &k, const edgeattn_workspace_request *calls, std::size_t count = 1) {
+    std::size_t bytes = 0;
+    const edgeattn_status st = edgeattn_workspace_size(calls, count, 1, &bytes);
+    if (st != EDGEATTN_OK) {
+        k.fail("edgeattn_workspace_size: ", edgeattn_status_str(st));
+        return 0;
+    }
+    return bytes;
+}
+
+std::size_t workspace_size(Check &k, const edgeattn_workspace_request &call) { return workspace_size(k, &call); }
+
+edgeattn_weight_matrix f32_matrix(const float *data) { return {EDGEATTN_DTYPE_F32, data, nullptr}; }
+
 void *workspace(Check &k, std::size_t bytes) {
     if (bytes == 0 || bytes > sizeof arena) {
         k.fail("workspace size 0 or larger than the arena", "");
@@ -304,7 +326,7 @@ class Scratch {
         return static_cast<T *>(static_cast<void *>(arena + start));
     }
 
-    // A workspace or cache of `bytes` (from a *_size() call: 0 is a failure).
+    // A workspace or cache of `bytes` (from a size query: 0 is a failure).
     void *bytes(std::size_t bytes, const char *what) {
         if (bytes == 0) {
             k_.fail("size 0 from the library for ", what);
@@ -325,7 +347,7 @@ class Scratch {
 edgeattn_weight_matrix stored_matrix(Check &k, const golden_case &c, const char *name, std::size_t rows,
                                      std::size_t cols) {
     const long type = param(c, "weight_type", 0);
-    edgeattn_weight_matrix m{EDGEATTN_WEIGHTS_F32, nullptr, nullptr};
+    edgeattn_weight_matrix m{EDGEATTN_DTYPE_F32, nullptr, nullptr};
     if (type == 0) {
         m.data = k.f32(name, {rows, cols});
         return m;
@@ -349,31 +371,25 @@ edgeattn_weight_matrix stored_matrix(Check &k, const golden_case &c, const char 
         if (!q || !scales) return m;
         auto *q8 = reinterpret_cast<std::int8_t *>(stored_pool + start);
         for (std::size_t i = 0; i < n; ++i) q8[i] = static_cast<std::int8_t>(q[i]);
-        return {EDGEATTN_WEIGHTS_INT8, q8, scales};
+        return {EDGEATTN_DTYPE_INT8, q8, scales};
     }
     const float *f = k.f32(name, {rows, cols});
     if (!f) return m;
     auto *h = reinterpret_cast<std::uint16_t *>(stored_pool + start);
     k.status(edgeattn_float_to_half(n, f, h), "edgeattn_float_to_half: ");
-    return {EDGEATTN_WEIGHTS_F16, h, nullptr};
+    return {EDGEATTN_DTYPE_F16, h, nullptr};
 }
 
-// Multi-head weights of a case: fp32 (w) or, with param weight_type,
-// stored (tw); true when the case is typed.
+// Multi-head weights of a case, each matrix in the stored type of param
+// weight_type (fp32 without it); true when every matrix was read.
 bool mha_weights_of(Check &k, const golden_case &c, std::size_t h, std::size_t h_kv, std::size_t qs, std::size_t ks,
-                    std::size_t vs, edgeattn_mha_weights &w, edgeattn_mha_typed_weights &tw) {
-    const bool typed = param(c, "weight_type", 0) != 0;
+                    std::size_t vs, edgeattn_weights &w) {
     const float *biases[4] = {k.optional_f32("b_q", {h}), k.optional_f32("b_k", {h_kv}),
                               k.optional_f32("b_v", {h_kv}), k.optional_f32("b_o", {h})};
-    if (typed) {
-        tw = {stored_matrix(k, c, "W_q", h, qs),   stored_matrix(k, c, "W_k", h_kv, ks),
-              stored_matrix(k, c, "W_v", h_kv, vs), stored_matrix(k, c, "W_o", h, h),
-              biases[0], biases[1], biases[2], biases[3]};
-    } else {
-        w = {k.f32("W_q", {h, qs}), k.f32("W_k", {h_kv, ks}), k.f32("W_v", {h_kv, vs}), k.f32("W_o", {h, h}),
-             biases[0],             biases[1],                biases[2],                biases[3]};
-    }
-    return typed;
+    w = {stored_matrix(k, c, "W_q", h, qs),   stored_matrix(k, c, "W_k", h_kv, ks),
+         stored_matrix(k, c, "W_v", h_kv, vs), stored_matrix(k, c, "W_o", h, h),
+         biases[0], biases[1], biases[2], biases[3]};
+    return w.W_q.data && w.W_k.data && w.W_v.data && w.W_o.data;
 }
 
 void c_softmax(Check &k, const golden_case &c) {
@@ -388,11 +404,11 @@ void c_softmax(Check &k, const golden_case &c) {
     k.expect("Y", out_output, B * Q * K);
 }
 
-// Dot-product, additive and multi-head attention: queries, keys, values.
-// A dot-product or multi-head case with a decoder mask (causal, key_ranges,
-// bias) or num_kv_heads goes through the *_masked entry point, as the host
-// runner (tests/conform/run_case.cpp) does. `packed` (multi-head only):
-// weights from edgeattn_mha_pack_weights() and the *_packed entry points.
+// Dot-product, additive and multi-head attention: queries, keys, values;
+// valid lengths and a decoder mask (causal, key_ranges, bias) in the call's
+// options, as the host runner (tests/conform/run_case.cpp) passes them.
+// `packed` (multi-head only): weights from edgeattn_mha_pack() and
+// edgeattn_mha_packed().
 void c_attention(Check &k, const golden_case &c, bool with_weights, bool packed = false) {
     const tensor *q = find(c, role::input, "queries"), *kk = find(c, role::input, "keys"),
                  *v = find(c, role::input, "values");
@@ -403,42 +419,32 @@ void c_attention(Check &k, const golden_case &c, bool with_weights, bool packed 
     const float *Q = k.f32("queries", {d.batch, d.queries, d.query_size});
     const float *K = k.f32("keys", {d.batch, d.keys, d.key_size});
     const float *V = k.f32("values", {d.batch, d.keys, d.value_size});
-    const edgeattn_valid_lens vl = k.valid_lens(d.batch, d.queries);
+    edgeattn_attention_options options{};
+    options.valid_lens = k.valid_lens(d.batch, d.queries);
     if (!Q || !K || !V) return;
     float *weights = with_weights ? out_weights : nullptr;
     std::size_t out_features = d.value_size, heads = 1;
     if (same(c.op, "dot_product_attention")) {
-        const Mask m = k.mask(d.batch, d.queries, 1, d.keys);
-        void *ws = workspace(k, edgeattn_dot_product_attention_workspace_size(&d, 1));
+        options.mask = k.mask(d.batch, d.queries, 1, d.keys).mask;
+        void *ws = workspace(k, workspace_size(k, attention_request(EDGEATTN_OP_SDPA, d)));
         if (!ws || !k.ok() || !fits(k, d.batch * d.queries * d.keys) ||
             !fits(k, d.batch * d.queries * d.value_size))
             return;
-        if (m.present)
-            k.status(edgeattn_dot_product_attention_masked(&d, Q, K, V, &vl, &m.mask, ws, sizeof arena, out_output,
-                                                           weights),
-                     "edgeattn_dot_product_attention_masked: ");
-        else
-            k.status(edgeattn_dot_product_attention(&d, Q, K, V, &vl, ws, sizeof arena, out_output, weights),
-                     "edgeattn_dot_product_attention: ");
+        k.status(edgeattn_sdpa(&d, Q, K, V, &options, ws, sizeof arena, out_output, weights), "edgeattn_sdpa: ");
     } else if (same(c.op, "additive_attention")) {
         d.num_hiddens = static_cast<std::size_t>(param(c, "num_hiddens", 0));
         const std::size_t h = d.num_hiddens;
-        const edgeattn_additive_typed_weights w{stored_matrix(k, c, "W_q", h, d.query_size),
-                                                stored_matrix(k, c, "W_k", h, d.key_size), k.f32("w_v", {1, h})};
-        const bool typed = w.W_q.type != EDGEATTN_WEIGHTS_F32;
-        void *ws = workspace(k, edgeattn_additive_attention_workspace_size(&d, 1));
-        if (!w.W_q.data || !w.W_k.data || !w.w_v || !ws || !fits(k, d.batch * d.queries * d.keys) ||
+        // weight_type stores W_q and W_k; w_v, the (1, h) scoring row, is f32.
+        edgeattn_weights w{};
+        w.W_q = stored_matrix(k, c, "W_q", h, d.query_size);
+        w.W_k = stored_matrix(k, c, "W_k", h, d.key_size);
+        w.W_v = f32_matrix(k.f32("w_v", {1, h}));
+        void *ws = workspace(k, workspace_size(k, attention_request(EDGEATTN_OP_ADDITIVE, d)));
+        if (!w.W_q.data || !w.W_k.data || !w.W_v.data || !ws || !fits(k, d.batch * d.queries * d.keys) ||
             !fits(k, d.batch * d.queries * d.value_size))
             return;
-        if (typed) {
-            k.status(edgeattn_additive_attention_typed(&d, Q, K, V, &vl, &w, ws, sizeof arena, out_output, weights),
-                     "edgeattn_additive_attention_typed: ");
-        } else {
-            const edgeattn_additive_weights wf{static_cast<const float *>(w.W_q.data),
-                                               static_cast<const float *>(w.W_k.data), w.w_v};
-            k.status(edgeattn_additive_attention(&d, Q, K, V, &vl, &wf, ws, sizeof arena, out_output, weights),
-                     "edgeattn_additive_attention: ");
-        }
+        k.status(edgeattn_additive(&d, Q, K, V, &w, &options, ws, sizeof arena, out_output, weights),
+                 "edgeattn_additive: ");
     } else {
         d.num_hiddens = static_cast<std::size_t>(param(c, "num_hiddens", 0));
         d.num_heads = static_cast<std::size_t>(param(c, "num_heads", 0));
@@ -447,52 +453,28 @@ void c_attention(Check &k, const golden_case &c, bool with_weights, bool packed 
         d.num_kv_heads = kv_heads > 0 ? static_cast<std::size_t>(kv_heads) : 0;
         const std::size_t h = d.num_hiddens;
         const std::size_t h_kv = d.num_kv_heads && d.num_heads ? d.num_kv_heads * (h / d.num_heads) : h;
-        edgeattn_mha_weights w{};
-        edgeattn_mha_typed_weights tw{};
-        const bool typed = mha_weights_of(k, c, h, h_kv, d.query_size, d.key_size, d.value_size, w, tw);
-        const Mask m = k.mask(d.batch, d.queries, d.num_heads, d.keys);
-        const bool masked = m.present || kv_heads >= 0 || typed;
-        const edgeattn_attention_mask *mask = m.present ? &m.mask : nullptr;
+        edgeattn_weights w{};
+        const bool read = mha_weights_of(k, c, h, h_kv, d.query_size, d.key_size, d.value_size, w);
+        options.mask = k.mask(d.batch, d.queries, d.num_heads, d.keys).mask;
         out_features = h;
         heads = d.num_heads;
-        if ((!typed && (!w.W_q || !w.W_k || !w.W_v || !w.W_o)) || !k.ok() ||
-            !fits(k, d.batch * heads * d.queries * d.keys) || !fits(k, d.batch * d.queries * h))
+        if (!read || !k.ok() || !fits(k, d.batch * heads * d.queries * d.keys) || !fits(k, d.batch * d.queries * h))
             return;
         if (packed) {
             Scratch mem(k);
-            const std::size_t packed_bytes =
-                typed ? edgeattn_mha_typed_packed_weights_size(&d, &tw) : edgeattn_mha_packed_weights_size(&d);
-            void *p = mem.bytes(packed_bytes, "edgeattn_mha_packed_weights_size");
-            const std::size_t ws_bytes = edgeattn_multi_head_attention_workspace_size(&d, 1);
-            void *ws = mem.bytes(ws_bytes, "edgeattn_multi_head_attention_workspace_size");
+            const std::size_t packed_bytes = edgeattn_mha_packed_size(&d, &w);
+            void *p = mem.bytes(packed_bytes, "edgeattn_mha_packed_size");
+            const std::size_t ws_bytes = workspace_size(k, attention_request(EDGEATTN_OP_MHA, d));
+            void *ws = mem.bytes(ws_bytes, "edgeattn_workspace_size");
             if (!p || !ws) return;
             k.note("packed weights + workspace", mem.used());
-            if (typed)
-                k.status(edgeattn_mha_pack_typed_weights(&d, &tw, p, packed_bytes), "edgeattn_mha_pack_typed_weights: ");
-            else
-                k.status(edgeattn_mha_pack_weights(&d, &w, p, packed_bytes), "edgeattn_mha_pack_weights: ");
-            if (masked)
-                k.status(edgeattn_multi_head_attention_masked_packed(&d, Q, K, V, &vl, mask, p, packed_bytes, ws,
-                                                                     ws_bytes, out_output, weights),
-                         "edgeattn_multi_head_attention_masked_packed: ");
-            else
-                k.status(edgeattn_multi_head_attention_packed(&d, Q, K, V, &vl, p, packed_bytes, ws, ws_bytes,
-                                                              out_output, weights),
-                         "edgeattn_multi_head_attention_packed: ");
+            k.status(edgeattn_mha_pack(&d, &w, p, packed_bytes), "edgeattn_mha_pack: ");
+            k.status(edgeattn_mha_packed(&d, Q, K, V, p, packed_bytes, &options, ws, ws_bytes, out_output, weights),
+                     "edgeattn_mha_packed: ");
         } else {
-            void *ws = workspace(k, edgeattn_multi_head_attention_workspace_size(&d, 1));
+            void *ws = workspace(k, workspace_size(k, attention_request(EDGEATTN_OP_MHA, d)));
             if (!ws) return;
-            if (typed)
-                k.status(edgeattn_multi_head_attention_typed(&d, Q, K, V, &vl, mask, &tw, ws, sizeof arena, out_output,
-                                                             weights),
-                         "edgeattn_multi_head_attention_typed: ");
-            else if (masked)
-                k.status(edgeattn_multi_head_attention_masked(&d, Q, K, V, &vl, mask, &w, ws, sizeof arena,
-                                                              out_output, weights),
-                         "edgeattn_multi_head_attention_masked: ");
-            else
-                k.status(edgeattn_multi_head_attention(&d, Q, K, V, &vl, &w, ws, sizeof arena, out_output, weights),
-                         "edgeattn_multi_head_attention: ");
+            k.status(edgeattn_mha(&d, Q, K, V, &w, &options, ws, sizeof arena, out_output, weights), "edgeattn_mha: ");
         }
     }
     k.expect("output", out_output, d.batch * d.queries * out_features);
@@ -507,13 +489,14 @@ void c_positional_encoding(Check &k, const golden_case &c) {
     const float *X = k.f32("X", {B, n, d});
     if (!X || !fits(k, max_len * d) || !fits(k, B * n * d)) return;
     k.status(edgeattn_positional_encoding_table(max_len, d, table_P), "edgeattn_positional_encoding_table: ");
-    k.status(edgeattn_positional_encoding_add(B, n, d, X, table_P, max_len, out_output),
-             "edgeattn_positional_encoding_add: ");
+    k.status(edgeattn_positional_encoding_add_at(B, n, d, 0, X, table_P, max_len, out_output),
+             "edgeattn_positional_encoding_add_at: ");
     k.expect("output", out_output, B * n * d);
     k.expect("P", table_P, max_len * d);
 }
 
-// d2l's Transformer input: self-attention on X + P.
+// d2l's Transformer input: self-attention on X + P, edgeattn_mha with X + P
+// as queries, keys and values.
 void c_self_attention(Check &k, const golden_case &c, bool with_weights) {
     const tensor *x = find(c, role::input, "X");
     if (!x || x->rank != 3) return k.fail("no input X of rank 3", "");
@@ -522,57 +505,53 @@ void c_self_attention(Check &k, const golden_case &c, bool with_weights) {
     const std::size_t heads = static_cast<std::size_t>(param(c, "num_heads", 0));
     const edgeattn_attention_dims d{B, n, n, h, h, h, h, heads, 0};
     const float *X = k.f32("X", {B, n, h});
-    const edgeattn_valid_lens vl = k.valid_lens(B, n);
-    const edgeattn_mha_weights w{k.f32("W_q", {h, h}),       k.f32("W_k", {h, h}),
-                                 k.f32("W_v", {h, h}),       k.f32("W_o", {h, h}),
-                                 k.optional_f32("b_q", {h}), k.optional_f32("b_k", {h}),
-                                 k.optional_f32("b_v", {h}), k.optional_f32("b_o", {h})};
-    void *ws = workspace(k, edgeattn_self_attention_workspace_size(&d, 1));
-    if (!X || !w.W_q || !w.W_k || !w.W_v || !w.W_o || !ws || !fits(k, max_len * h) || !fits(k, B * n * h) ||
-        !fits(k, B * heads * n * n))
+    edgeattn_attention_options options{};
+    options.valid_lens = k.valid_lens(B, n);
+    const edgeattn_weights w{f32_matrix(k.f32("W_q", {h, h})), f32_matrix(k.f32("W_k", {h, h})),
+                             f32_matrix(k.f32("W_v", {h, h})), f32_matrix(k.f32("W_o", {h, h})),
+                             k.optional_f32("b_q", {h}),       k.optional_f32("b_k", {h}),
+                             k.optional_f32("b_v", {h}),       k.optional_f32("b_o", {h})};
+    void *ws = workspace(k, workspace_size(k, attention_request(EDGEATTN_OP_MHA, d)));
+    if (!X || !w.W_q.data || !w.W_k.data || !w.W_v.data || !w.W_o.data || !ws || !fits(k, max_len * h) ||
+        !fits(k, B * n * h) || !fits(k, B * heads * n * n))
         return;
     k.status(edgeattn_positional_encoding_table(max_len, h, table_P), "edgeattn_positional_encoding_table: ");
-    k.status(edgeattn_positional_encoding_add(B, n, h, X, table_P, max_len, x_plus_p),
-             "edgeattn_positional_encoding_add: ");
+    k.status(edgeattn_positional_encoding_add_at(B, n, h, 0, X, table_P, max_len, x_plus_p),
+             "edgeattn_positional_encoding_add_at: ");
     float *weights = with_weights ? out_weights : nullptr;
-    k.status(edgeattn_self_attention(&d, x_plus_p, &vl, &w, ws, sizeof arena, out_output, weights),
-             "edgeattn_self_attention: ");
+    k.status(edgeattn_mha(&d, x_plus_p, x_plus_p, x_plus_p, &w, &options, ws, sizeof arena, out_output, weights),
+             "edgeattn_mha: ");
     k.expect("output", out_output, B * n * h);
     if (with_weights) k.expect("attention_weights", out_weights, B * heads * n * n);
 }
 
-// torch.nn.Linear: y (rows, out) = x (rows, in) W^T (+ b); `packed`: through
-// edgeattn_linear_pack_weights() + edgeattn_linear_packed().
+// torch.nn.Linear: y (rows, out) = x (rows, in) W^T (+ b) through
+// edgeattn_dense(); `packed`: through edgeattn_dense_pack() + edgeattn_dense_packed().
 void c_linear(Check &k, const golden_case &c, bool packed) {
     const tensor *x = find(c, role::input, "x"), *W = find(c, role::input, "W");
     if (!x || !W || x->rank != 2 || W->rank != 2) return k.fail("no inputs x and W of rank 2", "");
-    const edgeattn_linear_dims d{x->shape[0], x->shape[1], W->shape[0]};
+    const edgeattn_dense_dims d{x->shape[0], x->shape[1], W->shape[0]};
     const float *xs = k.f32("x", {d.rows, d.in_features});
     const edgeattn_weight_matrix Wm = stored_matrix(k, c, "W", d.out_features, d.in_features);
-    const bool typed = Wm.type != EDGEATTN_WEIGHTS_F32;
-    const float *Ws = static_cast<const float *>(Wm.data);
     const float *b = k.optional_f32("b", {d.out_features});
     if (!xs || !Wm.data || !k.ok() || !fits(k, d.rows * d.out_features)) return;
     Scratch mem(k);
     if (packed) {
-        const std::size_t bytes = edgeattn_linear_typed_packed_weights_size(&d, Wm.type);
-        void *p = mem.bytes(bytes, "edgeattn_linear_packed_weights_size");
+        const std::size_t bytes = edgeattn_dense_packed_size(&d, &Wm);
+        void *p = mem.bytes(bytes, "edgeattn_dense_packed_size");
         if (!p) return;
         k.note("packed weights", bytes);
-        if (typed)
-            k.status(edgeattn_linear_pack_typed_weights(&d, &Wm, b, p, bytes), "edgeattn_linear_pack_typed_weights: ");
-        else
-            k.status(edgeattn_linear_pack_weights(&d, Ws, b, p, bytes), "edgeattn_linear_pack_weights: ");
-        k.status(edgeattn_linear_packed(&d, xs, p, bytes, out_output), "edgeattn_linear_packed: ");
+        k.status(edgeattn_dense_pack(&d, &Wm, b, p, bytes), "edgeattn_dense_pack: ");
+        k.status(edgeattn_dense_packed(&d, xs, p, bytes, out_output), "edgeattn_dense_packed: ");
     } else {
-        const std::size_t bytes = edgeattn_linear_workspace_size(&d, 1);
-        void *ws = mem.bytes(bytes, "edgeattn_linear_workspace_size");
+        edgeattn_workspace_request request{};
+        request.op = EDGEATTN_OP_DENSE;
+        request.dense = d;
+        const std::size_t bytes = workspace_size(k, request);
+        void *ws = mem.bytes(bytes, "edgeattn_workspace_size");
         if (!ws) return;
         k.note("workspace", bytes);
-        if (typed)
-            k.status(edgeattn_linear_typed(&d, xs, &Wm, b, ws, bytes, out_output), "edgeattn_linear_typed: ");
-        else
-            k.status(edgeattn_linear(&d, xs, Ws, b, ws, bytes, out_output), "edgeattn_linear: ");
+        k.status(edgeattn_dense(&d, xs, &Wm, b, ws, bytes, out_output), "edgeattn_dense: ");
     }
     k.expect("y", out_output, d.rows * d.out_features);
 }
@@ -585,9 +564,7 @@ struct Decode {
     std::size_t S = 0, n_max = 0;  // steps, most tokens of a step
     const float *X = nullptr;       // (B, T, dm): queries = keys = values
     const std::int32_t *chunks = nullptr, *truncate = nullptr;  // (S); truncate may be null (none)
-    edgeattn_mha_weights w{};
-    edgeattn_mha_typed_weights tw{};  // with param weight_type (typed)
-    bool typed = false;
+    edgeattn_weights w{};           // each matrix in the stored type of param weight_type
     Mask mask;                      // key_ranges (B,2) or (B,T,2), bias (Bb,Hb,T,capacity)
     edgeattn_attention_dims d{};    // queries set per step
 };
@@ -617,9 +594,9 @@ bool read_decode(Check &k, const golden_case &c, Decode &z) {
     z.X = k.f32("X", {z.B, z.T, z.dm});
     z.chunks = k.i32("chunks", {z.S});
     z.truncate = find(c, role::input, "truncate") ? k.i32("truncate", {z.S}) : nullptr;
-    z.typed = mha_weights_of(k, c, h, h_kv, z.dm, z.dm, z.dm, z.w, z.tw);
+    const bool read = mha_weights_of(k, c, h, h_kv, z.dm, z.dm, z.dm, z.w);
     z.mask = k.mask(z.B, z.T, z.H, z.capacity);
-    if (!z.X || !z.chunks || (!z.typed && (!z.w.W_q || !z.w.W_k || !z.w.W_v || !z.w.W_o)) || !k.ok()) return false;
+    if (!z.X || !z.chunks || !read || !k.ok()) return false;
     std::size_t sum = 0;
     for (std::size_t s = 0; s < z.S; ++s) {
         if (z.chunks[s] <= 0 || (z.truncate && z.truncate[s] < -1)) {
@@ -643,62 +620,34 @@ bool read_decode(Check &k, const golden_case &c, Decode &z) {
 struct CCache {
     edgeattn_kv_cache c{};
 
-    edgeattn_status append(const edgeattn_attention_dims *d, std::size_t n, const float *keys, const float *values,
-                           const edgeattn_mha_weights *w, void *ws, std::size_t bytes) {
-        return edgeattn_kv_cache_append(&c, d, n, keys, values, w, ws, bytes);
+    edgeattn_status store(const edgeattn_attention_dims *d, std::size_t n, const float *keys, const float *values,
+                          const edgeattn_weights *w, void *ws, std::size_t bytes) {
+        return edgeattn_kv_cache_store(&c, d, n, keys, values, w, nullptr, ws, bytes);
     }
-    edgeattn_status append_packed(const edgeattn_attention_dims *d, std::size_t n, const float *keys,
-                                  const float *values, const void *p, std::size_t p_bytes, void *ws,
-                                  std::size_t bytes) {
-        return edgeattn_kv_cache_append_packed(&c, d, n, keys, values, p, p_bytes, ws, bytes);
+    edgeattn_status store_packed(const edgeattn_attention_dims *d, std::size_t n, const float *keys,
+                                 const float *values, const void *p, std::size_t p_bytes, void *ws,
+                                 std::size_t bytes) {
+        return edgeattn_kv_cache_store_packed(&c, d, n, keys, values, p, p_bytes, nullptr, ws, bytes);
     }
-    edgeattn_status attention(const edgeattn_attention_dims *d, const float *q, const edgeattn_attention_mask *m,
-                              const edgeattn_mha_weights *w, void *ws, std::size_t bytes, float *out) const {
-        return edgeattn_kv_cache_attention(&c, d, q, m, w, ws, bytes, out, nullptr);
+    edgeattn_status attend(const edgeattn_attention_dims *d, const float *q, const edgeattn_weights *w,
+                           const edgeattn_attention_options *o, void *ws, std::size_t bytes, float *out) const {
+        return edgeattn_kv_cache_attend(&c, d, q, w, o, ws, bytes, out, nullptr);
     }
-    edgeattn_status attention_packed(const edgeattn_attention_dims *d, const float *q,
-                                     const edgeattn_attention_mask *m, const void *p, std::size_t p_bytes, void *ws,
-                                     std::size_t bytes, float *out) const {
-        return edgeattn_kv_cache_attention_packed(&c, d, q, m, p, p_bytes, ws, bytes, out, nullptr);
+    edgeattn_status attend_packed(const edgeattn_attention_dims *d, const float *q, const void *p,
+                                  std::size_t p_bytes, const edgeattn_attention_options *o, void *ws,
+                                  std::size_t bytes, float *out) const {
+        return edgeattn_kv_cache_attend_packed(&c, d, q, p, p_bytes, o, ws, bytes, out, nullptr);
     }
     edgeattn_status truncate(std::size_t b, std::size_t length) { return edgeattn_kv_cache_truncate(&c, b, length); }
-    edgeattn_status append_typed(const edgeattn_attention_dims *d, std::size_t n, const float *keys,
-                                 const float *values, const edgeattn_mha_typed_weights *w, void *ws,
-                                 std::size_t bytes) {
-        return edgeattn_kv_cache_append_typed(&c, d, n, keys, values, w, ws, bytes);
-    }
-    edgeattn_status attention_typed(const edgeattn_attention_dims *d, const float *q, const edgeattn_attention_mask *m,
-                                    const edgeattn_mha_typed_weights *w, void *ws, std::size_t bytes,
-                                    float *out) const {
-        return edgeattn_kv_cache_attention_typed(&c, d, q, m, w, ws, bytes, out, nullptr);
-    }
 };
 
-// Typed weights read in place go through the C API's *_typed calls (the
-// C++ KVCache module takes fp32 weights).
-template <class Cache>
-edgeattn_status append_step(Cache &cache, const Decode &z, const edgeattn_attention_dims *d, std::size_t n,
-                            const float *x, void *ws, std::size_t bytes) {
-    if constexpr (std::is_same<Cache, CCache>::value)
-        if (z.typed) return cache.append_typed(d, n, x, x, &z.tw, ws, bytes);
-    return cache.append(d, n, x, x, &z.w, ws, bytes);
-}
-
-template <class Cache>
-edgeattn_status attend_step(const Cache &cache, const Decode &z, const edgeattn_attention_dims *d, const float *x,
-                            const edgeattn_attention_mask *m, void *ws, std::size_t bytes, float *out) {
-    if constexpr (std::is_same<Cache, CCache>::value)
-        if (z.typed) return cache.attention_typed(d, x, m, &z.tw, ws, bytes, out);
-    return cache.attention(d, x, m, &z.w, ws, bytes, out);
-}
-
 // The decode of FORMAT.md and tests/conform/run_case.cpp: step s first
-// truncates every batch element to truncate[s] (when >= 0), appends its
+// truncates every batch element to truncate[s] (when >= 0), stores its
 // chunks[s] tokens, then attends from them over the cache with causal = 1
 // plus their rows of key_ranges and bias (copied to step buffers). A step
 // refused with EDGEATTN_ERR_CACHE_FULL records that status and is skipped;
 // `output` holds the accepted steps' tokens in feed order (B, T_ok, h).
-// `packed`: weights from edgeattn_mha_pack_weights(), null for the plain ones.
+// `packed`: weights from edgeattn_mha_pack(), null for the plain ones.
 // Every buffer comes from `mem` (the arena).
 template <class Cache>
 void decode(Check &k, const Decode &z, Cache &cache, Scratch &mem, const void *packed, std::size_t packed_bytes) {
@@ -711,16 +660,17 @@ void decode(Check &k, const Decode &z, Cache &cache, Scratch &mem, const void *p
     std::int32_t *step_ranges = per_query ? mem.take<std::int32_t>(B * n_max * 2) : nullptr;
     float *step_bias = Bb ? mem.take<float>(Bb * Hb * n_max * cap) : nullptr;
     std::int32_t *status = mem.take<std::int32_t>(z.S);
-    // One workspace for both calls of a step, for the largest step.
+    // One workspace for both calls of every step: each step's query covers
+    // its store and attend, the largest step's size is kept.
     std::size_t ws_bytes = 0;
     for (std::size_t s = 0; s < z.S; ++s) {
         edgeattn_attention_dims ds = z.d;
         ds.queries = static_cast<std::size_t>(z.chunks[s]);
-        const std::size_t a = edgeattn_kv_cache_append_workspace_size(&ds, ds.queries, 1);
-        const std::size_t q = edgeattn_kv_cache_attention_workspace_size(&ds, 1);
-        if (a == 0 || q == 0) return k.fail("a KV cache workspace size is 0", "");
-        ws_bytes = a > ws_bytes ? a : ws_bytes;
-        ws_bytes = q > ws_bytes ? q : ws_bytes;
+        const edgeattn_workspace_request step[2] = {attention_request(EDGEATTN_OP_KV_CACHE_STORE, ds, ds.queries),
+                                                    attention_request(EDGEATTN_OP_KV_CACHE_ATTEND, ds)};
+        const std::size_t bytes = workspace_size(k, step, 2);
+        if (bytes == 0) return k.fail("a KV cache workspace size is 0", "");
+        ws_bytes = bytes > ws_bytes ? bytes : ws_bytes;
     }
     void *ws = mem.bytes(ws_bytes, "the KV cache workspaces");
     if (!xs || !ys || (per_query && !step_ranges) || (Bb && !step_bias) || !status || !ws || !fits(k, B * T * h))
@@ -740,15 +690,17 @@ void decode(Check &k, const Decode &z, Cache &cache, Scratch &mem, const void *p
             std::memcpy(xs + b * n * dm, z.X + (b * T + t0) * dm, n * dm * sizeof(float));
         edgeattn_attention_dims ds = z.d;
         ds.queries = n;
-        const edgeattn_status a = packed ? cache.append_packed(&ds, n, xs, xs, packed, packed_bytes, ws, ws_bytes)
-                                         : append_step(cache, z, &ds, n, xs, ws, ws_bytes);
+        const edgeattn_status a = packed ? cache.store_packed(&ds, n, xs, xs, packed, packed_bytes, ws, ws_bytes)
+                                         : cache.store(&ds, n, xs, xs, &z.w, ws, ws_bytes);
         if (a == EDGEATTN_ERR_CACHE_FULL) {
             status[s] = a;
             continue;
         }
-        if (a != EDGEATTN_OK) return k.fail("edgeattn_kv_cache_append: ", edgeattn_status_str(a));
+        if (a != EDGEATTN_OK) return k.fail("edgeattn_kv_cache_store: ", edgeattn_status_str(a));
 
-        edgeattn_attention_mask mask = z.mask.mask;
+        edgeattn_attention_options options{};
+        edgeattn_attention_mask &mask = options.mask;
+        mask = z.mask.mask;
         mask.causal = 1;
         if (per_query) {
             for (std::size_t b = 0; b < B; ++b)
@@ -762,10 +714,10 @@ void decode(Check &k, const Decode &z, Cache &cache, Scratch &mem, const void *p
             mask.bias = step_bias;
             mask.bias_keys = cap;
         }
-        const edgeattn_status q =
-            packed ? cache.attention_packed(&ds, xs, &mask, packed, packed_bytes, ws, ws_bytes, ys)
-                   : attend_step(cache, z, &ds, xs, &mask, ws, ws_bytes, ys);
-        if (q != EDGEATTN_OK) return k.fail("edgeattn_kv_cache_attention: ", edgeattn_status_str(q));
+        const edgeattn_status q = packed
+                                      ? cache.attend_packed(&ds, xs, packed, packed_bytes, &options, ws, ws_bytes, ys)
+                                      : cache.attend(&ds, xs, &z.w, &options, ws, ws_bytes, ys);
+        if (q != EDGEATTN_OK) return k.fail("edgeattn_kv_cache_attend: ", edgeattn_status_str(q));
         for (std::size_t b = 0; b < B; ++b)
             std::memcpy(out_output + (b * T + t_ok) * h, ys + b * n * h, n * h * sizeof(float));
         t_ok += n;
@@ -778,32 +730,28 @@ void decode(Check &k, const Decode &z, Cache &cache, Scratch &mem, const void *p
 }
 
 // The C API's cache, in the arena with everything else; `packed`: weights
-// from edgeattn_mha_pack_weights() and the *_packed calls.
+// from edgeattn_mha_pack() and the cache's _packed calls.
 void c_decode(Check &k, const golden_case &c, bool packed) {
     Decode z;
     if (!read_decode(k, c, z)) return;
     Scratch mem(k);
     // fp32, or (param cache_type) an int8 / fp16 cache.
-    const edgeattn_weight_type storage = static_cast<edgeattn_weight_type>(param(c, "cache_type", 0));
-    const std::size_t cache_bytes = edgeattn_kv_cache_typed_size(z.B, z.H_kv, z.head_size, z.capacity, storage);
-    void *cache_memory = mem.bytes(cache_bytes, "edgeattn_kv_cache_typed_size");
+    const edgeattn_kv_cache_config config{z.B, z.H_kv, z.head_size, z.capacity,
+                                          static_cast<edgeattn_dtype>(param(c, "cache_type", 0))};
+    const std::size_t cache_bytes = edgeattn_kv_cache_memory_size(&config);
+    void *cache_memory = mem.bytes(cache_bytes, "edgeattn_kv_cache_memory_size");
     std::size_t packed_bytes = 0;
     void *p = nullptr;
     if (packed) {
-        packed_bytes = z.typed ? edgeattn_mha_typed_packed_weights_size(&z.d, &z.tw)
-                               : edgeattn_mha_packed_weights_size(&z.d);
-        p = mem.bytes(packed_bytes, "edgeattn_mha_packed_weights_size");
+        packed_bytes = edgeattn_mha_packed_size(&z.d, &z.w);
+        p = mem.bytes(packed_bytes, "edgeattn_mha_packed_size");
         if (!p) return;
-        if (z.typed)
-            k.status(edgeattn_mha_pack_typed_weights(&z.d, &z.tw, p, packed_bytes), "edgeattn_mha_pack_typed_weights: ");
-        else
-            k.status(edgeattn_mha_pack_weights(&z.d, &z.w, p, packed_bytes), "edgeattn_mha_pack_weights: ");
+        k.status(edgeattn_mha_pack(&z.d, &z.w, p, packed_bytes), "edgeattn_mha_pack: ");
     }
     if (!cache_memory || !k.ok()) return;
     CCache cache;
-    const edgeattn_status st = edgeattn_kv_cache_init_typed(&cache.c, z.B, z.H_kv, z.head_size, z.capacity, storage,
-                                                            cache_memory, cache_bytes);
-    if (st != EDGEATTN_OK) return k.fail("edgeattn_kv_cache_init_typed: ", edgeattn_status_str(st));
+    const edgeattn_status st = edgeattn_kv_cache_setup(&cache.c, &config, cache_memory, cache_bytes);
+    if (st != EDGEATTN_OK) return k.fail("edgeattn_kv_cache_setup: ", edgeattn_status_str(st));
     decode(k, z, cache, mem, p, packed_bytes);
 }
 
@@ -881,9 +829,12 @@ void cpp_additive(const golden_case &c) {
     using Module = edgeattn::AdditiveAttention<B, Q, K, QS, KS, V, H>;
     Check k("C++ fixed  ", c);
     const float *q = k.f32("queries", {B, Q, QS}), *kk = k.f32("keys", {B, K, KS}), *v = k.f32("values", {B, K, V});
-    const edgeattn_additive_weights w{k.f32("W_q", {H, QS}), k.f32("W_k", {H, KS}), k.f32("w_v", {1, H})};
+    edgeattn_weights w{};
+    w.W_q = f32_matrix(k.f32("W_q", {H, QS}));
+    w.W_k = f32_matrix(k.f32("W_k", {H, KS}));
+    w.W_v = f32_matrix(k.f32("w_v", {1, H}));
     const edgeattn_valid_lens vl = k.valid_lens(B, Q);
-    if (!q || !kk || !v || !w.W_q || !w.W_k || !w.w_v) return;
+    if (!q || !kk || !v || !w.W_q.data || !w.W_k.data || !w.W_v.data) return;
     Module *m = make_module<Module>(w);
     k.note("sizeof(AdditiveAttention)", sizeof(Module));
     k.status(m->forward(q, kk, v, &vl, out_output, out_weights), "AdditiveAttention::forward: ");
@@ -899,12 +850,12 @@ void cpp_mha(const golden_case &c) {
     Check k("C++ fixed  ", c);
     const float *q = k.f32("queries", {B, Q, QS}), *kk = k.f32("keys", {B, K, KS}),
                 *v = k.f32("values", {B, K, VS});
-    const edgeattn_mha_weights w{k.f32("W_q", {H, QS}),      k.f32("W_k", {H, KS}),
-                                 k.f32("W_v", {H, VS}),      k.f32("W_o", {H, H}),
-                                 k.optional_f32("b_q", {H}), k.optional_f32("b_k", {H}),
-                                 k.optional_f32("b_v", {H}), k.optional_f32("b_o", {H})};
+    const edgeattn_weights w{f32_matrix(k.f32("W_q", {H, QS})), f32_matrix(k.f32("W_k", {H, KS})),
+                             f32_matrix(k.f32("W_v", {H, VS})), f32_matrix(k.f32("W_o", {H, H})),
+                             k.optional_f32("b_q", {H}),        k.optional_f32("b_k", {H}),
+                             k.optional_f32("b_v", {H}),        k.optional_f32("b_o", {H})};
     const edgeattn_valid_lens vl = k.valid_lens(B, Q);
-    if (!q || !kk || !v || !w.W_q || !w.W_k || !w.W_v || !w.W_o) return;
+    if (!q || !kk || !v || !w.W_q.data || !w.W_k.data || !w.W_v.data || !w.W_o.data) return;
     Module *m = make_module<Module>(w);
     k.note("sizeof(MultiHeadAttention)", sizeof(Module));
     k.status(m->forward(q, kk, v, &vl, out_output, out_weights), "MultiHeadAttention::forward: ");
@@ -921,8 +872,8 @@ void cpp_positional(const golden_case &c) {
     // The compile-time table, in flash (.rodata: the hygiene test checks it).
     const edgeattn::PositionalEncodingTable<MaxLen, D> &P = edgeattn::positional_encoding_table<MaxLen, D>;
     k.note("table in flash", sizeof P);
-    k.status(edgeattn_positional_encoding_add(B, N, D, X, P.data(), MaxLen, out_output),
-             "edgeattn_positional_encoding_add: ");
+    k.status(edgeattn_positional_encoding_add_at(B, N, D, 0, X, P.data(), MaxLen, out_output),
+             "edgeattn_positional_encoding_add_at: ");
     k.expect("output", out_output, B * N * D);
     k.expect("P", P.data(), MaxLen * D);
 }
@@ -933,12 +884,12 @@ void cpp_self_attention(const golden_case &c) {
     using Module = edgeattn::PositionalSelfAttention<B, N, D, Heads, MaxLen>;
     Check k("C++ fixed  ", c);
     const float *X = k.f32("X", {B, N, D});
-    const edgeattn_mha_weights w{k.f32("W_q", {D, D}),       k.f32("W_k", {D, D}),
-                                 k.f32("W_v", {D, D}),       k.f32("W_o", {D, D}),
-                                 k.optional_f32("b_q", {D}), k.optional_f32("b_k", {D}),
-                                 k.optional_f32("b_v", {D}), k.optional_f32("b_o", {D})};
+    const edgeattn_weights w{f32_matrix(k.f32("W_q", {D, D})), f32_matrix(k.f32("W_k", {D, D})),
+                             f32_matrix(k.f32("W_v", {D, D})), f32_matrix(k.f32("W_o", {D, D})),
+                             k.optional_f32("b_q", {D}),       k.optional_f32("b_k", {D}),
+                             k.optional_f32("b_v", {D}),       k.optional_f32("b_o", {D})};
     const edgeattn_valid_lens vl = k.valid_lens(B, N);
-    if (!X || !w.W_q || !w.W_k || !w.W_v || !w.W_o) return;
+    if (!X || !w.W_q.data || !w.W_k.data || !w.W_v.data || !w.W_o.data) return;
     Module *m = make_module<Module>(w);
     k.note("sizeof(PositionalSelfAttention)", sizeof(Module));
     k.status(m->forward(X, &vl, out_output, out_weights), "PositionalSelfAttention::forward: ");

@@ -25,7 +25,7 @@ using Module = edgeattn::PositionalSelfAttention<B, N, D, H, MaxLen>;
 
 // W_q, W_k, W_v, W_o (d, d): in flash. A small non-zero pattern keeps them
 // out of .bss whatever the compiler thinks of all-zero constants. With
-// FOOTPRINT_INT8 they are int8 with a float scale per row (reduced_precision.h).
+// FOOTPRINT_INT8 they are int8 with a float scale per row (EDGEATTN_DTYPE_INT8).
 #if defined(FOOTPRINT_INT8)
 struct Weights {
     std::int8_t w[4][D * D];
@@ -36,9 +36,9 @@ struct Weights {
             for (std::size_t o = 0; o < D; ++o) scales[m][o] = 0.01f;
         }
     }
-    edgeattn_mha_typed_weights typed() const {
-        return {{EDGEATTN_WEIGHTS_INT8, w[0], scales[0]}, {EDGEATTN_WEIGHTS_INT8, w[1], scales[1]},
-                {EDGEATTN_WEIGHTS_INT8, w[2], scales[2]}, {EDGEATTN_WEIGHTS_INT8, w[3], scales[3]},
+    edgeattn_weights typed() const {
+        return {{EDGEATTN_DTYPE_INT8, w[0], scales[0]}, {EDGEATTN_DTYPE_INT8, w[1], scales[1]},
+                {EDGEATTN_DTYPE_INT8, w[2], scales[2]}, {EDGEATTN_DTYPE_INT8, w[3], scales[3]},
                 nullptr, nullptr, nullptr, nullptr};
     }
 };
@@ -49,8 +49,10 @@ struct Weights {
         for (std::size_t m = 0; m < 4; ++m)
             for (std::size_t i = 0; i < D * D; ++i) w[m][i] = (i % 7 == 0 ? 0.01f : 0.0f) * static_cast<float>(m + 1);
     }
-    edgeattn_mha_weights typed() const {
-        return {w[0], w[1], w[2], w[3], nullptr, nullptr, nullptr, nullptr};
+    edgeattn_weights typed() const {
+        return {{EDGEATTN_DTYPE_F32, w[0], nullptr}, {EDGEATTN_DTYPE_F32, w[1], nullptr},
+                {EDGEATTN_DTYPE_F32, w[2], nullptr}, {EDGEATTN_DTYPE_F32, w[3], nullptr},
+                nullptr, nullptr, nullptr, nullptr};
     }
 };
 #endif

@@ -1,6 +1,8 @@
-// libFuzzer harness of the reduced-precision C API (reduced_precision.h):
-// the quantiser and the binary16 converters with arbitrary values, and the
-// projection and multi-head attention with weights of arbitrary stored types,
+// libFuzzer harness of the reduced-precision C API (edgeattn/convert.h and
+// edgeattn_weight_matrix): the quantiser and the binary16 converters with
+// arbitrary values, and the dense layer (edgeattn_dense, edgeattn_dense_pack +
+// edgeattn_dense_packed) and multi-head attention (edgeattn_mha,
+// edgeattn_mha_pack + edgeattn_mha_packed) with weights of arbitrary stored types,
 // scales and sizes. The input picks an op, a kernel path, sizes (zero
 // included), values (inf and NaN included), each matrix's type (any int:
 // negative and past the enum too), int8 scales (0, negative, NaN, inf
@@ -37,9 +39,9 @@ using fuzz::g_op;
 using edgeattn_ref::half_value;
 
 // Where the structs a call takes by pointer go (Placer): drawn from a hash
-// of the whole input rather than read from it, so every other choice reads
-// the input as it did before (a struct's place changes no status and no
-// result).
+// of the whole input rather than read from it, so the input's bytes make
+// the same choices wherever the structs go (a struct's place changes no
+// status and no result).
 struct Placement {
     std::minstd_rand gen;
     Placement(const std::uint8_t *data, std::size_t size) {
@@ -105,6 +107,13 @@ struct Placer {
 template <class T>
 std::pair<unsigned char *, std::size_t> region(std::vector<T> &v, std::size_t n) {
     return {reinterpret_cast<unsigned char *>(v.data()), n * sizeof(T)};
+}
+
+// edgeattn_workspace_size of one call for one thread; 0 where it refuses
+// the dims (so does the call).
+std::size_t workspace_bytes(const edgeattn_workspace_request &request) {
+    std::size_t bytes = 0;
+    return edgeattn_workspace_size(&request, 1, 1, &bytes) == EDGEATTN_OK ? bytes : 0;
 }
 
 bool same_bytes(const std::vector<float> &a, const std::vector<float> &b) {
@@ -210,7 +219,7 @@ struct Matrix {
         }
         const std::vector<float> w = in.values(rows * cols, 1.0f, true);
         exact.assign(rows * cols, 0.0);
-        if (type == EDGEATTN_WEIGHTS_INT8) {
+        if (type == EDGEATTN_DTYPE_INT8) {
             i8.resize(rows * cols);
             scales.resize(rows);
             if (rows * cols) edgeattn_quantize_int8(rows, cols, w.data(), i8.data(), scales.data());
@@ -224,7 +233,7 @@ struct Matrix {
                     exact[o * cols + i] = static_cast<double>(scales[o]) * i8[o * cols + i];
             m.data = i8.data();
             m.scales = scales.data();
-        } else if (type == EDGEATTN_WEIGHTS_F16) {
+        } else if (type == EDGEATTN_DTYPE_F16) {
             f16.resize(rows * cols);
             if (rows * cols) edgeattn_float_to_half(rows * cols, w.data(), f16.data());
             for (std::size_t i = 0; i < rows * cols; ++i) exact[i] = half_value(f16[i]);
@@ -233,19 +242,19 @@ struct Matrix {
             f32 = w;
             for (std::size_t i = 0; i < rows * cols; ++i) exact[i] = w[i];
             m.data = f32.data();
-            if (type < EDGEATTN_WEIGHTS_F32 || type > EDGEATTN_WEIGHTS_INT8) problem = true;  // not a type
+            if (type < EDGEATTN_DTYPE_F32 || type > EDGEATTN_DTYPE_INT8) problem = true;  // not a type
         }
         std::memcpy(&m.type, &type, sizeof type);
         // An empty vector's data() may be null: the library sees no matrix.
         if (!m.data) m.data = &type;
-        if (type == EDGEATTN_WEIGHTS_INT8 && !m.scales) m.scales = reinterpret_cast<const float *>(&type);
+        if (type == EDGEATTN_DTYPE_INT8 && !m.scales) m.scales = reinterpret_cast<const float *>(&type);
     }
 };
 
-void fuzz_linear_typed(Input &in) {
-    g_op = "linear_typed";
+void fuzz_dense_typed(Input &in) {
+    g_op = "dense";
     const bool packed = in.in.ConsumeBool();
-    const edgeattn_linear_dims dims{in.dim(20), in.dim(70), in.dim(70)};
+    const edgeattn_dense_dims dims{in.dim(20), in.dim(70), in.dim(70)};
     Matrix W(in, dims.out_features, dims.in_features);
     const std::vector<float> x = in.values(dims.rows * dims.in_features, 2.0f, true);
     const std::vector<float> b = in.values(dims.out_features, 0.5f, true);
@@ -253,32 +262,35 @@ void fuzz_linear_typed(Input &in) {
     std::vector<float> y(dims.rows * dims.out_features + 1, 7.0f);
     edgeattn_status st;
     // The type as an int, through C: the size takes it by value.
-    const bool unknown_type = W.type < EDGEATTN_WEIGHTS_F32 || W.type > EDGEATTN_WEIGHTS_INT8;
+    const bool unknown_type = W.type < EDGEATTN_DTYPE_F32 || W.type > EDGEATTN_DTYPE_INT8;
     Placer out_place{in, {region(y, dims.rows * dims.out_features)}, {}};
     std::vector<float> y_before;
     if (packed) {
-        g_op = "linear_pack_typed_weights + linear_packed";
-        const std::size_t bytes = c_linear_typed_packed_weights_size(&dims, W.type);
+        g_op = "dense_pack + dense_packed";
+        const std::size_t bytes = c_dense_packed_size(&dims, W.type);
         // (rows is not read by the size)
         FUZZ_CHECK((bytes == 0) == (!dims.in_features || !dims.out_features || unknown_type),
                    "packed size of valid sizes is 0, or not 0 otherwise", 0);
         std::vector<float> p(bytes / 4 + 1, 3.0f);
         Placer pack_place{in, {region(p, bytes / 4)}, {}};
-        const edgeattn_linear_dims *pack_dims = pack_place(&dims), *use_dims = out_place(&dims);
+        const edgeattn_dense_dims *pack_dims = pack_place(&dims), *use_dims = out_place(&dims);
         const edgeattn_weight_matrix *W_arg = pack_place(&W.m);
         const std::vector<float> p_before = p;
         y_before = y;
-        st = edgeattn_linear_pack_typed_weights(pack_dims, W_arg, b.data(), p.data(), bytes);
-        if (st == EDGEATTN_OK) st = edgeattn_linear_packed(use_dims, x.data(), p.data(), bytes, y.data());
+        st = edgeattn_dense_pack(pack_dims, W_arg, b.data(), p.data(), bytes);
+        if (st == EDGEATTN_OK) st = edgeattn_dense_packed(use_dims, x.data(), p.data(), bytes, y.data());
         else
             FUZZ_CHECK(same_bytes(p, p_before), "packed buffer written on an error", st);
     } else {
-        std::vector<float> ws(edgeattn_linear_workspace_size(&dims, 1) / 4 + 1);
+        edgeattn_workspace_request request{};
+        request.op = EDGEATTN_OP_DENSE;
+        request.dense = dims;
+        std::vector<float> ws(workspace_bytes(request) / 4 + 1);
         out_place.regions.push_back(region(ws, ws.size()));
-        const edgeattn_linear_dims *dims_arg = out_place(&dims);
+        const edgeattn_dense_dims *dims_arg = out_place(&dims);
         const edgeattn_weight_matrix *W_arg = out_place(&W.m);
         y_before = y;
-        st = edgeattn_linear_typed(dims_arg, x.data(), W_arg, b.data(), ws.data(), ws.size() * 4, y.data());
+        st = edgeattn_dense(dims_arg, x.data(), W_arg, b.data(), ws.data(), ws.size() * 4, y.data());
     }
     const bool ok = !zero && !W.problem;
     FUZZ_CHECK((st == EDGEATTN_OK) == ok, "succeeded with a bad argument, or refused good ones", st);
@@ -301,7 +313,7 @@ void fuzz_linear_typed(Input &in) {
 
 void fuzz_mha_typed(Input &in) {
     const bool packed = in.in.ConsumeBool();
-    g_op = packed ? "mha_pack_typed_weights + multi_head_attention_masked_packed" : "multi_head_attention_typed";
+    g_op = packed ? "mha_pack + mha_packed" : "mha";
     const std::size_t H = 1 + in.dim(3), Hkv = H % 2 == 0 && in.in.ConsumeBool() ? H / 2 : H;
     const std::size_t hs = 1 + in.dim(5), h = H * hs, hkv = Hkv * hs;
     const std::size_t B = 1 + in.dim(1), Q = 1 + in.dim(6), K = 1 + in.dim(6), q = 1 + in.dim(9);
@@ -309,41 +321,43 @@ void fuzz_mha_typed(Input &in) {
     const edgeattn_attention_dims dims{B, Q, K, q, q, q, h, H, Hkv};
     const std::vector<float> xq = in.values(B * Q * q, 1.0f, true), xk = in.values(B * K * q, 1.0f, true);
     // The matrices as bytes: a type outside the enum is not loaded as one.
-    edgeattn_mha_typed_weights w{};
+    edgeattn_weights w{};
     std::memcpy(&w.W_q, &Wq.m, sizeof w.W_q);
     std::memcpy(&w.W_k, &Wk.m, sizeof w.W_k);
     std::memcpy(&w.W_v, &Wv.m, sizeof w.W_v);
     std::memcpy(&w.W_o, &Wo.m, sizeof w.W_o);
     const bool causal = in.in.ConsumeBool();
-    edgeattn_attention_mask mask{};
-    mask.causal = causal;
-    std::vector<float> ws(edgeattn_multi_head_attention_workspace_size(&dims, 1) / 4 + 1);
+    edgeattn_attention_options options{};
+    options.mask.causal = causal;
+    edgeattn_workspace_request request{};
+    request.op = EDGEATTN_OP_MHA;
+    request.dims = dims;
+    std::vector<float> ws(workspace_bytes(request) / 4 + 1);
     std::vector<float> out(B * Q * h + 1, 7.0f);
     Placer place{in, {region(out, B * Q * h), region(ws, ws.size())}, {}};
     const edgeattn_attention_dims *dims_arg = place(&dims);
-    const edgeattn_attention_mask *mask_arg = place(&mask);
+    const edgeattn_attention_options *options_arg = place(&options);
     edgeattn_status st;
     std::vector<float> out_before;
     if (packed) {
-        const std::size_t bytes = edgeattn_mha_typed_packed_weights_size(&dims, &w);
+        const std::size_t bytes = edgeattn_mha_packed_size(&dims, &w);
         std::vector<float> p(bytes / 4 + 1, 3.0f);
         Placer pack_place{in, {region(p, bytes / 4)}, {}};
         const edgeattn_attention_dims *pack_dims = pack_place(&dims);
-        const edgeattn_mha_typed_weights *w_arg = pack_place(&w);
+        const edgeattn_weights *w_arg = pack_place(&w);
         const std::vector<float> p_before = p;
         out_before = out;
-        st = edgeattn_mha_pack_typed_weights(pack_dims, w_arg, p.data(), bytes);
+        st = edgeattn_mha_pack(pack_dims, w_arg, p.data(), bytes);
         if (st == EDGEATTN_OK)
-            st = edgeattn_multi_head_attention_masked_packed(dims_arg, xq.data(), xk.data(), xk.data(), nullptr,
-                                                             mask_arg, p.data(), bytes, ws.data(), ws.size() * 4,
-                                                             out.data(), nullptr);
+            st = edgeattn_mha_packed(dims_arg, xq.data(), xk.data(), xk.data(), p.data(), bytes, options_arg,
+                                     ws.data(), ws.size() * 4, out.data(), nullptr);
         else
             FUZZ_CHECK(same_bytes(p, p_before), "packed buffer written on an error", st);
     } else {
-        const edgeattn_mha_typed_weights *w_arg = place(&w);
+        const edgeattn_weights *w_arg = place(&w);
         out_before = out;
-        st = edgeattn_multi_head_attention_typed(dims_arg, xq.data(), xk.data(), xk.data(), nullptr, mask_arg, w_arg,
-                                                 ws.data(), ws.size() * 4, out.data(), nullptr);
+        st = edgeattn_mha(dims_arg, xq.data(), xk.data(), xk.data(), w_arg, options_arg, ws.data(), ws.size() * 4,
+                          out.data(), nullptr);
     }
     const bool ok = !Wq.problem && !Wk.problem && !Wv.problem && !Wo.problem;
     FUZZ_CHECK((st == EDGEATTN_OK) == ok, "succeeded with a bad matrix, or refused good ones", st);
@@ -381,7 +395,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
     switch (head % 4) {
         case 0: fuzz_quantize(in); break;
         case 1: fuzz_half(in); break;
-        case 2: fuzz_linear_typed(in); break;
+        case 2: fuzz_dense_typed(in); break;
         default: fuzz_mha_typed(in); break;
     }
     return 0;
