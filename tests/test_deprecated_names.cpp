@@ -9,12 +9,14 @@
 #include <doctest/doctest.h>
 
 #include <edgeattn/edgeattn.h>
+#include <edgeattn/edgeattn.hpp>
 
 #include "path_helpers.hpp"
 #include "reference.hpp"
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 using test_paths::random_floats;
@@ -392,4 +394,69 @@ TEST_CASE("0.x dense and positional names give the bits of the 1.0 calls") {
     for (std::size_t i = 0; i < X.size(); ++i) CHECK(Y_old[i] == X[i] + P[i % (n * dim)]);
     CHECK(edgeattn_positional_encoding_add(2, max_len + 1, dim, X.data(), P.data(), max_len, Y_old.data()) ==
           EDGEATTN_ERR_SEQUENCE_TOO_LONG);
+}
+
+TEST_CASE("0.x C++ names: the fp32 constructors and cache members give the 1.0 members' bits") {
+    static_assert(std::is_same<edgeattn::SelfAttention<1, 4, 8, 2>, edgeattn::PositionalSelfAttention<1, 4, 8, 2>>::value,
+                  "SelfAttention is PositionalSelfAttention");
+    const model m;
+    const edgeattn_valid_lens vl = {EDGEATTN_VALID_LENS_PER_BATCH, m.lens.data()};
+    {
+        edgeattn::MultiHeadAttention<B, Q, K, qs, ks, vs, h, H> old_module(m.old_weights()), module(m.weights());
+        std::vector<float> a(B * Q * h), b(a.size());
+        REQUIRE(old_module.forward(m.queries.data(), m.keys.data(), m.values.data(), &vl, a.data()) == EDGEATTN_OK);
+        REQUIRE(module.forward(m.queries.data(), m.keys.data(), m.values.data(), &vl, b.data()) == EDGEATTN_OK);
+        CHECK(same_bits(a, b));
+        using Module = edgeattn::MultiHeadAttention<B, Q, K, qs, ks, vs, h, H>;
+        Module::Packed old_packed, packed;
+        REQUIRE(old_packed.pack(m.old_weights()) == EDGEATTN_OK);
+        REQUIRE(packed.pack(m.weights()) == EDGEATTN_OK);
+        CHECK(std::memcmp(old_packed.data(), packed.data(), Module::Packed::bytes) == 0);
+    }
+    {
+        const edgeattn_additive_weights aw = {m.W_q.data(), m.W_k.data(), m.w_v.data()};
+        edgeattn_weights w{};
+        w.W_q = {EDGEATTN_DTYPE_F32, m.W_q.data(), nullptr};
+        w.W_k = {EDGEATTN_DTYPE_F32, m.W_k.data(), nullptr};
+        w.W_v = {EDGEATTN_DTYPE_F32, m.w_v.data(), nullptr};
+        edgeattn::AdditiveAttention<B, Q, K, qs, ks, vs, h> old_module(aw), module(w);
+        std::vector<float> a(B * Q * vs), b(a.size());
+        REQUIRE(old_module.forward(m.queries.data(), m.keys.data(), m.values.data(), &vl, a.data()) == EDGEATTN_OK);
+        REQUIRE(module.forward(m.queries.data(), m.keys.data(), m.values.data(), &vl, b.data()) == EDGEATTN_OK);
+        CHECK(same_bits(a, b));
+    }
+    {
+        const std::size_t cap = 4, hs = h / H;
+        const edgeattn_attention_dims d = {1, 1, cap, qs, ks, vs, h, H, 0};
+        static edgeattn::KVCache<1, H, hs, cap> old_cache, cache;
+        std::vector<float> store_ws = workspace_for(EDGEATTN_OP_KV_CACHE_STORE, d, 1);
+        std::vector<float> attend_ws = workspace_for(EDGEATTN_OP_KV_CACHE_ATTEND, d);
+        const edgeattn_mha_weights ow = m.old_weights();
+        const edgeattn_weights w = m.weights();
+        const std::vector<float> x = random_floats(ks, 61), y = random_floats(vs, 62), q = random_floats(qs, 63);
+        REQUIRE(old_cache.append(&d, 1, x.data(), y.data(), &ow, store_ws.data(), store_ws.size() * 4) == EDGEATTN_OK);
+        REQUIRE(cache.store(&d, 1, x.data(), y.data(), &w, store_ws.data(), store_ws.size() * 4) == EDGEATTN_OK);
+        std::vector<float> a(h), b(h);
+        edgeattn_attention_mask causal{};
+        causal.causal = 1;
+        edgeattn_attention_options o{};
+        o.mask = causal;
+        REQUIRE(old_cache.attention(&d, q.data(), &causal, &ow, attend_ws.data(), attend_ws.size() * 4, a.data()) ==
+                EDGEATTN_OK);
+        REQUIRE(cache.attend(&d, q.data(), &w, &o, attend_ws.data(), attend_ws.size() * 4, b.data()) == EDGEATTN_OK);
+        CHECK(same_bits(a, b));
+        std::vector<float> packed(edgeattn_mha_packed_size(&d, &w) / 4);
+        REQUIRE(edgeattn_mha_pack(&d, &w, packed.data(), packed.size() * 4) == EDGEATTN_OK);
+        REQUIRE(old_cache.append_packed(&d, 1, y.data(), y.data(), packed.data(), packed.size() * 4, store_ws.data(),
+                                        store_ws.size() * 4) == EDGEATTN_OK);
+        REQUIRE(cache.store_packed(&d, 1, y.data(), y.data(), packed.data(), packed.size() * 4, store_ws.data(),
+                                   store_ws.size() * 4) == EDGEATTN_OK);
+        REQUIRE(old_cache.attention_packed(&d, q.data(), nullptr, packed.data(), packed.size() * 4, attend_ws.data(),
+                                           attend_ws.size() * 4, a.data()) == EDGEATTN_OK);
+        REQUIRE(cache.attend_packed(&d, q.data(), packed.data(), packed.size() * 4, nullptr, attend_ws.data(),
+                                    attend_ws.size() * 4, b.data()) == EDGEATTN_OK);
+        CHECK(same_bits(a, b));
+        CHECK(old_cache.length(0) == 2);
+        CHECK(std::memcmp(old_cache.c_cache().lengths, cache.c_cache().lengths, sizeof(std::int32_t)) == 0);
+    }
 }
