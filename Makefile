@@ -38,7 +38,7 @@ ifneq ($(PORT),)
   BUILD ?= build-make-$(PORT)
   ifneq ($(PORT_CROSS),)
     ifneq ($(filter test demo,$(MAKECMDGOALS)),)
-      $(error make PORT=$(PORT) $(filter test demo,$(MAKECMDGOALS)): cross-built programs run under an emulator, through CTest: see README, "Ports")
+      $(error make PORT=$(PORT) $(filter test demo,$(MAKECMDGOALS)): cross-built programs run under an emulator, through CTest: see docs/ports.md)
     endif
   endif
 endif

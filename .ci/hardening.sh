@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Hardening (README, "Error handling and numeric edge cases"):
+# Hardening (docs/contract.md):
 #   1. ASan + UBSan build with Clang (build-asan): the whole CTest suite, and
 #      the libFuzzer harnesses replaying their committed corpora;
 #   2. ThreadSanitizer build with LLVM's OpenMP (build-tsan): the whole suite

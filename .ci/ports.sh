@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CI for the ports (README, "Ports"); .ci/run calls it after the native
+# CI for the ports (docs/ports.md); .ci/run calls it after the native
 # builds, and it runs alone from a clean clone too:
 #
 #   1. installs the cross toolchains and QEMU;
@@ -22,7 +22,7 @@
 #      examples/consumer-c as Cortex-M4F firmware against the cortex-m4f
 #      install, each configured with the toolchain file installed there.
 #
-# It uses README's build directories (build-<port>) and build-ports/, and
+# It uses the build directories of docs/ports.md (build-<port>) and build-ports/, and
 # removes them first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -66,14 +66,14 @@ step "cortex-m4f: test firmware under qemu-system-arm (mps2-an386)"
 cmake -S . -B build-cortex-m4f -DCMAKE_TOOLCHAIN_FILE=ports/cortex-m4f.cmake
 cmake --build build-cortex-m4f -j"$jobs"
 run_ctest build-cortex-m4f
-# The firmware's own report, and the footprint of one module (README's table).
+# The firmware's own report, and the footprint of one module (docs/ports.md's table).
 ctest --test-dir build-cortex-m4f -R 'firmware\.(golden|footprint)' -V 2>&1 | sed -n 's/^[0-9]*: //p' \
     | grep -vE '^(Test command|Working Directory|Test timeout)'
 
 step "cortex-m4f MinSizeRel: compact kernels on the board, footprint budget"
 # -Os gives the plain C++ path its compact kernels (src/kernels/compact.hpp):
 # the golden cases run through them on the board, and
-# firmware.footprint_budget holds d2l's int8 block to README's 60,000 B.
+# firmware.footprint_budget holds d2l's int8 block to the 60,100 B of docs/ports.md.
 cmake -S . -B build-cortex-m4f-minsize -DCMAKE_TOOLCHAIN_FILE=ports/cortex-m4f.cmake -DCMAKE_BUILD_TYPE=MinSizeRel
 cmake --build build-cortex-m4f-minsize -j"$jobs"
 run_ctest build-cortex-m4f-minsize

@@ -598,7 +598,7 @@ TEST_CASE("an infinity in an int8 row makes the row NaN: never a finite stand-in
     // Identity W_k, W_v; token 1 is stored alone with a bias that puts
     // +-inf in one column of its key or value row (the other columns stay
     // finite), then the rest. The fp32 and fp16 caches keep the infinity
-    // and take the softmax's limits (README, "Numeric edges"); an int8 row
+    // and take the softmax's limits (docs/contract.md); an int8 row
     // cannot hold an infinity beside finite numbers, so it is stored as NaN
     // and reads as the fp32 cache does with a NaN in that place.
     const std::size_t hs = 4, T = 6;

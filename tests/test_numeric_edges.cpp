@@ -1,5 +1,4 @@
-// Numerics at the edges, on every kernel path this CPU runs (README, "Error
-// handling and numeric edge cases"): scores of +-1e30 and +-FLT_MAX, +-inf
+// Numerics at the edges, on every kernel path this CPU runs (docs/contract.md): scores of +-1e30 and +-FLT_MAX, +-inf
 // and NaN, all-masked rows, K = 1 and a huge d. Where the d2l semantics give
 // a number the library gives it (checked against the float64 reference, or
 // against the limit of the softmax when a float score overflows to +-inf);

@@ -1,5 +1,5 @@
 /* Greedy decoding over a KV cache, d2l's TransformerDecoder style, for one
- * self-attention block (README, "Decoding"). Two sequences side by side:
+ * self-attention block (docs/decoding.md). Two sequences side by side:
  * the prompt is prefilled in one step (store its keys and values, then
  * attend with a causal mask), then each step feeds the token chosen last
  * (store one token, attend over the cache) and picks the next one greedily

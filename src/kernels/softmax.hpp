@@ -8,7 +8,7 @@
 // with valid == 0 is uniform, 1/keys. Three passes over the valid part:
 // maximum; exp(x - max) stored and summed; scale by 1/sum.
 //
-// Non-finite scores (README, "Error handling and numeric edge cases"): the
+// Non-finite scores (docs/contract.md): the
 // softmax is taken as its limit, so an infinite score never makes a NaN by
 // itself: +inf scores share the row's weight equally (every other position
 // 0), a row whose every score is -inf is uniform, and -inf next to finite

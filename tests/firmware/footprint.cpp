@@ -1,5 +1,5 @@
 // Flash and RAM of one fixed-size PositionalSelfAttention module on the Cortex-M4F
-// (ports/cortex-m4f.cmake), for README's footprint table. Built once per
+// (ports/cortex-m4f.cmake), for the footprint table of docs/ports.md. Built once per
 // shape by tests/firmware/CMakeLists.txt:
 //   FOOTPRINT_BATCH, FOOTPRINT_TOKENS, FOOTPRINT_DIM, FOOTPRINT_HEADS, FOOTPRINT_MAX_LEN
 // The weights are const arrays (flash), as a real model's would be; X, the

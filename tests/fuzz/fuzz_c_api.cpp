@@ -1,5 +1,4 @@
-// libFuzzer harness of the C API (README, "Error handling and numeric edge
-// cases"). The input picks an op, a kernel path, dimensions (small, zero, or
+// libFuzzer harness of the C API (docs/contract.md). The input picks an op, a kernel path, dimensions (small, zero, or
 // large enough to overflow size_t), valid lengths (any kind, any int32),
 // a workspace size around the one asked for, values, and at most one
 // spoiled pointer (NULL, misaligned, or aimed into another buffer); a hash

@@ -15,7 +15,7 @@ documented rule, written here on its own: scale = float32(max |w| / 127)
 
 Each case also records how far the stored model is from the fp32 model it was
 made from (the same inputs, the float64 reference with the fp32 weights):
-printed as "error vs fp32", and summed up in README's table.
+printed as "error vs fp32", and summed up in the table of docs/reduced-precision.md.
 
 Run:  /usr/bin/python3 tools/golden/make_reduced_precision_golden.py tests/golden
 Needs only numpy.
