@@ -17,7 +17,7 @@
 namespace edgeattn {
 namespace detail {
 
-// Rows of a KV cache head kept in a reduced type (edgeattn_kv_cache_init_typed):
+// Rows of a KV cache head kept in a reduced type (edgeattn_kv_cache_config::storage):
 // row j is data + j * stride elements, times scales[j] for int8.
 struct stored_rows {
     edgeattn_dtype type = EDGEATTN_DTYPE_F32;  // F32: not stored, read keys / values

@@ -1,5 +1,5 @@
 // Attention's reads of an int8 / fp16 KV cache's rows
-// (edgeattn_kv_cache_init_typed): the scores against its stored keys, the
+// (edgeattn_kv_cache_config::storage): the scores against its stored keys, the
 // weighted sum of its stored values, a masked key's value row. Reached only
 // through attention_slice::stored (set by kv_cache.cpp), so programs without
 // a typed cache do not carry this file or its kernels.

@@ -151,9 +151,9 @@ class AdditiveAttention {
         workspace_;
 };
 
-/// Multi-head attention weights packed once (edgeattn_mha_pack_weights(),
-/// edgeattn_mha_pack_typed_weights()) into a member array, for the fixed-size
-/// modules: constructed from it, their calls skip the per-call packing of
+/// Multi-head attention weights packed once (edgeattn_mha_pack()) into a
+/// member array, for the fixed-size modules: constructed from it, their
+/// calls skip the per-call packing of
 /// W_q, W_k, W_v, W_o (d2l's 2x4x100x5 block: ~3x faster, bench/NOTES.md),
 /// for sizeof(PackedMhaWeights) of RAM. Without it the modules read the
 /// weights where they are (flash) and pack them per call into the workspace.
@@ -336,8 +336,8 @@ class MultiHeadAttention {
 
 /// The input block of d2l's Transformer: X + P (sinusoidal positions from a
 /// compile-time table in .rodata), then multi-head self-attention with
-/// W_q, W_k, W_v, W_o all (Dim, Dim). (C's edgeattn_self_attention is the
-/// second step alone: use MultiHeadAttention with X three times for it.) X (Batch, SeqLen, Dim) -> output
+/// W_q, W_k, W_v, W_o all (Dim, Dim). (Self-attention alone, without the
+/// positions, is MultiHeadAttention with X three times.) X (Batch, SeqLen, Dim) -> output
 /// (Batch, SeqLen, Dim); attention_weights (Batch, NumHeads, SeqLen, SeqLen).
 /// Members: the X + P buffer (Batch * SeqLen * Dim floats) and the workspace
 /// for MaxThreads threads (sizeof is the RAM).
@@ -415,8 +415,8 @@ class PositionalSelfAttention {
         workspace_;
 };
 
-/// The name PositionalSelfAttention had until 0.1: deprecated, because C's
-/// edgeattn_self_attention is multi-head attention of (X, X, X) without the
+/// The 0.x name of PositionalSelfAttention: deprecated, because
+/// self-attention alone is multi-head attention of (X, X, X) without the
 /// positional encoding, and the two must not share a name.
 template <std::size_t Batch, std::size_t SeqLen, std::size_t Dim, std::size_t NumHeads,
           std::size_t MaxLen = SeqLen, std::size_t MaxThreads = 1>

@@ -51,7 +51,7 @@ struct kernel_table {
     void (*pack)(const float *b, size_t ldb, size_t k, size_t n, float *packed);
     // C (M,N) = alpha * A (M,K) . packed (+ bias (N)), or C += alpha * A . packed;
     // panel_stride: panel_width for pack / pack_transposed, max_panel_width
-    // for weights packed once (edgeattn_mha_pack_weights).
+    // for weights packed once (edgeattn_mha_pack, edgeattn_dense_pack).
     void (*gemm_packed)(size_t M, size_t N, size_t K, float alpha, const float *A, size_t lda,
                         const float *packed, size_t panel_stride, const float *bias, float *C,
                         size_t ldc, bool accumulate);

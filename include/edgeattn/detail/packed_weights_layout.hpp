@@ -1,5 +1,5 @@
 // Layout of multi-head attention weights packed once by
-// edgeattn_mha_pack_weights, in floats from the start of the buffer:
+// edgeattn_mha_pack, in floats from the start of the buffer:
 //   a header (64 bytes: what the weights were packed for, see
 //   src/packed_weights.cpp), then W_q^T (query_size, h), W_k^T (key_size, h),
 //   W_v^T (value_size, h) and W_o^T (h, h) (W_k, W_v with H_kv * h / H
@@ -61,7 +61,7 @@ constexpr mha_packed_weights_layout make_mha_packed_weights_layout(
     return l;
 }
 
-// A projection's weights packed once (edgeattn_linear_pack_weights): the
+// A projection's weights packed once (edgeattn_dense_pack): the
 // header, W^T (in, out) in panels, the bias (out), int8's scales (out).
 struct linear_packed_weights_layout {
     size_t weights = 0;
