@@ -38,6 +38,23 @@ edgeattn_status count_linear(const edgeattn_dense_dims &d, bool rows_read, linea
     return tensor_count(c.y, d.rows, d.out_features);
 }
 
+// The dims and W read into locals (the caller may keep either in y, the
+// workspace or the packed buffer, which the call overwrites), counted
+// (rows only when the call reads x) and W checked; `spans` gets W's, its
+// int8 scales' and b's.
+edgeattn_status read_dense(const edgeattn_dense_dims *dims, const edgeattn_weight_matrix *W,
+                           const float *b, bool rows_read, edgeattn_dense_dims &d,
+                           edgeattn_weight_matrix &Wm, linear_counts &c, tensor_span spans[3],
+                           size_t &num_spans) {
+    d = *dims;
+    read_argument(W, Wm);
+    if (edgeattn_status st = count_linear(d, rows_read, c)) return st;
+    if (edgeattn_status st = check_stored_matrix(Wm, d.out_features, d.in_features, spans, num_spans))
+        return st;
+    if (b) spans[num_spans++] = {b, d.out_features};
+    return EDGEATTN_OK;
+}
+
 // The checks both forms share once the weights' spans are known: alignment
 // of x and y, and y disjoint from x, the weights and the workspace.
 edgeattn_status check_linear_call(const linear_counts &c, const float *x, const tensor_span *params,
@@ -73,18 +90,12 @@ extern "C" edgeattn_status edgeattn_dense(const edgeattn_dense_dims *dims, const
                                           const edgeattn_weight_matrix *W, const float *b,
                                           void *workspace, size_t workspace_bytes, float *y) {
     if (!dims || !x || !W || !workspace || !y) return EDGEATTN_ERR_NULL_POINTER;
-    // Both structs are read into locals: the caller may keep them in the
-    // workspace or in y, which the product overwrites.
-    const edgeattn_dense_dims d = *dims;
+    edgeattn_dense_dims d;
     edgeattn_weight_matrix Wm;
-    read_argument(W, Wm);
     linear_counts c;
-    if (edgeattn_status st = count_linear(d, true, c)) return st;
     tensor_span params[3];
     size_t num_params = 0;
-    if (edgeattn_status st = check_stored_matrix(Wm, d.out_features, d.in_features, params, num_params))
-        return st;
-    if (b) params[num_params++] = {b, d.out_features};
+    if (edgeattn_status st = read_dense(dims, W, b, true, d, Wm, c, params, num_params)) return st;
     size_t need = 0;
     if (edgeattn_status st = dense_workspace_bytes(d, 1, need)) return st;
     if (!is_float_aligned(workspace)) return EDGEATTN_ERR_MISALIGNED;
@@ -112,17 +123,12 @@ extern "C" edgeattn_status edgeattn_dense_pack(const edgeattn_dense_dims *dims,
                                                const edgeattn_weight_matrix *W, const float *b,
                                                void *packed, size_t packed_bytes) {
     if (!dims || !W || !packed) return EDGEATTN_ERR_NULL_POINTER;
-    // Both structs are read into locals: the memset below may clear them
-    // when the caller keeps them inside `packed`.
-    const edgeattn_dense_dims d = *dims;
+    edgeattn_dense_dims d;
     edgeattn_weight_matrix Wm;
-    read_argument(W, Wm);
     linear_counts c;
-    if (edgeattn_status st = count_linear(d, false, c)) return st;
     tensor_span in[3];
     size_t num_in = 0;
-    if (edgeattn_status st = check_stored_matrix(Wm, d.out_features, d.in_features, in, num_in)) return st;
-    if (b) in[num_in++] = {b, d.out_features};
+    if (edgeattn_status st = read_dense(dims, W, b, false, d, Wm, c, in, num_in)) return st;
     const linear_packed_weights_layout l =
         make_linear_packed_weights_layout(d.in_features, d.out_features, element_bytes(Wm.type));
     if (l.bytes == 0) return EDGEATTN_ERR_SIZE_OVERFLOW;
