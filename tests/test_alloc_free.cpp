@@ -14,6 +14,8 @@
 #include <edgeattn/edgeattn.h>
 #include <edgeattn/edgeattn.hpp>
 
+#include "call_helpers.hpp"
+
 #include <atomic>
 #include <cerrno>
 #include <cstddef>
@@ -102,6 +104,10 @@ void operator delete[](void *p, std::size_t, std::align_val_t) noexcept { operat
 
 // ------------------------------------------------------------ the ops
 
+using test_calls::f32;
+using test_calls::fp32_weights;
+using test_calls::request;
+
 namespace {
 
 #if defined(_OPENMP)
@@ -113,16 +119,6 @@ constexpr bool kOpenMP = false;
 const int kThreadCounts[] = {1};
 void set_threads(int) {}
 #endif
-
-edgeattn_weight_matrix f32(const float *W) { return {EDGEATTN_DTYPE_F32, W, nullptr}; }
-
-edgeattn_workspace_request request(edgeattn_op op, const edgeattn_attention_dims &dims, std::size_t tokens = 0) {
-    edgeattn_workspace_request r{};
-    r.op = op;
-    r.dims = dims;
-    r.tokens = tokens;
-    return r;
-}
 
 std::vector<float> filled(std::size_t n, float scale) {
     std::vector<float> v(n);
@@ -207,10 +203,9 @@ TEST_CASE("the counting allocator sees allocations (the test can fail)") {
 TEST_CASE("every op allocates nothing in the steady state") {
     problem p;
     const edgeattn_attention_dims self_dims{p.B, p.Q, p.Q, p.d, p.d, p.d, p.d, p.heads, 0};
-    const edgeattn_weights aw{f32(p.W_q.data()), f32(p.W_k.data()), f32(p.w_v.data()), {},
-                              nullptr,           nullptr,           nullptr,           nullptr};
-    const edgeattn_weights mw{f32(p.W_q.data()), f32(p.W_k.data()), f32(p.W_v.data()), f32(p.W_o.data()),
-                              p.bias.data(),     p.bias.data(),     p.bias.data(),     p.bias.data()};
+    const edgeattn_weights aw = fp32_weights(p.W_q.data(), p.W_k.data(), p.w_v.data(), nullptr);
+    const edgeattn_weights mw = fp32_weights(p.W_q.data(), p.W_k.data(), p.W_v.data(), p.W_o.data(), p.bias.data(),
+                                             p.bias.data(), p.bias.data(), p.bias.data());
     const edgeattn_softmax_dims sdims{p.B, p.Q, p.K};
     std::vector<float> scores = filled(p.B * p.Q * p.K, 5.0f), P(1000 * p.d), X = filled(p.B * 1000 * p.d, 1.0f),
                        Y(X.size());
@@ -253,8 +248,8 @@ TEST_CASE("every op allocates nothing in the steady state") {
         return edgeattn_mha(&p.dims, p.q.data(), p.k.data(), p.v.data(), &mw, &p.opt, p.ws.data(), p.ws_bytes(),
                             p.out.data(), nullptr);
     });
-    const edgeattn_weights sw{f32(p.W_q.data()), f32(p.W_k.data()), f32(p.W_k.data()), f32(p.W_o.data()),
-                              nullptr,           nullptr,           nullptr,           nullptr};  // all (h, d) = (64, 64)
+    // all (h, d) = (64, 64)
+    const edgeattn_weights sw = fp32_weights(p.W_q.data(), p.W_k.data(), p.W_k.data(), p.W_o.data());
     measure("mha as self-attention", [&] {
         return edgeattn_mha(&self_dims, p.q.data(), p.q.data(), p.q.data(), &sw, nullptr, p.ws.data(), p.ws_bytes(),
                             p.out.data(), p.weights.data());
@@ -289,8 +284,8 @@ TEST_CASE("every op allocates nothing in the steady state") {
                             p.out.data(), nullptr);
     });
     const edgeattn_attention_dims cache_dims{p.B, 1, 400, p.d, p.d, p.dv, p.h, p.heads, 2};
-    const edgeattn_weights gw{f32(p.W_q.data()), f32(p.W_k.data()), f32(p.W_v.data()), f32(p.W_o.data()),
-                              nullptr,           nullptr,           nullptr,           nullptr};  // W_k, W_v: first 32 rows (kv 2)
+    // W_k, W_v: first 32 rows (kv 2)
+    const edgeattn_weights gw = fp32_weights(p.W_q.data(), p.W_k.data(), p.W_v.data(), p.W_o.data());
     const edgeattn_kv_cache_config config{p.B, 2, p.h / p.heads, 400, EDGEATTN_DTYPE_F32};
     std::vector<float> cache_memory(edgeattn_kv_cache_memory_size(&config) / 4);
     edgeattn_kv_cache cache;
@@ -357,8 +352,8 @@ TEST_CASE("every op allocates nothing in the steady state") {
                                         p.out.data(), nullptr);
     });
 
-    static edgeattn::PositionalSelfAttention<2, 10, 32, 4, 16> module(edgeattn_weights{
-        f32(p.W_q.data()), f32(p.W_k.data()), f32(p.W_v.data()), f32(p.W_o.data()), nullptr, nullptr, nullptr, nullptr});
+    static edgeattn::PositionalSelfAttention<2, 10, 32, 4, 16> module(
+        fp32_weights(p.W_q.data(), p.W_k.data(), p.W_v.data(), p.W_o.data()));
     std::vector<float> mx = filled(2 * 10 * 32, 1.0f), mout(2 * 10 * 32);
     measure("C++ PositionalSelfAttention::forward", [&] { return module.forward(mx.data(), nullptr, mout.data()); });
 

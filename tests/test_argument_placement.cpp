@@ -29,6 +29,7 @@
 
 #include <edgeattn/edgeattn.h>
 
+#include "call_helpers.hpp"
 #include "enum_args_from_c.h"
 #include "reference.hpp"
 
@@ -44,6 +45,13 @@
 
 using edgeattn_ref::Mask;
 using edgeattn_ref::ValidLens;
+using test_calls::dense_request;
+using test_calls::dense_workspace_bytes;
+using test_calls::f32;
+using test_calls::fp32_weights;
+using test_calls::request;
+using test_calls::size_of;
+using test_calls::workspace_bytes;
 
 namespace {
 
@@ -86,20 +94,6 @@ struct arena {
 };
 
 std::vector<double> widen(const float *p, std::size_t n) { return std::vector<double>(p, p + n); }
-
-edgeattn_weight_matrix f32(const float *W) { return {EDGEATTN_DTYPE_F32, W, nullptr}; }
-
-// Workspace bytes of one call for one thread (tokens: a cache store's).
-std::size_t workspace_bytes(edgeattn_op op, const edgeattn_attention_dims &dims, std::size_t tokens = 0) {
-    edgeattn_workspace_request r{};
-    r.op = op;
-    r.dims = dims;
-    r.tokens = tokens;
-    std::size_t bytes = 0;
-    REQUIRE(edgeattn_workspace_size(&r, 1, 1, &bytes) == EDGEATTN_OK);
-    REQUIRE(bytes > 0);
-    return bytes;
-}
 
 // ||got - want|| / ||want|| within the golden bar (1e-5); false on a
 // non-finite value.
@@ -484,7 +478,8 @@ struct attention_problem : problem {
         ws_bytes = workspace_bytes(kind <= op::dot_masked ? EDGEATTN_OP_SDPA
                                    : multi_head()         ? EDGEATTN_OP_MHA
                                                           : EDGEATTN_OP_ADDITIVE,
-                                   dims);
+                                   dims, 1);
+        REQUIRE(ws_bytes > 0);
         ws = a.take(ws_bytes / 4);
         buffers = {{"output", &out, B * Q * out_features * 4, true, true, {}},
                    {"attention weights", &attn, B * heads * Q * n * 4, true, true, {}},
@@ -497,7 +492,7 @@ struct attention_problem : problem {
         a_w_v = a.values(HID, 32, 1.0f);
         a_exact_q.assign(aW_q, aW_q + HID * QS);
         a_exact_k.assign(aW_k, aW_k + HID * KS);
-        aw = {f32(aW_q), f32(aW_k), f32(a_w_v), {}, nullptr, nullptr, nullptr, nullptr};
+        aw = fp32_weights(aW_q, aW_k, a_w_v, nullptr);
         if (kind == op::additive_typed) {  // W_q int8, W_k fp16
             aq8 = static_cast<int8_t *>(a.bytes(HID * QS));
             aq_scales = a.take(HID);
@@ -601,7 +596,9 @@ struct mha_pack_problem : problem {
         std::vector<float> x(B * Q * QS), y(B * K * KS), z(B * K * VS), out(B * Q * HID);
         for (std::vector<float> *t : {&x, &y, &z})
             for (float &e : *t) e = u(rng);
-        std::vector<float> ws(workspace_bytes(EDGEATTN_OP_MHA, dims) / 4);
+        const std::size_t ws_bytes = workspace_bytes(EDGEATTN_OP_MHA, dims, 1);
+        REQUIRE(ws_bytes > 0);
+        std::vector<float> ws(ws_bytes / 4);
         REQUIRE(edgeattn_mha_packed(&dims, x.data(), y.data(), z.data(), packed, packed_bytes, nullptr, ws.data(),
                                     ws.size() * 4, out.data(), nullptr) == EDGEATTN_OK);
         std::vector<double> want(B * Q * HID), want_w(B * HEADS * Q * K);
@@ -626,7 +623,7 @@ struct dense_problem : problem {
     const float *x = a.values(rows * in, 50, 1.0f), *W = a.values(outs * in, 51, 0.5f), *b = a.values(outs, 52, 0.2f);
     int8_t *q8 = nullptr;
     float *scales = nullptr;
-    edgeattn_weight_matrix Wm{EDGEATTN_DTYPE_F32, W, nullptr};
+    edgeattn_weight_matrix Wm = f32(W);
     std::vector<double> exact = std::vector<double>(W, W + outs * in);
     float *y = nullptr, *ws = nullptr, *packed = nullptr;
     std::size_t ws_bytes = 0, packed_bytes = 0;
@@ -665,10 +662,7 @@ struct dense_problem : problem {
         y = a.take(rows * outs);
         buffers = {{"y", &y, rows * outs * 4, true, true, {}}};
         if (kind != lin::packed) {
-            edgeattn_workspace_request r{};
-            r.op = EDGEATTN_OP_DENSE;
-            r.dense = dims;
-            REQUIRE(edgeattn_workspace_size(&r, 1, 1, &ws_bytes) == EDGEATTN_OK);
+            ws_bytes = dense_workspace_bytes(dims, 1);
             REQUIRE(ws_bytes > 0);
             ws = a.take(ws_bytes / 4);
             buffers.push_back({"workspace", &ws, ws_bytes, false, true, {}});
@@ -782,13 +776,18 @@ struct kv_problem : problem {
         m.add_arrays(arrays);
         out = a.take(B * QUERIES * H_ALL);
         attn = a.take(B * H * QUERIES * CAP);
-        ws_bytes = workspace_bytes(EDGEATTN_OP_KV_CACHE_ATTEND, dims);
+        ws_bytes = workspace_bytes(EDGEATTN_OP_KV_CACHE_ATTEND, dims, 1);
+        REQUIRE(ws_bytes > 0);
         ws = a.take(ws_bytes / 4);
         buffers = {{"output", &out, B * QUERIES * H_ALL * 4, true, true, {}},
                    {"attention weights", &attn, B * H * QUERIES * CAP * 4, true, true, {}},
                    {"workspace", &ws, ws_bytes, false, true, {}}};
     }
-    std::size_t store_ws(std::size_t tokens) const { return workspace_bytes(EDGEATTN_OP_KV_CACHE_STORE, dims, tokens); }
+    std::size_t store_ws(std::size_t tokens) const {
+        const std::size_t bytes = workspace_bytes(EDGEATTN_OP_KV_CACHE_STORE, dims, 1, tokens);
+        REQUIRE(bytes > 0);
+        return bytes;
+    }
     edgeattn_status store(edgeattn_kv_cache *c, const edgeattn_attention_dims *d, std::size_t tokens, const float *x,
                           const float *y, const edgeattn_attention_options *o, void *w, std::size_t w_bytes) {
         if (packed_weights())
@@ -922,13 +921,9 @@ struct workspace_query_problem : problem {
 
     workspace_query_problem() {
         const edgeattn_attention_dims dims{B, 4, 8, QS, KS, VS, 16, 2, 1};
-        calls[0].op = EDGEATTN_OP_KV_CACHE_STORE;
-        calls[0].dims = dims;
-        calls[0].tokens = 4;
-        calls[1].op = EDGEATTN_OP_KV_CACHE_ATTEND;
-        calls[1].dims = dims;
-        calls[2].op = EDGEATTN_OP_DENSE;
-        calls[2].dense = {B * 4, 16, 64};
+        calls[0] = request(EDGEATTN_OP_KV_CACHE_STORE, dims, 4);
+        calls[1] = request(EDGEATTN_OP_KV_CACHE_ATTEND, dims);
+        calls[2] = dense_request({B * 4, 16, 64});
         out = a.take(128);
         structs = {{"requests", &calls_arg, sizeof calls}};
         buffers = {{"bytes", &out, 128 * 4, true, false, {0, 8, (128 * 4 - sizeof calls) / 8 * 8}}};
@@ -945,8 +940,7 @@ struct workspace_query_problem : problem {
     void check_reference() override {
         std::size_t largest = 0;
         for (const edgeattn_workspace_request &r : calls) {
-            std::size_t one = 0;
-            REQUIRE(edgeattn_workspace_size(&r, 1, 4, &one) == EDGEATTN_OK);
+            const std::size_t one = size_of(r, 4);
             CHECK(one > 0);
             largest = one > largest ? one : largest;
         }

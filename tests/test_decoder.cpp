@@ -10,6 +10,7 @@
 
 #include <edgeattn/edgeattn.h>
 
+#include "call_helpers.hpp"
 #include "path_helpers.hpp"
 #include "reference.hpp"
 
@@ -22,6 +23,12 @@
 
 using edgeattn_ref::Mask;
 using edgeattn_ref::ValidLens;
+using test_calls::dense_workspace_bytes;
+using test_calls::f32;
+using test_calls::fp32_weights;
+using test_calls::options_of;
+using test_calls::request;
+using test_calls::workspace_bytes;
 using test_paths::path_guard;
 using test_paths::paths;
 using test_paths::random_floats;
@@ -29,35 +36,6 @@ using test_paths::rel_l2;
 using test_paths::widen;
 
 namespace {
-
-edgeattn_weight_matrix f32(const float *W) { return {EDGEATTN_DTYPE_F32, W, nullptr}; }
-
-edgeattn_attention_options options_of(const edgeattn_attention_mask *mask) {
-    edgeattn_attention_options o{};
-    if (mask) o.mask = *mask;
-    return o;
-}
-
-// Workspace bytes of one call for `threads` threads (tokens: a cache store's).
-std::size_t workspace_bytes(edgeattn_op op, const edgeattn_attention_dims &dims, std::size_t threads,
-                            std::size_t tokens = 0) {
-    edgeattn_workspace_request r{};
-    r.op = op;
-    r.dims = dims;
-    r.tokens = tokens;
-    std::size_t bytes = 0;
-    REQUIRE(edgeattn_workspace_size(&r, 1, threads, &bytes) == EDGEATTN_OK);
-    return bytes;
-}
-
-std::size_t dense_workspace_bytes(const edgeattn_dense_dims &dims, std::size_t threads) {
-    edgeattn_workspace_request r{};
-    r.op = EDGEATTN_OP_DENSE;
-    r.dense = dims;
-    std::size_t bytes = 0;
-    REQUIRE(edgeattn_workspace_size(&r, 1, threads, &bytes) == EDGEATTN_OK);
-    return bytes;
-}
 
 // Whether a status's text contains `words`: the refusal names its case.
 bool says(edgeattn_status status, const char *words) {
@@ -78,8 +56,8 @@ struct mha_model {
         }
     }
     edgeattn_weights weights() const {
-        return {f32(W[0].data()), f32(W[1].data()), f32(W[2].data()), f32(W[3].data()),
-                b[0].data(),      b[1].data(),      b[2].data(),      b[3].data()};
+        return fp32_weights(W[0].data(), W[1].data(), W[2].data(), W[3].data(), b[0].data(), b[1].data(),
+                            b[2].data(), b[3].data());
     }
     std::vector<double> Wd[4], bd[4];
     edgeattn_ref::MhaWeights reference() {
@@ -101,7 +79,7 @@ struct c_mask {
     std::vector<std::int32_t> ranges;
     std::vector<float> bias;
     edgeattn_attention_mask m{};
-    edgeattn_attention_options options() const { return options_of(&m); }
+    edgeattn_attention_options options() const { return options_of(nullptr, &m); }
     explicit c_mask(const Mask &r) : ranges(r.ranges), bias(r.bias.begin(), r.bias.end()) {
         m.causal = r.causal;
         m.ranges_kind = r.ranges_kind == Mask::none        ? EDGEATTN_KEY_RANGES_NONE
@@ -551,9 +529,7 @@ TEST_CASE("masked multi-head and dense layer calls refuse bad input and write no
     CHECK(edgeattn_mha(&bad, x.data(), x.data(), x.data(), &w, nullptr, ws, ws_floats * 4, out, wts) ==
           EDGEATTN_ERR_KV_HEADS_DO_NOT_DIVIDE);
     {
-        edgeattn_workspace_request r{};
-        r.op = EDGEATTN_OP_MHA;
-        r.dims = bad;
+        const edgeattn_workspace_request r = request(EDGEATTN_OP_MHA, bad);
         std::size_t bytes = 12345;
         CHECK(edgeattn_workspace_size(&r, 1, 1, &bytes) == EDGEATTN_ERR_KV_HEADS_DO_NOT_DIVIDE);
         CHECK(bytes == 12345);  // written only on success

@@ -11,6 +11,7 @@
 #include <edgeattn/edgeattn.h>
 #include <edgeattn/edgeattn.hpp>
 
+#include "call_helpers.hpp"
 #include "path_helpers.hpp"
 #include "reference.hpp"
 
@@ -19,6 +20,10 @@
 #include <type_traits>
 #include <vector>
 
+using test_calls::dense_workspace_bytes;
+using test_calls::f32;
+using test_calls::fp32_weights;
+using test_calls::workspace_bytes;
 using test_paths::random_floats;
 using test_paths::rel_l2;
 using test_paths::widen;
@@ -48,16 +53,8 @@ struct model {
                 b_q.data(), b_k.data(), b_v.data(), b_o.data()};
     }
     edgeattn_weights weights() const {
-        edgeattn_weights w{};
-        w.W_q = {EDGEATTN_DTYPE_F32, W_q.data(), nullptr};
-        w.W_k = {EDGEATTN_DTYPE_F32, W_k.data(), nullptr};
-        w.W_v = {EDGEATTN_DTYPE_F32, W_v.data(), nullptr};
-        w.W_o = {EDGEATTN_DTYPE_F32, W_o.data(), nullptr};
-        w.b_q = b_q.data();
-        w.b_k = b_k.data();
-        w.b_v = b_v.data();
-        w.b_o = b_o.data();
-        return w;
+        return fp32_weights(W_q.data(), W_k.data(), W_v.data(), W_o.data(), b_q.data(), b_k.data(), b_v.data(),
+                            b_o.data());
     }
     edgeattn_ref::MhaWeights reference_weights(std::vector<std::vector<double>> &keep) const {
         for (const auto *v : {&W_q, &W_k, &W_v, &W_o, &b_q, &b_k, &b_v, &b_o}) keep.push_back(widen(*v));
@@ -68,14 +65,9 @@ struct model {
 
 edgeattn_attention_dims mha_dims() { return {B, Q, K, qs, ks, vs, h, H, 0}; }
 
+// A workspace for one call on one thread (tokens: a cache store's).
 std::vector<float> workspace_for(edgeattn_op op, const edgeattn_attention_dims &d, std::size_t tokens = 0) {
-    edgeattn_workspace_request r{};
-    r.op = op;
-    r.dims = d;
-    r.tokens = tokens;
-    std::size_t bytes = 0;
-    REQUIRE(edgeattn_workspace_size(&r, 1, 1, &bytes) == EDGEATTN_OK);
-    return std::vector<float>(bytes / sizeof(float));
+    return std::vector<float>(workspace_bytes(op, d, 1, tokens) / sizeof(float));
 }
 
 }  // namespace
@@ -96,12 +88,7 @@ TEST_CASE("0.x workspace queries give the sizes of edgeattn_workspace_size") {
     CHECK(edgeattn_self_attention_workspace_size(&self_short, 1) ==
           workspace_for(EDGEATTN_OP_MHA, self_full).size() * 4);
     const edgeattn_linear_dims ld = {B * Q, qs, h};
-    edgeattn_workspace_request r{};
-    r.op = EDGEATTN_OP_DENSE;
-    r.dense = ld;
-    std::size_t bytes = 0;
-    REQUIRE(edgeattn_workspace_size(&r, 1, 1, &bytes) == EDGEATTN_OK);
-    CHECK(edgeattn_linear_workspace_size(&ld, 1) == bytes);
+    CHECK(edgeattn_linear_workspace_size(&ld, 1) == dense_workspace_bytes(ld, 1));
     // Invalid dims still answer 0, as the 0.x queries did.
     edgeattn_attention_dims bad = d;
     bad.num_heads = 3;
@@ -158,7 +145,7 @@ TEST_CASE("0.x attention names give the bits of the 1.0 calls and the float64 an
         edgeattn_weights w{};
         w.W_q = tw.W_q;
         w.W_k = tw.W_k;
-        w.W_v = {EDGEATTN_DTYPE_F32, m.w_v.data(), nullptr};
+        w.W_v = f32(m.w_v.data());
         REQUIRE(edgeattn_additive(&d, m.queries.data(), m.keys.data(), m.values.data(), &w, &o, ws.data(),
                                   ws.size() * 4, b.data(), nullptr) == EDGEATTN_OK);
         CHECK(same_bits(a, b));
@@ -231,11 +218,7 @@ TEST_CASE("0.x attention names give the bits of the 1.0 calls and the float64 an
         const std::vector<float> Wv = random_floats(h * h, 34, 0.5f), Wo = random_floats(h * h, 35, 0.5f);
         const edgeattn_mha_weights ow = {Wq.data(), Wk.data(), Wv.data(), Wo.data(),
                                          nullptr, nullptr, nullptr, nullptr};
-        edgeattn_weights w{};
-        w.W_q = {EDGEATTN_DTYPE_F32, Wq.data(), nullptr};
-        w.W_k = {EDGEATTN_DTYPE_F32, Wk.data(), nullptr};
-        w.W_v = {EDGEATTN_DTYPE_F32, Wv.data(), nullptr};
-        w.W_o = {EDGEATTN_DTYPE_F32, Wo.data(), nullptr};
+        const edgeattn_weights w = fp32_weights(Wq.data(), Wk.data(), Wv.data(), Wo.data());
         std::vector<float> ws = workspace_for(EDGEATTN_OP_MHA, full);
         std::vector<float> a(B * Q * h), b(a.size()), aw(B * H * Q * Q), bw(aw.size());
         REQUIRE(edgeattn_self_attention(&sd, X.data(), &vl, &ow, ws.data(), ws.size() * 4, a.data(), aw.data()) ==
@@ -353,13 +336,9 @@ TEST_CASE("0.x KV cache names give the bits of the 1.0 calls") {
 TEST_CASE("0.x dense and positional names give the bits of the 1.0 calls") {
     const edgeattn_linear_dims ld = {5, 6, 7};
     const std::vector<float> x = random_floats(5 * 6, 51), W = random_floats(7 * 6, 52), b = random_floats(7, 53);
-    edgeattn_workspace_request r{};
-    r.op = EDGEATTN_OP_DENSE;
-    r.dense = ld;
-    std::size_t ws_bytes = 0;
-    REQUIRE(edgeattn_workspace_size(&r, 1, 1, &ws_bytes) == EDGEATTN_OK);
+    const std::size_t ws_bytes = dense_workspace_bytes(ld, 1);
     std::vector<float> ws(ws_bytes / 4), y_old(5 * 7), y_new(5 * 7), y_typed(5 * 7);
-    const edgeattn_weight_matrix Wm = {EDGEATTN_DTYPE_F32, W.data(), nullptr};
+    const edgeattn_weight_matrix Wm = f32(W.data());
     REQUIRE(edgeattn_linear(&ld, x.data(), W.data(), b.data(), ws.data(), ws_bytes, y_old.data()) == EDGEATTN_OK);
     REQUIRE(edgeattn_linear_typed(&ld, x.data(), &Wm, b.data(), ws.data(), ws_bytes, y_typed.data()) == EDGEATTN_OK);
     REQUIRE(edgeattn_dense(&ld, x.data(), &Wm, b.data(), ws.data(), ws_bytes, y_new.data()) == EDGEATTN_OK);
@@ -415,10 +394,7 @@ TEST_CASE("0.x C++ names: the fp32 constructors and cache members give the 1.0 m
     }
     {
         const edgeattn_additive_weights aw = {m.W_q.data(), m.W_k.data(), m.w_v.data()};
-        edgeattn_weights w{};
-        w.W_q = {EDGEATTN_DTYPE_F32, m.W_q.data(), nullptr};
-        w.W_k = {EDGEATTN_DTYPE_F32, m.W_k.data(), nullptr};
-        w.W_v = {EDGEATTN_DTYPE_F32, m.w_v.data(), nullptr};
+        const edgeattn_weights w = fp32_weights(m.W_q.data(), m.W_k.data(), m.w_v.data(), nullptr);
         edgeattn::AdditiveAttention<B, Q, K, qs, ks, vs, h> old_module(aw), module(w);
         std::vector<float> a(B * Q * vs), b(a.size());
         REQUIRE(old_module.forward(m.queries.data(), m.keys.data(), m.values.data(), &vl, a.data()) == EDGEATTN_OK);

@@ -10,11 +10,15 @@
 #include <string>
 #include <vector>
 
+#include "call_helpers.hpp"
 #include "path_helpers.hpp"
 
 
 namespace {
 
+using test_calls::fp32_weights;
+using test_calls::options_of;
+using test_calls::workspace_bytes;
 using test_paths::set_threads;
 
 std::vector<float> random_floats(size_t n, unsigned seed, float scale = 1.0f) {
@@ -23,26 +27,6 @@ std::vector<float> random_floats(size_t n, unsigned seed, float scale = 1.0f) {
     std::vector<float> v(n);
     for (float &x : v) x = u(rng);
     return v;
-}
-
-edgeattn_weight_matrix f32(const float *W) { return {EDGEATTN_DTYPE_F32, W, nullptr}; }
-
-edgeattn_attention_options options_of(const edgeattn_valid_lens *valid_lens, const edgeattn_attention_mask *mask) {
-    edgeattn_attention_options o{};
-    if (valid_lens) o.valid_lens = *valid_lens;
-    if (mask) o.mask = *mask;
-    return o;
-}
-
-// Workspace bytes of one call for `threads` threads (tokens: a cache store's).
-size_t workspace_bytes(edgeattn_op op, const edgeattn_attention_dims &dims, size_t threads, size_t tokens = 0) {
-    edgeattn_workspace_request r{};
-    r.op = op;
-    r.dims = dims;
-    r.tokens = tokens;
-    size_t bytes = 0;
-    REQUIRE(edgeattn_workspace_size(&r, 1, threads, &bytes) == EDGEATTN_OK);
-    return bytes;
 }
 
 bool same_bits(const std::vector<float> &a, const std::vector<float> &b) {
@@ -80,8 +64,8 @@ TEST_CASE("multi-head attention: same bits for 1, 2 and 8 threads, with and with
     const auto q = random_floats(B * Q * 48, 1), k = random_floats(B * K * 40, 2), v = random_floats(B * K * 56, 3);
     const auto W_q = random_floats(h * 48, 4, 0.2f), W_k = random_floats(h * 40, 5, 0.2f),
                W_v = random_floats(h * 56, 6, 0.2f), W_o = random_floats(h * h, 7, 0.2f), bias = random_floats(h, 8);
-    const edgeattn_weights w{f32(W_q.data()), f32(W_k.data()), f32(W_v.data()), f32(W_o.data()),
-                             bias.data(),     bias.data(),     bias.data(),     bias.data()};
+    const edgeattn_weights w = fp32_weights(W_q.data(), W_k.data(), W_v.data(), W_o.data(), bias.data(), bias.data(),
+                                            bias.data(), bias.data());
     std::vector<int32_t> lens(B * Q);
     for (size_t i = 0; i < lens.size(); ++i) lens[i] = static_cast<int32_t>((i * 37) % (K + 20));
     const edgeattn_valid_lens vl{EDGEATTN_VALID_LENS_PER_QUERY, lens.data()};
@@ -117,7 +101,7 @@ TEST_CASE("dot-product and additive attention, softmax, positional add: same bit
 
     const edgeattn_attention_dims add_dims{B, Q, K, d, d, dv, hidden, 0, 0};
     const auto W_q = random_floats(hidden * d, 14), W_k = random_floats(hidden * d, 15), w_v = random_floats(hidden, 16);
-    const edgeattn_weights aw{f32(W_q.data()), f32(W_k.data()), f32(w_v.data()), {}, nullptr, nullptr, nullptr, nullptr};
+    const edgeattn_weights aw = fp32_weights(W_q.data(), W_k.data(), w_v.data(), nullptr);
     std::vector<float> add_ws(workspace_bytes(EDGEATTN_OP_ADDITIVE, add_dims, 8) / sizeof(float));
     check_deterministic("additive", [&] {
         std::vector<float> out(B * Q * dv), attn(B * Q * K);
@@ -149,8 +133,8 @@ TEST_CASE("self-attention, per-query softmax, sequence mask, positional table, C
     const auto X = random_floats(B * n * d, 21);
     const auto W_q = random_floats(d * d, 22, 0.2f), W_k = random_floats(d * d, 23, 0.2f),
                W_v = random_floats(d * d, 24, 0.2f), W_o = random_floats(d * d, 25, 0.2f), bias = random_floats(d, 26);
-    const edgeattn_weights w{f32(W_q.data()), f32(W_k.data()), f32(W_v.data()), f32(W_o.data()),
-                             bias.data(),     nullptr,         bias.data(),     nullptr};
+    const edgeattn_weights w =
+        fp32_weights(W_q.data(), W_k.data(), W_v.data(), W_o.data(), bias.data(), nullptr, bias.data());
     // self-attention: X as queries, keys and values
     const edgeattn_attention_dims dims{B, n, n, d, d, d, d, heads, 0};
     std::vector<int32_t> lens(B * n);
@@ -193,8 +177,7 @@ TEST_CASE("decoder: causal masked MHA with GQA and bias, and KV-cache decode ste
     const edgeattn_attention_dims dims{B, Q, Q, d, d, d, h, heads, kv};
     const auto x = random_floats(B * Q * d, 11), W_q = random_floats(h * d, 12, 0.2f), W_kv = random_floats(32 * d, 13, 0.2f),
                W_o = random_floats(h * h, 14, 0.2f), bias = random_floats(heads * Q * Q, 15);
-    const edgeattn_weights w{f32(W_q.data()), f32(W_kv.data()), f32(W_kv.data()), f32(W_o.data()),
-                             nullptr,         nullptr,          nullptr,          nullptr};
+    const edgeattn_weights w = fp32_weights(W_q.data(), W_kv.data(), W_kv.data(), W_o.data());
     const edgeattn_attention_mask mask{1, EDGEATTN_KEY_RANGES_NONE, nullptr, bias.data(), 1, heads, 0};
     const edgeattn_attention_options masked = options_of(nullptr, &mask);
     std::vector<float> ws(workspace_bytes(EDGEATTN_OP_MHA, dims, 8) / sizeof(float));

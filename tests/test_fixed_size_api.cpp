@@ -5,6 +5,7 @@
 
 #include <edgeattn/edgeattn.hpp>
 
+#include "call_helpers.hpp"
 #include "conform/accuracy.hpp"
 #include "conform/case_file.hpp"
 
@@ -13,6 +14,7 @@
 #include <vector>
 
 using namespace edgeattn_conform;
+using test_calls::fp32_weights;
 
 namespace {
 
@@ -46,9 +48,6 @@ edgeattn_valid_lens lens_view(const Case &c, const std::vector<int32_t> &values)
     return {t->shape.size() == 1 ? EDGEATTN_VALID_LENS_PER_BATCH : EDGEATTN_VALID_LENS_PER_QUERY,
             values.data()};
 }
-
-// An fp32 weight matrix (no scales).
-edgeattn_weight_matrix f32_matrix(const std::vector<float> &v) { return {EDGEATTN_DTYPE_F32, v.data(), nullptr}; }
 
 void expect_close(const Case &c, const std::string &name, const std::vector<float> &got) {
     const Tensor *ref = c.find(Role::expect, name);
@@ -93,10 +92,7 @@ void additive_case(const std::string &name) {
     const auto W_q = input(c, "W_q", {H, QS}), W_k = input(c, "W_k", {H, KS}), w_v = input(c, "w_v", {1, H});
     const std::vector<int32_t> l = lens(c);
     const edgeattn_valid_lens vl = lens_view(c, l);
-    edgeattn_weights w{};
-    w.W_q = f32_matrix(W_q);
-    w.W_k = f32_matrix(W_k);
-    w.W_v = f32_matrix(w_v);
+    const edgeattn_weights w = fp32_weights(W_q.data(), W_k.data(), w_v.data(), nullptr);
     auto module = std::make_unique<edgeattn::AdditiveAttention<B, Q, K, QS, KS, V, H>>(w);
     std::vector<float> out(B * Q * V), weights(B * Q * K);
     REQUIRE(module->forward(q.data(), k.data(), v.data(), &vl, out.data(), weights.data()) == EDGEATTN_OK);
@@ -109,7 +105,7 @@ struct mha_params {
     std::vector<float> W_q, W_k, W_v, W_o, b_q, b_k, b_v, b_o;
     edgeattn_weights view() const {
         auto p = [](const std::vector<float> &v) { return v.empty() ? nullptr : v.data(); };
-        return {f32_matrix(W_q), f32_matrix(W_k), f32_matrix(W_v), f32_matrix(W_o), p(b_q), p(b_k), p(b_v), p(b_o)};
+        return fp32_weights(W_q.data(), W_k.data(), W_v.data(), W_o.data(), p(b_q), p(b_k), p(b_v), p(b_o));
     }
 };
 

@@ -15,6 +15,7 @@
 
 #include <edgeattn/edgeattn.h>
 
+#include "call_helpers.hpp"
 #include "path_helpers.hpp"
 #include "reference.hpp"
 
@@ -26,6 +27,10 @@
 #include <string>
 #include <vector>
 
+using test_calls::f32;
+using test_calls::fp32_weights;
+using test_calls::request;
+using test_calls::workspace_bytes;
 using test_paths::path_guard;
 using test_paths::paths;
 using test_paths::random_floats;
@@ -39,8 +44,6 @@ const edgeattn_dtype storages[] = {EDGEATTN_DTYPE_F32, EDGEATTN_DTYPE_F16, EDGEA
 std::string storage_name(edgeattn_dtype t) {
     return t == EDGEATTN_DTYPE_F32 ? "fp32" : t == EDGEATTN_DTYPE_F16 ? "fp16" : "int8";
 }
-
-edgeattn_weight_matrix f32(const float *W) { return {EDGEATTN_DTYPE_F32, W, nullptr}; }
 
 edgeattn_kv_cache_config cache_config(std::size_t B, std::size_t Hkv, std::size_t hs, std::size_t cap,
                                       edgeattn_dtype storage = EDGEATTN_DTYPE_F32) {
@@ -59,29 +62,10 @@ edgeattn_status setup(edgeattn_kv_cache *cache, std::size_t B, std::size_t Hkv, 
     return edgeattn_kv_cache_setup(cache, &c, memory, bytes);
 }
 
-// Workspace bytes of a store of `tokens` tokens, or of an attend.
-std::size_t store_workspace(const edgeattn_attention_dims &dims, std::size_t tokens, std::size_t threads = 1) {
-    edgeattn_workspace_request r{};
-    r.op = EDGEATTN_OP_KV_CACHE_STORE;
-    r.dims = dims;
-    r.tokens = tokens;
-    std::size_t bytes = 0;
-    REQUIRE(edgeattn_workspace_size(&r, 1, threads, &bytes) == EDGEATTN_OK);
-    return bytes;
-}
-
 // The attend's workspace query: its status, `bytes` written on success.
 edgeattn_status attend_workspace_status(const edgeattn_attention_dims &dims, std::size_t threads, std::size_t &bytes) {
-    edgeattn_workspace_request r{};
-    r.op = EDGEATTN_OP_KV_CACHE_ATTEND;
-    r.dims = dims;
+    const edgeattn_workspace_request r = request(EDGEATTN_OP_KV_CACHE_ATTEND, dims);
     return edgeattn_workspace_size(&r, 1, threads, &bytes);
-}
-
-std::size_t attend_workspace(const edgeattn_attention_dims &dims, std::size_t threads = 1) {
-    std::size_t bytes = 0;
-    REQUIRE(attend_workspace_status(dims, threads, bytes) == EDGEATTN_OK);
-    return bytes;
 }
 
 edgeattn_attention_options causal_options() {
@@ -122,14 +106,14 @@ struct model {
     }
     edgeattn_attention_dims dims(std::size_t B, std::size_t Q, std::size_t K) const { return {B, Q, K, d, d, d, h, H, Hkv}; }
     edgeattn_weights plain() const {
-        return {f32(W[0].data()), f32(W[1].data()), f32(W[2].data()), f32(W[3].data()),
-                b[0].data(),      b[1].data(),      b[2].data(),      b[3].data()};
+        return fp32_weights(W[0].data(), W[1].data(), W[2].data(), W[3].data(), b[0].data(), b[1].data(),
+                            b[2].data(), b[3].data());
     }
     edgeattn_weights typed() const {
         return {{EDGEATTN_DTYPE_INT8, q8[0].data(), s8[0].data()},
                 {EDGEATTN_DTYPE_F16, k16.data(), nullptr},
                 {EDGEATTN_DTYPE_INT8, q8[1].data(), s8[1].data()},
-                {EDGEATTN_DTYPE_F32, W[3].data(), nullptr},
+                f32(W[3].data()),
                 b[0].data(), b[1].data(), b[2].data(), b[3].data()};
     }
 };
@@ -182,8 +166,8 @@ TEST_CASE("cache struct, dims, options and weights may sit in the workspace or a
     const model m(d, h, H, Hkv, 101);
     const std::vector<float> x = random_floats(B * T * d, 102), xq = random_floats(B * Q * d, 103);
     const edgeattn_attention_dims store_dims = m.dims(B, T, cap), attend_dims = m.dims(B, Q, cap);
-    const std::size_t store_bytes = store_workspace(store_dims, T);
-    const std::size_t attend_bytes = attend_workspace(attend_dims);
+    const std::size_t store_bytes = workspace_bytes(EDGEATTN_OP_KV_CACHE_STORE, store_dims, 1, T);
+    const std::size_t attend_bytes = workspace_bytes(EDGEATTN_OP_KV_CACHE_ATTEND, attend_dims, 1);
     REQUIRE(store_bytes > 0);
     REQUIRE(attend_bytes > 0);
     const std::size_t out_floats = B * Q * h, weights_floats = B * H * Q * cap;
@@ -274,8 +258,8 @@ TEST_CASE("a cache struct inside the cache memory it describes is refused, nothi
         INFO(storage_name(storage));
         const std::size_t cache_bytes = cache_bytes_of(B, Hkv, hs, cap, storage);
         const edgeattn_attention_dims dims = m.dims(B, T, cap);
-        std::vector<float> memory(cache_bytes / 4), ws(store_workspace(dims, T) / 4), wa(attend_workspace(dims) / 4),
-            out(B * T * h, -3.0f);
+        std::vector<float> memory(cache_bytes / 4), ws(workspace_bytes(EDGEATTN_OP_KV_CACHE_STORE, dims, 1, T) / 4),
+            wa(workspace_bytes(EDGEATTN_OP_KV_CACHE_ATTEND, dims, 1) / 4), out(B * T * h, -3.0f);
         edgeattn_kv_cache cache;
         REQUIRE(setup(&cache, B, Hkv, hs, cap, storage, memory.data(), cache_bytes) == EDGEATTN_OK);
         const edgeattn_weights w = m.plain();
@@ -312,7 +296,8 @@ TEST_CASE("a cache struct changed after setup is refused by every call, nothing 
         // Room past the cache: a struct said to be larger would be read there.
         std::vector<float> memory(2 * cache_bytes / 4);
         edgeattn_attention_dims dims = m.dims(B, T, 0);  // keys 0: whatever the struct says the capacity is
-        std::vector<float> ws(store_workspace(dims, T) / 4), wa(attend_workspace(dims) / 4), out(B * T * h, -3.0f);
+        std::vector<float> ws(workspace_bytes(EDGEATTN_OP_KV_CACHE_STORE, dims, 1, T) / 4),
+            wa(workspace_bytes(EDGEATTN_OP_KV_CACHE_ATTEND, dims, 1) / 4), out(B * T * h, -3.0f);
         edgeattn_kv_cache good;
         REQUIRE(setup(&good, B, Hkv, hs, cap, storage, memory.data(), cache_bytes) == EDGEATTN_OK);
         REQUIRE(edgeattn_kv_cache_store(&good, &dims, T, x.data(), x.data(), &w, nullptr, ws.data(), ws.size() * 4) ==
@@ -374,7 +359,7 @@ TEST_CASE("a store that does not fit one batch element writes nothing, whatever 
         INFO(storage_name(storage));
         const std::size_t cache_bytes = cache_bytes_of(B, Hkv, hs, cap, storage);
         const edgeattn_attention_dims dims = m.dims(B, 4, cap);
-        std::vector<float> memory(cache_bytes / 4), ws(store_workspace(dims, 4) / 4);
+        std::vector<float> memory(cache_bytes / 4), ws(workspace_bytes(EDGEATTN_OP_KV_CACHE_STORE, dims, 1, 4) / 4);
         edgeattn_kv_cache cache;
         REQUIRE(setup(&cache, B, Hkv, hs, cap, storage, memory.data(), cache_bytes) == EDGEATTN_OK);
         REQUIRE(edgeattn_kv_cache_store(&cache, &dims, 4, x.data(), x.data(), &w, nullptr, ws.data(), ws.size() * 4) ==
@@ -437,13 +422,13 @@ struct identity_cache {
     }
     edgeattn_attention_dims dims(std::size_t n) const { return {1, n, cap, hs, hs, hs, hs, 1, 1}; }
     edgeattn_weights weights(const float *b_k = nullptr, const float *b_v = nullptr) const {
-        return {f32(eye.data()), f32(eye.data()), f32(eye.data()), f32(eye.data()), nullptr, b_k, b_v, nullptr};
+        return fp32_weights(eye.data(), eye.data(), eye.data(), eye.data(), nullptr, b_k, b_v);
     }
     edgeattn_status store(const float *keys, const float *values, std::size_t n, const float *b_k = nullptr,
                           const float *b_v = nullptr) {
         const edgeattn_attention_dims d = dims(n);
         const edgeattn_weights w = weights(b_k, b_v);
-        ws.resize(store_workspace(d, n) / 4);
+        ws.resize(workspace_bytes(EDGEATTN_OP_KV_CACHE_STORE, d, 1, n) / 4);
         return edgeattn_kv_cache_store(&cache, &d, n, keys, values, &w, nullptr, ws.data(), ws.size() * 4);
     }
     const std::int8_t *key_row(std::size_t t) const { return static_cast<const std::int8_t *>(cache.stored_keys) + t * hs; }
@@ -530,7 +515,8 @@ cache_run run_cache(edgeattn_dtype storage, const model &m, std::size_t B, std::
     const std::size_t hs = m.h / m.H, cap = T + 2;
     const edgeattn_attention_dims dims = m.dims(B, T, cap), last = m.dims(B, 2, cap);
     std::vector<float> memory(cache_bytes_of(B, m.Hkv, hs, cap, storage) / 4);
-    std::vector<float> ws(store_workspace(dims, T) / 4), wa(attend_workspace(dims, 2) / 4);
+    std::vector<float> ws(workspace_bytes(EDGEATTN_OP_KV_CACHE_STORE, dims, 1, T) / 4),
+        wa(workspace_bytes(EDGEATTN_OP_KV_CACHE_ATTEND, dims, 2) / 4);
     edgeattn_kv_cache cache;
     REQUIRE(setup(&cache, B, m.Hkv, hs, cap, storage, memory.data(), memory.size() * 4) == EDGEATTN_OK);
     const edgeattn_weights w = m.plain();
@@ -637,7 +623,7 @@ TEST_CASE("an infinity in an int8 row makes the row NaN: never a finite stand-in
                 const edgeattn_attention_dims dims = cache.dims(T);
                 const edgeattn_weights w = cache.weights();
                 const edgeattn_attention_options causal = causal_options();
-                std::vector<float> wa(attend_workspace(dims) / 4);
+                std::vector<float> wa(workspace_bytes(EDGEATTN_OP_KV_CACHE_ATTEND, dims, 1) / 4);
                 outs[c].resize(T * hs);
                 wts[c].resize(T * T);
                 REQUIRE(edgeattn_kv_cache_attend(&cache.cache, &dims, x.data(), &w, &causal, wa.data(), wa.size() * 4,
@@ -662,15 +648,16 @@ TEST_CASE("the attend workspace size agrees with what the call accepts") {
     edgeattn_attention_dims dims = m.dims(B, Q, 0);
     // keys 0 (the call takes it as "the cache's capacity"): a size that
     // serves every capacity.
-    const std::size_t any = attend_workspace(dims);
+    const std::size_t any = workspace_bytes(EDGEATTN_OP_KV_CACHE_ATTEND, dims, 1);
     CHECK(any > 0);
     for (std::size_t cap : {1, 2, 7, 255, 256, 257, 1000, 5000}) {
         edgeattn_attention_dims sized = dims;
         sized.keys = cap;
-        const std::size_t exact = attend_workspace(sized);
+        const std::size_t exact = workspace_bytes(EDGEATTN_OP_KV_CACHE_ATTEND, sized, 1);
         CHECK(exact > 0);
         CHECK(exact <= any);
-        CHECK(attend_workspace(sized, 3) <= attend_workspace(dims, 3));
+        CHECK(workspace_bytes(EDGEATTN_OP_KV_CACHE_ATTEND, sized, 3) <=
+              workspace_bytes(EDGEATTN_OP_KV_CACHE_ATTEND, dims, 3));
     }
     {
         const std::size_t cap = 300;
@@ -680,7 +667,7 @@ TEST_CASE("the attend workspace size agrees with what the call accepts") {
         const std::vector<float> x = random_floats(B * 4 * d, 172);
         const edgeattn_attention_dims ad = m.dims(B, 4, cap);
         const edgeattn_weights w = m.plain();
-        std::vector<float> wsa(store_workspace(ad, 4) / 4);
+        std::vector<float> wsa(workspace_bytes(EDGEATTN_OP_KV_CACHE_STORE, ad, 1, 4) / 4);
         REQUIRE(edgeattn_kv_cache_store(&cache, &ad, 4, x.data(), x.data(), &w, nullptr, wsa.data(), wsa.size() * 4) ==
                 EDGEATTN_OK);
         std::vector<float> out0(B * Q * h), out1(B * Q * h);
@@ -688,7 +675,7 @@ TEST_CASE("the attend workspace size agrees with what the call accepts") {
               EDGEATTN_OK);
         edgeattn_attention_dims sized = dims;
         sized.keys = cap;
-        ws_cap.resize(attend_workspace(sized) / 4);
+        ws_cap.resize(workspace_bytes(EDGEATTN_OP_KV_CACHE_ATTEND, sized, 1) / 4);
         CHECK(edgeattn_kv_cache_attend(&cache, &sized, x.data(), &w, nullptr, ws_cap.data(), ws_cap.size() * 4,
                                        out1.data(), nullptr) == EDGEATTN_OK);
         CHECK(same_bytes(out0, out1));
@@ -754,7 +741,8 @@ TEST_CASE("storage and weight types outside the enum are refused, nothing writte
     REQUIRE(setup(&cache, B, Hkv, hs, cap, EDGEATTN_DTYPE_F32, memory.data(), memory.size() * 4) == EDGEATTN_OK);
     const edgeattn_attention_dims dims = m.dims(B, 2, cap);
     const std::vector<float> x = random_floats(B * 2 * d, 182);
-    std::vector<float> ws(store_workspace(dims, 2) / 4), wa(attend_workspace(dims) / 4), out(B * 2 * h, -3.0f);
+    std::vector<float> ws(workspace_bytes(EDGEATTN_OP_KV_CACHE_STORE, dims, 1, 2) / 4),
+        wa(workspace_bytes(EDGEATTN_OP_KV_CACHE_ATTEND, dims, 1) / 4), out(B * 2 * h, -3.0f);
     for (int bad : {-1, 3, INT32_MIN})
         for (int matrix = 0; matrix < 4; ++matrix) {
             INFO("type " << bad << " in matrix " << matrix);

@@ -8,6 +8,7 @@
 
 #include <edgeattn/edgeattn.hpp>
 
+#include "call_helpers.hpp"
 #include "reference.hpp"
 
 #include <algorithm>
@@ -55,8 +56,6 @@ double relative_l2(const std::vector<float> &got, const std::vector<double> &ref
     return std::sqrt(num / den);
 }
 
-edgeattn_weight_matrix f32(const float *W) { return {EDGEATTN_DTYPE_F32, W, nullptr}; }
-
 // Whether a status's text contains `words`: the refusal names its case.
 bool says(edgeattn_status status, const char *words) {
     return std::strstr(edgeattn_status_str(status), words) != nullptr;
@@ -65,8 +64,8 @@ bool says(edgeattn_status status, const char *words) {
 struct Model {
     std::vector<float> W_q, W_k, W_v, W_o, b_q, b_k, b_v, b_o;
     edgeattn_weights view() const {
-        return {f32(W_q.data()), f32(W_k.data()), f32(W_v.data()), f32(W_o.data()),
-                b_q.data(),      b_k.data(),      b_v.data(),      b_o.data()};
+        return test_calls::fp32_weights(W_q.data(), W_k.data(), W_v.data(), W_o.data(), b_q.data(), b_k.data(),
+                                        b_v.data(), b_o.data());
     }
 };
 
@@ -121,14 +120,8 @@ struct Driver {
         // to Capacity tokens, in one query.
         std::vector<edgeattn_workspace_request> calls;
         for (std::size_t n = 1; n <= Capacity; ++n) {
-            edgeattn_workspace_request store{}, attend{};
-            store.op = EDGEATTN_OP_KV_CACHE_STORE;
-            store.dims = dims_for(n);
-            store.tokens = n;
-            attend.op = EDGEATTN_OP_KV_CACHE_ATTEND;
-            attend.dims = dims_for(n);
-            calls.push_back(store);
-            calls.push_back(attend);
+            calls.push_back(test_calls::request(EDGEATTN_OP_KV_CACHE_STORE, dims_for(n), n));
+            calls.push_back(test_calls::request(EDGEATTN_OP_KV_CACHE_ATTEND, dims_for(n)));
         }
         std::size_t ws = 0;
         REQUIRE(edgeattn_workspace_size(calls.data(), calls.size(), 1, &ws) == EDGEATTN_OK);

@@ -7,6 +7,7 @@
 
 #include <edgeattn/edgeattn.h>
 
+#include "call_helpers.hpp"
 #include "path_helpers.hpp"
 #include "reference.hpp"
 
@@ -24,6 +25,9 @@ namespace {
 
 const float inf = INFINITY, qnan = NAN;
 
+using test_calls::fp32_weights;
+using test_calls::request;
+using test_calls::workspace_bytes;
 using test_paths::path_guard;
 using test_paths::paths;
 
@@ -110,7 +114,7 @@ dot_result dot_attention(std::size_t B, std::size_t Q, std::size_t K, std::size_
     const edgeattn_attention_dims dims{B, Q, K, d, d, dv, 0, 0, 0};
     edgeattn_attention_options options{};
     options.valid_lens = {EDGEATTN_VALID_LENS_PER_QUERY, lens.data()};
-    std::vector<float> ws(workspace_size({{EDGEATTN_OP_SDPA, dims, 0, {}}}) / sizeof(float));
+    std::vector<float> ws(workspace_bytes(EDGEATTN_OP_SDPA, dims, 1) / sizeof(float));
     dot_result r{std::vector<float>(B * Q * dv), std::vector<float>(with_weights ? B * Q * K : 0)};
     REQUIRE(edgeattn_sdpa(&dims, q.data(), k.data(), v.data(), &options, ws.data(), ws.size() * sizeof(float),
                           r.out.data(), with_weights ? r.weights.data() : nullptr) == EDGEATTN_OK);
@@ -361,15 +365,11 @@ TEST_CASE("multi-head and additive attention: a NaN in a query row stays in that
                                      Wk.data(), wv.data(), add_out.data(), add_w.data());
 
     const edgeattn_attention_dims dims{B, Q, K, qs, ks, vs, h, heads, 0};
-    edgeattn_weights mw{}, aw{};
-    mw.W_q = aw.W_q = {EDGEATTN_DTYPE_F32, W_q.data(), nullptr};
-    mw.W_k = aw.W_k = {EDGEATTN_DTYPE_F32, W_k.data(), nullptr};
-    mw.W_v = {EDGEATTN_DTYPE_F32, W_v.data(), nullptr};
-    mw.W_o = {EDGEATTN_DTYPE_F32, W_o.data(), nullptr};
-    aw.W_v = {EDGEATTN_DTYPE_F32, w_v.data(), nullptr};
+    const edgeattn_weights mw = fp32_weights(W_q.data(), W_k.data(), W_v.data(), W_o.data());
+    const edgeattn_weights aw = fp32_weights(W_q.data(), W_k.data(), w_v.data(), nullptr);
     // One workspace for both calls: the larger of their sizes.
     std::vector<float> ws(
-        workspace_size({{EDGEATTN_OP_MHA, dims, 0, {}}, {EDGEATTN_OP_ADDITIVE, dims, 0, {}}}) / sizeof(float));
+        workspace_size({request(EDGEATTN_OP_MHA, dims), request(EDGEATTN_OP_ADDITIVE, dims)}) / sizeof(float));
     for (edgeattn_isa isa : paths()) {
         REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);
         INFO("path " << std::string(edgeattn_isa_name(isa)));

@@ -6,6 +6,7 @@
 // calls in test_golden_c and test_reference_shapes.
 #include <doctest/doctest.h>
 
+#include "call_helpers.hpp"
 #include "conform/accuracy.hpp"
 #include "reference.hpp"
 
@@ -20,6 +21,9 @@
 #include <omp.h>
 #endif
 
+using test_calls::fp32_weights;
+using test_calls::workspace_bytes;
+
 namespace {
 
 constexpr float kPattern = -777.25f;
@@ -31,18 +35,6 @@ std::vector<float> random_floats(std::size_t n, unsigned seed, float scale) {
     for (float &x : v) x = u(rng);
     return v;
 }
-
-// Floats of edgeattn_mha's workspace for dims and `threads`.
-std::size_t mha_workspace_floats(const edgeattn_attention_dims &dims, std::size_t threads) {
-    edgeattn_workspace_request request{};
-    request.op = EDGEATTN_OP_MHA;
-    request.dims = dims;
-    std::size_t bytes = 0;
-    REQUIRE(edgeattn_workspace_size(&request, 1, threads, &bytes) == EDGEATTN_OK);
-    return bytes / 4;
-}
-
-edgeattn_weight_matrix f32_matrix(const float *data) { return {EDGEATTN_DTYPE_F32, data, nullptr}; }
 
 bool all_pattern(const std::vector<float> &v) {
     for (float x : v)
@@ -62,9 +54,9 @@ struct Problem {
     std::vector<float> b_q = random_floats(40, 8, 0.1f), b_o = random_floats(40, 9, 0.1f);
     std::vector<std::int32_t> lens{6, 2, 0};
     edgeattn_attention_options options{{EDGEATTN_VALID_LENS_PER_BATCH, lens.data()}, {}};
-    edgeattn_weights weights{f32_matrix(W[0].data()), f32_matrix(W[1].data()), f32_matrix(W[2].data()),
-                             f32_matrix(W[3].data()), b_q.data(), nullptr, nullptr, b_o.data()};
-    std::vector<float> workspace = std::vector<float>(mha_workspace_floats(dims, 8));
+    edgeattn_weights weights =
+        fp32_weights(W[0].data(), W[1].data(), W[2].data(), W[3].data(), b_q.data(), nullptr, nullptr, b_o.data());
+    std::vector<float> workspace = std::vector<float>(workspace_bytes(EDGEATTN_OP_MHA, dims, 8) / 4);
     std::vector<float> output = std::vector<float>(3 * 8 * 40, kPattern);
     std::vector<float> attention = std::vector<float>(3 * 4 * 8 * 6, kPattern);
 
@@ -179,7 +171,7 @@ TEST_CASE("edgeattn_mha_packed refuses weights packed for something else and wri
     // Self-attention (X as queries, keys and values) checks the same way.
     edgeattn_attention_dims self{2, 5, 5, 16, 16, 16, 16, 4, 0};
     std::vector<float> X(2 * 5 * 16, 0.25f), out(2 * 5 * 16, kPattern);
-    std::vector<float> ws(mha_workspace_floats(self, 1));
+    std::vector<float> ws(workspace_bytes(EDGEATTN_OP_MHA, self, 1) / 4);
     CHECK(edgeattn_mha_packed(&self, X.data(), X.data(), X.data(), packed.data(), bytes, nullptr, ws.data(),
                               ws.size() * 4, out.data(), nullptr) == EDGEATTN_ERR_PACKED_WEIGHTS_MISMATCH);
     CHECK(all_pattern(out));
@@ -212,7 +204,7 @@ TEST_CASE("packed-weight results are bitwise the same for 1, 2 and 8 threads") {
     p.v = random_floats(4 * 40 * 7, 13, 1.0f);
     p.lens = {40, 7, 0, 33};
     p.options.valid_lens.lens = p.lens.data();
-    p.workspace.assign(mha_workspace_floats(p.dims, 8), 0.0f);
+    p.workspace.assign(workspace_bytes(EDGEATTN_OP_MHA, p.dims, 8) / 4, 0.0f);
     p.output.assign(4 * 40 * 40, 0.0f);
     p.attention.assign(4 * 4 * 40 * 40, 0.0f);
     std::vector<float> packed = p.pack();

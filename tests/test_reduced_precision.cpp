@@ -9,6 +9,7 @@
 #include <edgeattn/edgeattn.h>
 #include <edgeattn/edgeattn.hpp>
 
+#include "call_helpers.hpp"
 #include "path_helpers.hpp"
 #include "reference.hpp"
 
@@ -21,6 +22,11 @@
 
 using edgeattn_ref::Mask;
 using edgeattn_ref::ValidLens;
+using test_calls::dense_request;
+using test_calls::f32;
+using test_calls::options_of;
+using test_calls::request;
+using test_calls::size_of;
 using test_paths::path_guard;
 using test_paths::paths;
 using test_paths::random_floats;
@@ -30,33 +36,6 @@ using test_paths::widen;
 namespace {
 
 using edgeattn_ref::half_value;
-
-edgeattn_weight_matrix f32_matrix(const float *data) { return {EDGEATTN_DTYPE_F32, data, nullptr}; }
-
-// The workspace request of an attention or KV cache call (`tokens`: a
-// cache store's tokens per batch element).
-edgeattn_workspace_request attention_request(edgeattn_op op, const edgeattn_attention_dims &dims,
-                                             std::size_t tokens = 0) {
-    edgeattn_workspace_request r{};
-    r.op = op;
-    r.dims = dims;
-    r.tokens = tokens;
-    return r;
-}
-
-edgeattn_workspace_request dense_request(const edgeattn_dense_dims &dims) {
-    edgeattn_workspace_request r{};
-    r.op = EDGEATTN_OP_DENSE;
-    r.dense = dims;
-    return r;
-}
-
-// Workspace bytes of one call for `threads` threads.
-std::size_t workspace_size(const edgeattn_workspace_request &request, std::size_t threads) {
-    std::size_t bytes = 0;
-    REQUIRE(edgeattn_workspace_size(&request, 1, threads, &bytes) == EDGEATTN_OK);
-    return bytes;
-}
 
 // Bytes of KV cache memory for a config of these sizes and storage.
 std::size_t cache_memory_size(std::size_t B, std::size_t Hkv, std::size_t head_size, std::size_t capacity,
@@ -69,13 +48,6 @@ edgeattn_status cache_setup(edgeattn_kv_cache &cache, std::size_t B, std::size_t
                             std::size_t capacity, edgeattn_dtype storage, void *memory, std::size_t bytes) {
     const edgeattn_kv_cache_config config{B, Hkv, head_size, capacity, storage};
     return edgeattn_kv_cache_setup(&cache, &config, memory, bytes);
-}
-
-// Options holding only a mask.
-edgeattn_attention_options mask_options(const edgeattn_attention_mask &mask) {
-    edgeattn_attention_options o{};
-    o.mask = mask;
-    return o;
 }
 
 // One weight matrix (out, in) in a stored type, with its exact values in
@@ -238,7 +210,7 @@ TEST_CASE("dense layers with int8 and fp16 weights match float64 with the dequan
             edgeattn_ref::linear(s.rows, s.in, s.out, xd.data(), W.exact.data(), bd.data(), want.data());
             const edgeattn_dense_dims dims = {s.rows, s.in, s.out};
             const edgeattn_weight_matrix m = W.matrix();
-            std::vector<float> ws(workspace_size(dense_request(dims), 4) / 4 + 1);
+            std::vector<float> ws(size_of(dense_request(dims), 4) / 4 + 1);
             std::vector<unsigned char> packed(edgeattn_dense_packed_size(&dims, &m) + 4);
             // Aligned for floats (vector<unsigned char> is, from operator new).
             REQUIRE(edgeattn_dense_pack(&dims, &m, b.data(), packed.data(), packed.size()) == EDGEATTN_OK);
@@ -318,8 +290,8 @@ TEST_CASE("multi-head attention, self-attention and the KV cache with typed weig
             const edgeattn_weights w = model.weights();
             edgeattn_attention_mask cmask{};
             cmask.causal = 1;
-            const edgeattn_attention_options causal_options = mask_options(cmask);
-            std::vector<float> ws(workspace_size(attention_request(EDGEATTN_OP_MHA, dims), 4) / 4 + 1);
+            const edgeattn_attention_options causal_options = options_of(nullptr, &cmask);
+            std::vector<float> ws(size_of(request(EDGEATTN_OP_MHA, dims), 4) / 4 + 1);
             std::vector<float> packed(edgeattn_mha_packed_size(&dims, &w) / 4);
             REQUIRE(!packed.empty());
             REQUIRE(edgeattn_mha_pack(&dims, &w, packed.data(), packed.size() * 4) == EDGEATTN_OK);
@@ -353,10 +325,8 @@ TEST_CASE("multi-head attention, self-attention and the KV cache with typed weig
                         std::vector<float> xs(s.B * T * s.q), os(s.B * T * s.h);
                         for (std::size_t b = 0; b < s.B; ++b)
                             std::memcpy(&xs[b * T * s.q], &x[(b * s.n + fed) * s.q], T * s.q * 4);
-                        std::vector<float> aws(
-                            workspace_size(attention_request(EDGEATTN_OP_KV_CACHE_STORE, step, T), 4) / 4 + 1);
-                        std::vector<float> tws(
-                            workspace_size(attention_request(EDGEATTN_OP_KV_CACHE_ATTEND, step), 4) / 4 + 1);
+                        std::vector<float> aws(size_of(request(EDGEATTN_OP_KV_CACHE_STORE, step, T), 4) / 4 + 1);
+                        std::vector<float> tws(size_of(request(EDGEATTN_OP_KV_CACHE_ATTEND, step), 4) / 4 + 1);
                         if (form == 0) {
                             REQUIRE(edgeattn_kv_cache_store_packed(&cache, &step, T, xs.data(), xs.data(),
                                                                    packed.data(), packed.size() * 4, nullptr,
@@ -388,7 +358,7 @@ TEST_CASE("typed weights: every refusal has its status and writes nothing") {
     stored W8(EDGEATTN_DTYPE_INT8, out, in, 1);
     stored W16(EDGEATTN_DTYPE_F16, out, in, 2);
     const std::vector<float> x = random_floats(rows * in, 3);
-    std::vector<float> ws(workspace_size(dense_request(dims), 1) / 4 + 1);
+    std::vector<float> ws(size_of(dense_request(dims), 1) / 4 + 1);
     std::vector<float> y(rows * out, 7.0f);
     auto untouched = [&] {
         for (float v : y)
@@ -456,7 +426,7 @@ TEST_CASE("typed weights: every refusal has its status and writes nothing") {
     std::vector<float> scales_o = model.W[3].scales;
     scales_o[0] = 0.0f;
     mw.W_o.scales = scales_o.data();
-    std::vector<float> mws(workspace_size(attention_request(EDGEATTN_OP_MHA, md), 1) / 4);
+    std::vector<float> mws(size_of(request(EDGEATTN_OP_MHA, md), 1) / 4);
     std::vector<float> o(3 * 8, 7.0f);
     CHECK(edgeattn_mha(&md, x.data(), x.data(), x.data(), &mw, nullptr, mws.data(), mws.size() * 4, o.data(),
                        nullptr) == EDGEATTN_ERR_BAD_SCALE);
@@ -566,9 +536,9 @@ TEST_CASE("an int8 / fp16 KV cache stores each row as documented and attention r
                 const edgeattn_attention_dims step = model.dims(B, n, cap);
                 std::vector<float> xs(B * n * d), os(B * n * h);
                 for (std::size_t b = 0; b < B; ++b) std::memcpy(&xs[b * n * d], &x[(b * T + fed) * d], n * d * 4);
-                const edgeattn_workspace_request store = attention_request(EDGEATTN_OP_KV_CACHE_STORE, step, n),
-                                                 attend = attention_request(EDGEATTN_OP_KV_CACHE_ATTEND, step);
-                std::vector<float> aws(workspace_size(store, 4) / 4 + 1), tws(workspace_size(attend, 4) / 4 + 1);
+                const edgeattn_workspace_request store = request(EDGEATTN_OP_KV_CACHE_STORE, step, n),
+                                                 attend = request(EDGEATTN_OP_KV_CACHE_ATTEND, step);
+                std::vector<float> aws(size_of(store, 4) / 4 + 1), tws(size_of(attend, 4) / 4 + 1);
                 REQUIRE(edgeattn_kv_cache_store(&cache, &step, n, xs.data(), xs.data(), &w, nullptr, aws.data(),
                                                 aws.size() * 4) == EDGEATTN_OK);
                 REQUIRE(edgeattn_kv_cache_attend(&cache, &step, xs.data(), &w, &causal, tws.data(), tws.size() * 4,
@@ -647,10 +617,10 @@ TEST_CASE("additive attention with int8 / fp16 W_q, W_k matches float64 with the
             edgeattn_weights w{};
             w.W_q = Wq.matrix();
             w.W_k = Wk.matrix();
-            w.W_v = f32_matrix(wv.data());
+            w.W_v = f32(wv.data());
             edgeattn_attention_options options{};
             options.valid_lens = {EDGEATTN_VALID_LENS_PER_BATCH, vl.lens.data()};
-            std::vector<float> ws(workspace_size(attention_request(EDGEATTN_OP_ADDITIVE, dims), 4) / 4 + 1);
+            std::vector<float> ws(size_of(request(EDGEATTN_OP_ADDITIVE, dims), 4) / 4 + 1);
             for (edgeattn_isa isa : paths()) {
                 REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);
                 INFO(type_name(t) << " " << s.B << "x" << s.Q << "x" << s.K << " on " << edgeattn_isa_name(isa));

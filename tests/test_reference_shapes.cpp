@@ -11,6 +11,7 @@
 // once per kernel path.
 #include <doctest/doctest.h>
 
+#include "call_helpers.hpp"
 #include "conform/accuracy.hpp"
 #include "conform/case_file.hpp"
 #include "golden_files.hpp"
@@ -26,6 +27,8 @@
 
 using edgeattn_conform::check_values;
 using edgeattn_ref::ValidLens;
+using test_calls::options_of;
+using test_calls::workspace_bytes;
 
 namespace {
 
@@ -128,26 +131,6 @@ const char *kind_str(ValidLens::Kind k) {
 // and for many, with and without attention weights requested.
 const std::size_t kThreadCounts[] = {1, 64};
 
-// Workspace bytes of one call (edgeattn_workspace_size with one request).
-std::size_t workspace_size(edgeattn_op op, const edgeattn_attention_dims &dims, std::size_t threads) {
-    edgeattn_workspace_request request{};
-    request.op = op;
-    request.dims = dims;
-    std::size_t bytes = 0;
-    REQUIRE(edgeattn_workspace_size(&request, 1, threads, &bytes) == EDGEATTN_OK);
-    return bytes;
-}
-
-// An fp32 weight matrix (no scales).
-edgeattn_weight_matrix f32_matrix(const float *data) { return {EDGEATTN_DTYPE_F32, data, nullptr}; }
-
-// Options holding only valid lengths.
-edgeattn_attention_options lens_options(const edgeattn_valid_lens &lens) {
-    edgeattn_attention_options o{};
-    o.valid_lens = lens;
-    return o;
-}
-
 // ------------------------------------------------------------ softmax
 
 struct SoftmaxShape {
@@ -214,9 +197,9 @@ TEST_CASE("dot_product_attention against the reference") {
                 char what[160];
                 std::snprintf(what, sizeof what, "dot (B,Q,K,d,v)=(%zu,%zu,%zu,%zu,%zu) lens %s, %zu threads%s", s.B,
                               s.Q, s.K, s.d, s.v, kind_str(s.kind), threads, want_w ? "" : ", no weights");
-                Workspace ws(workspace_size(EDGEATTN_OP_SDPA, dims, threads));
+                Workspace ws(workspace_bytes(EDGEATTN_OP_SDPA, dims, threads));
                 Guarded o(out.size()), wt(w.size());
-                const edgeattn_attention_options options = lens_options(l.api);
+                const edgeattn_attention_options options = options_of(&l.api, nullptr);
                 REQUIRE(edgeattn_sdpa(&dims, qf.data(), kf.data(), vf.data(), &options, ws.data(), ws.bytes,
                                       o.data(), want_w ? wt.data() : nullptr) == EDGEATTN_OK);
                 check_against(std::string(what) + " output", o, out);
@@ -250,11 +233,8 @@ TEST_CASE("additive_attention against the reference") {
                                          Wq.data(), Wk.data(), wv.data(), out.data(), w.data());
         edgeattn_attention_dims dims{s.B, s.Q, s.K, s.q, s.k, s.v, s.h, 0, 0};
         std::vector<float> qf = f32(q), kf = f32(k), vf = f32(v), Wqf = f32(Wq), Wkf = f32(Wk), wvf = f32(wv);
-        edgeattn_weights W{};
-        W.W_q = f32_matrix(Wqf.data());
-        W.W_k = f32_matrix(Wkf.data());
-        W.W_v = f32_matrix(wvf.data());
-        const edgeattn_attention_options options = lens_options(l.api);
+        const edgeattn_weights W = test_calls::fp32_weights(Wqf.data(), Wkf.data(), wvf.data(), nullptr);
+        const edgeattn_attention_options options = options_of(&l.api, nullptr);
         for (std::size_t threads : kThreadCounts)
             for (bool want_w : {true, false}) {
                 char what[160];
@@ -262,7 +242,7 @@ TEST_CASE("additive_attention against the reference") {
                               "additive (B,Q,K,q,k,v,h)=(%zu,%zu,%zu,%zu,%zu,%zu,%zu) lens %s, %zu threads%s",
                               s.B, s.Q, s.K, s.q, s.k, s.v, s.h, kind_str(s.kind), threads,
                               want_w ? "" : ", no weights");
-                Workspace ws(workspace_size(EDGEATTN_OP_ADDITIVE, dims, threads));
+                Workspace ws(workspace_bytes(EDGEATTN_OP_ADDITIVE, dims, threads));
                 Guarded o(out.size()), wt(w.size());
                 REQUIRE(edgeattn_additive(&dims, qf.data(), kf.data(), vf.data(), &W, &options, ws.data(), ws.bytes,
                                           o.data(), want_w ? wt.data() : nullptr) == EDGEATTN_OK);
@@ -298,7 +278,7 @@ struct Mha {
         const float **ab[4] = {&api.b_q, &api.b_k, &api.b_v, &api.b_o};
         for (int i = 0; i < 4; ++i) {
             *rw[i] = W[i].data();
-            *aw[i] = f32_matrix(Wf[i].data());
+            *aw[i] = test_calls::f32(Wf[i].data());
             *rb[i] = b[i].empty() ? nullptr : b[i].data();
             *ab[i] = bf[i].empty() ? nullptr : bf[i].data();
         }
@@ -336,7 +316,7 @@ TEST_CASE("multi_head_attention against the reference") {
         // The same weights packed once (edgeattn_mha_pack).
         Workspace packed(edgeattn_mha_packed_size(&dims, &m.api));
         REQUIRE(edgeattn_mha_pack(&dims, &m.api, packed.data(), packed.bytes) == EDGEATTN_OK);
-        const edgeattn_attention_options options = lens_options(l.api);
+        const edgeattn_attention_options options = options_of(&l.api, nullptr);
         CHECK_MESSAGE(packed.tail_intact(), "packed weights written past their end");
         for (std::size_t threads : kThreadCounts)
             for (bool want_w : {true, false})
@@ -347,7 +327,7 @@ TEST_CASE("multi_head_attention against the reference") {
                               "%zu threads%s%s",
                               s.B, s.Q, s.K, s.q, s.k, s.v, s.h, s.H, s.biases, kind_str(s.kind), threads,
                               want_w ? "" : ", no weights", prepacked ? ", packed weights" : "");
-                Workspace ws(workspace_size(EDGEATTN_OP_MHA, dims, threads));
+                Workspace ws(workspace_bytes(EDGEATTN_OP_MHA, dims, threads));
                 Guarded o(out.size()), wt(w.size());
                 float *weights_out = want_w ? wt.data() : nullptr;
                 REQUIRE((prepacked ? edgeattn_mha_packed(&dims, qf.data(), kf.data(), vf.data(), packed.data(),
@@ -434,14 +414,14 @@ TEST_CASE("self-attention (after positional encoding) against the reference") {
         edgeattn_ref::multi_head_attention(s.B, s.n, s.n, s.d, s.d, s.d, s.d, s.H, Xpd.data(), Xpd.data(), Xpd.data(),
                                            l.ref, m.ref, out.data(), w.data());
         edgeattn_attention_dims dims{s.B, s.n, s.n, s.d, s.d, s.d, s.d, s.H, 0};
-        const edgeattn_attention_options options = lens_options(l.api);
+        const edgeattn_attention_options options = options_of(&l.api, nullptr);
         for (std::size_t threads : kThreadCounts)
             for (bool want_w : {true, false}) {
                 char what[160];
                 std::snprintf(what, sizeof what,
                               "self-attention (B,n,d,H)=(%zu,%zu,%zu,%zu) biases %u lens %s, %zu threads%s",
                               s.B, s.n, s.d, s.H, s.biases, kind_str(s.kind), threads, want_w ? "" : ", no weights");
-                Workspace ws(workspace_size(EDGEATTN_OP_MHA, dims, threads));
+                Workspace ws(workspace_bytes(EDGEATTN_OP_MHA, dims, threads));
                 Guarded o(out.size()), wt(w.size());
                 REQUIRE(edgeattn_mha(&dims, Xp.data(), Xp.data(), Xp.data(), &m.api, &options, ws.data(), ws.bytes,
                                      o.data(), want_w ? wt.data() : nullptr) == EDGEATTN_OK);
@@ -482,7 +462,7 @@ struct StoredMatrix {
     edgeattn_weight_matrix matrix() const {
         if (type == EDGEATTN_DTYPE_INT8) return {type, i8.data(), scales.data()};
         if (type == EDGEATTN_DTYPE_F16) return {type, f16.data(), nullptr};
-        return f32_matrix(f32.data());
+        return test_calls::f32(f32.data());
     }
 
   private:
@@ -552,7 +532,7 @@ TEST_CASE("causal self-attention through edgeattn_mha with int8 / fp16 weights a
             weights.b_k = bias_f32(1);
             weights.b_v = bias_f32(2);
             weights.b_o = bias_f32(3);
-            edgeattn_attention_options options = lens_options(l.api);
+            edgeattn_attention_options options = options_of(&l.api, nullptr);
             options.mask.causal = 1;
             Workspace packed(edgeattn_mha_packed_size(&dims, &weights));
             REQUIRE(packed.bytes > 0);
@@ -569,7 +549,7 @@ TEST_CASE("causal self-attention through edgeattn_mha with int8 / fp16 weights a
                                       s.B, s.n, s.d, s.H, dtype_str(types[0]), dtype_str(types[1]),
                                       dtype_str(types[2]), dtype_str(types[3]), s.biases ? 1 : 0, kind_str(s.kind),
                                       threads, want_w ? "" : ", no weights", prepacked ? ", packed weights" : "");
-                        Workspace ws(workspace_size(EDGEATTN_OP_MHA, dims, threads));
+                        Workspace ws(workspace_bytes(EDGEATTN_OP_MHA, dims, threads));
                         Guarded o(out.size()), wt(w.size());
                         float *weights_out = want_w ? wt.data() : nullptr;
                         REQUIRE((prepacked ? edgeattn_mha_packed(&dims, Xf.data(), Xf.data(), Xf.data(),
@@ -652,7 +632,7 @@ TEST_CASE("additive attention with a mask and int8 / fp16 W_q, W_k, w_v against 
             W.W_k = Wk.matrix();
             W.W_v = wv.matrix();
             const std::vector<float> bias = f32(mask.bias);
-            edgeattn_attention_options options = lens_options(l.api);
+            edgeattn_attention_options options = options_of(&l.api, nullptr);
             options.mask.causal = s.causal ? 1 : 0;
             options.mask.ranges_kind = s.ranges == Mask::per_batch   ? EDGEATTN_KEY_RANGES_PER_BATCH
                                        : s.ranges == Mask::per_query ? EDGEATTN_KEY_RANGES_PER_QUERY
@@ -674,7 +654,7 @@ TEST_CASE("additive attention with a mask and int8 / fp16 W_q, W_k, w_v against 
                                   s.B, s.Q, s.K, s.q, s.k, s.v, s.h, dtype_str(types[0]), dtype_str(types[1]),
                                   dtype_str(types[2]), kind_str(s.kind), s.causal ? 1 : 0, static_cast<int>(s.ranges),
                                   s.bias_batch, bias_keys, threads, want_w ? "" : ", no weights");
-                    Workspace ws(workspace_size(EDGEATTN_OP_ADDITIVE, dims, threads));
+                    Workspace ws(workspace_bytes(EDGEATTN_OP_ADDITIVE, dims, threads));
                     Guarded o(out.size()), wt(w.size());
                     REQUIRE(edgeattn_additive(&dims, qf.data(), kf.data(), vf.data(), &W, &options, ws.data(),
                                               ws.bytes, o.data(), want_w ? wt.data() : nullptr) == EDGEATTN_OK);

@@ -18,36 +18,20 @@
 #include <string>
 #include <vector>
 
+#include "call_helpers.hpp"
 #include "path_helpers.hpp"
 
 
 namespace {
 
+using test_calls::fp32_weights;
+using test_calls::options_of;
+using test_calls::workspace_bytes;
 using test_paths::set_threads;
 
 using test_paths::random_floats;
 using outputs = std::vector<std::vector<float>>;
 
-
-edgeattn_weight_matrix f32(const float *W) { return {EDGEATTN_DTYPE_F32, W, nullptr}; }
-
-edgeattn_attention_options options_of(const edgeattn_valid_lens *valid_lens, const edgeattn_attention_mask *mask) {
-    edgeattn_attention_options o{};
-    if (valid_lens) o.valid_lens = *valid_lens;
-    if (mask) o.mask = *mask;
-    return o;
-}
-
-// Workspace bytes of one call for `threads` threads (tokens: a cache store's).
-size_t workspace_bytes(edgeattn_op op, const edgeattn_attention_dims &dims, size_t threads, size_t tokens = 0) {
-    edgeattn_workspace_request r{};
-    r.op = op;
-    r.dims = dims;
-    r.tokens = tokens;
-    size_t bytes = 0;
-    REQUIRE(edgeattn_workspace_size(&r, 1, threads, &bytes) == EDGEATTN_OK);
-    return bytes;
-}
 
 // Bit for bit, except that two NaNs match whatever their sign and payload
 // (which operand's NaN an FMA passes on is the compiler's choice).
@@ -177,8 +161,8 @@ TEST_CASE("multi-head and grouped-query attention with masks: same bits for any 
     for (size_t kv_heads : {size_t{2}, size_t{1}}) {
         const edgeattn_attention_dims dims{B, Q, K, h, h, h, h, 2, kv_heads};
         const float *Wk = kv_heads == 2 ? W.data() : W_kv.data();
-        const edgeattn_weights w{f32(W.data()), f32(Wk),     f32(Wk),     f32(W.data()),
-                                 bias.data(),   bias.data(), bias.data(), bias.data()};
+        const edgeattn_weights w =
+            fp32_weights(W.data(), Wk, Wk, W.data(), bias.data(), bias.data(), bias.data(), bias.data());
         for (const mask_case &mc : mask_cases) {
             const case_masks m(mc, B, Q, K, 130);
             const edgeattn_attention_options opt = options_of(mc.lens ? &m.valid_lens : nullptr, &m.mask);
@@ -205,8 +189,8 @@ TEST_CASE("KV-cache attention with masks, every storage: same bits for any threa
     const auto x = random_floats(B * 622 * h, 21);
     const auto W = random_floats(h * h, 22, 0.2f), W_kv = random_floats(h / 2 * h, 23, 0.2f),
                bias = random_floats(h, 24);
-    const edgeattn_weights w{f32(W.data()), f32(W_kv.data()), f32(W_kv.data()), f32(W.data()),
-                             bias.data(),   bias.data(),      bias.data(),      bias.data()};
+    const edgeattn_weights w = fp32_weights(W.data(), W_kv.data(), W_kv.data(), W.data(), bias.data(), bias.data(),
+                                            bias.data(), bias.data());
     for (edgeattn_dtype storage : {EDGEATTN_DTYPE_F32, EDGEATTN_DTYPE_F16, EDGEATTN_DTYPE_INT8}) {
         const edgeattn_kv_cache_config config{B, H_kv, h / H, capacity, storage};
         std::vector<float> memory(edgeattn_kv_cache_memory_size(&config) / 4);
@@ -251,7 +235,7 @@ TEST_CASE("additive attention with per-query valid lengths: same bits for any th
     const size_t B = 1, Q = 77, K = 300, d = 8, hidden = 8;
     const auto q = random_floats(B * Q * d, 31), k = random_floats(B * K * d, 32), v = random_floats(B * K * d, 33);
     const auto W_q = random_floats(hidden * d, 34), W_k = random_floats(hidden * d, 35), w_v = random_floats(hidden, 36);
-    const edgeattn_weights aw{f32(W_q.data()), f32(W_k.data()), f32(w_v.data()), {}, nullptr, nullptr, nullptr, nullptr};
+    const edgeattn_weights aw = fp32_weights(W_q.data(), W_k.data(), w_v.data(), nullptr);
     const auto lens = scattered_lens(B * Q, K);
     const edgeattn_valid_lens vl{EDGEATTN_VALID_LENS_PER_QUERY, lens.data()};
     const edgeattn_attention_options opt = options_of(&vl, nullptr);

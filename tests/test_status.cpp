@@ -8,12 +8,18 @@
 
 #include <edgeattn/edgeattn.h>
 
+#include "call_helpers.hpp"
+
 #include <climits>
 #include <cstdint>
 #include <cstring>
 #include <set>
 #include <string>
 #include <vector>
+
+using test_calls::f32;
+using test_calls::request;
+using test_calls::workspace_bytes;
 
 namespace {
 
@@ -56,23 +62,10 @@ const void *misaligned(const void *p) { return static_cast<const char *>(p) + 1;
 // A matrix's data as floats (the problems' weights are fp32).
 float *floats(const edgeattn_weight_matrix &m) { return static_cast<float *>(const_cast<void *>(m.data)); }
 
-edgeattn_weight_matrix f32(const float *W) { return {EDGEATTN_DTYPE_F32, W, nullptr}; }
-
 template <class T>
 void set_int(T &field, int value) {  // as a C caller may store it
     static_assert(sizeof(T) == sizeof(int), "int-sized enums");
     std::memcpy(&field, &value, sizeof value);
-}
-
-// Workspace bytes of one call for one thread (tokens: a cache store's).
-std::size_t workspace_bytes(edgeattn_op op, const edgeattn_attention_dims &dims, std::size_t tokens = 0) {
-    edgeattn_workspace_request r{};
-    r.op = op;
-    r.dims = dims;
-    r.tokens = tokens;
-    std::size_t bytes = 0;
-    REQUIRE(edgeattn_workspace_size(&r, 1, 1, &bytes) == EDGEATTN_OK);
-    return bytes;
 }
 
 // A problem of one op: valid as constructed, spoiled by each bad case.
@@ -153,7 +146,7 @@ struct attention_buffers {
 
 struct dot_problem : attention_buffers {
     dot_problem() : attention_buffers({2, 3, 4, 5, 5, 7, 0, 0, 0}, 7, 1) {
-        make_workspace(workspace_bytes(EDGEATTN_OP_SDPA, dims));
+        make_workspace(workspace_bytes(EDGEATTN_OP_SDPA, dims, 1));
     }
     edgeattn_status run() {
         const edgeattn_attention_options o = options();
@@ -168,7 +161,7 @@ struct additive_problem : attention_buffers {
         w.W_q = f32(a.take(8 * 5, 0.1f, -0.3f));
         w.W_k = f32(a.take(8 * 6, 0.1f, -0.2f));
         w.W_v = f32(a.take(8, 0.2f, -1.0f));
-        make_workspace(workspace_bytes(EDGEATTN_OP_ADDITIVE, dims));
+        make_workspace(workspace_bytes(EDGEATTN_OP_ADDITIVE, dims, 1));
     }
     edgeattn_status run() {
         const edgeattn_attention_options o = options();
@@ -181,7 +174,7 @@ struct mha_problem : attention_buffers {
     mha_problem() : attention_buffers({2, 3, 4, 5, 6, 7, 8, 2, 0}, 8, 2) {
         w = {f32(a.take(8 * 5, 0.1f, -0.3f)), f32(a.take(8 * 6, 0.1f, -0.2f)), f32(a.take(8 * 7, 0.1f, -0.1f)),
              f32(a.take(8 * 8, 0.1f, -0.4f)), a.take(8, 0.1f, 0.1f), nullptr, nullptr, a.take(8, 0.1f, 0.2f)};
-        make_workspace(workspace_bytes(EDGEATTN_OP_MHA, dims));
+        make_workspace(workspace_bytes(EDGEATTN_OP_MHA, dims, 1));
     }
     edgeattn_status run() {
         const edgeattn_attention_options o = options();
@@ -196,7 +189,7 @@ struct self_problem : attention_buffers {
     self_problem() : attention_buffers({2, 3, 3, 8, 8, 8, 8, 2, 0}, 8, 2) {
         w = {f32(a.take(64, 0.1f, -0.3f)), f32(a.take(64, 0.1f, -0.2f)), f32(a.take(64, 0.1f, -0.1f)),
              f32(a.take(64, 0.1f, -0.4f)), nullptr, nullptr, nullptr, nullptr};
-        make_workspace(workspace_bytes(EDGEATTN_OP_MHA, dims));
+        make_workspace(workspace_bytes(EDGEATTN_OP_MHA, dims, 1));
     }
     edgeattn_status run() {
         const edgeattn_attention_options o = options();
@@ -236,12 +229,8 @@ struct cache_buffers {
             packed = a.take(packed_bytes / 4);
             REQUIRE(edgeattn_mha_pack(&dims, &w, packed, packed_bytes) == EDGEATTN_OK);
         }
-        edgeattn_workspace_request calls[2] = {};
-        calls[0].op = EDGEATTN_OP_KV_CACHE_STORE;
-        calls[0].dims = dims;
-        calls[0].tokens = 2;
-        calls[1].op = EDGEATTN_OP_KV_CACHE_ATTEND;
-        calls[1].dims = dims;
+        const edgeattn_workspace_request calls[2] = {request(EDGEATTN_OP_KV_CACHE_STORE, dims, 2),
+                                                     request(EDGEATTN_OP_KV_CACHE_ATTEND, dims)};
         REQUIRE(edgeattn_workspace_size(calls, 2, 1, &ws_bytes) == EDGEATTN_OK);
         ws = a.take(ws_bytes / 4);
         REQUIRE(edgeattn_kv_cache_store(&cache, &dims, 2, x, x, &w, nullptr, ws, ws_bytes) == EDGEATTN_OK);
@@ -592,10 +581,7 @@ TEST_CASE("the workspace query: the status the op would give, bytes written only
     // One request; `bytes` keeps `untouched` unless the status is OK.
     auto query = [](edgeattn_op op, const edgeattn_attention_dims &dims, std::size_t threads, std::size_t &bytes,
                     std::size_t tokens = 0) {
-        edgeattn_workspace_request r{};
-        r.op = op;
-        r.dims = dims;
-        r.tokens = tokens;
+        const edgeattn_workspace_request r = request(op, dims, tokens);
         bytes = untouched;
         return edgeattn_workspace_size(&r, 1, threads, &bytes);
     };
@@ -616,9 +602,7 @@ TEST_CASE("the workspace query: the status the op would give, bytes written only
         CHECK(bytes == untouched);
     }
     {
-        edgeattn_workspace_request r{};
-        r.op = EDGEATTN_OP_MHA;
-        r.dims = ok;
+        const edgeattn_workspace_request r = request(EDGEATTN_OP_MHA, ok);
         bytes = untouched;
         CHECK(edgeattn_workspace_size(nullptr, 1, 1, &bytes) == EDGEATTN_ERR_NULL_POINTER);
         CHECK(edgeattn_workspace_size(&r, 1, 1, nullptr) == EDGEATTN_ERR_NULL_POINTER);
@@ -672,10 +656,7 @@ TEST_CASE("the workspace query: an op outside the enum is refused") {
         CHECK(edgeattn_workspace_size(&r, 1, 1, &bytes) == EDGEATTN_ERR_OPTION_NOT_SUPPORTED);
         CHECK(bytes == 0xC0FFEE);
         // after a valid request too: the set is refused whole
-        edgeattn_workspace_request two[2] = {};
-        two[0].op = EDGEATTN_OP_SDPA;
-        two[0].dims = ok;
-        two[1] = r;
+        const edgeattn_workspace_request two[2] = {request(EDGEATTN_OP_SDPA, ok), r};
         CHECK(edgeattn_workspace_size(two, 2, 1, &bytes) == EDGEATTN_ERR_OPTION_NOT_SUPPORTED);
         CHECK(bytes == 0xC0FFEE);
     }

@@ -6,6 +6,7 @@
 
 #include <edgeattn/edgeattn.h>
 
+#include "call_helpers.hpp"
 #include "edgeattn/detail/workspace_layout.hpp"
 #include "reference.hpp"
 
@@ -33,22 +34,11 @@ std::vector<float> random_floats(size_t n, std::mt19937 &rng, float scale) {
     return v;
 }
 
-// Workspace bytes of edgeattn_sdpa for dims and `threads`.
-size_t sdpa_workspace_size(const edgeattn_attention_dims &dims, size_t threads) {
-    edgeattn_workspace_request request{};
-    request.op = EDGEATTN_OP_SDPA;
-    request.dims = dims;
-    size_t bytes = 0;
-    REQUIRE(edgeattn_workspace_size(&request, 1, threads, &bytes) == EDGEATTN_OK);
-    return bytes;
-}
-
 // edgeattn_sdpa with valid lengths as its only option.
 edgeattn_status sdpa(const edgeattn_attention_dims &dims, const std::vector<float> &q, const std::vector<float> &k,
                      const std::vector<float> &v, const edgeattn_valid_lens &vl, std::vector<float> &ws,
                      float *output, float *attention_weights) {
-    edgeattn_attention_options options{};
-    options.valid_lens = vl;
+    const edgeattn_attention_options options = test_calls::options_of(&vl, nullptr);
     return edgeattn_sdpa(&dims, q.data(), k.data(), v.data(), &options, ws.data(), ws.size() * sizeof(float), output,
                          attention_weights);
 }
@@ -75,7 +65,7 @@ TEST_CASE("streaming dot-product attention over several key blocks meets the ref
                                         ref_w.data());
 
     const edgeattn_attention_dims dims{B, Q, K, d, d, dv, 0, 0, 0};
-    std::vector<float> ws(sdpa_workspace_size(dims, 4) / sizeof(float));
+    std::vector<float> ws(test_calls::workspace_bytes(EDGEATTN_OP_SDPA, dims, 4) / sizeof(float));
     for (int i = EDGEATTN_ISA_SCALAR; i <= EDGEATTN_ISA_NEON; ++i) {
         const edgeattn_isa isa = static_cast<edgeattn_isa>(i);
         if (!edgeattn_isa_supported(isa)) continue;
@@ -103,7 +93,7 @@ TEST_CASE("streaming keeps d2l's -1e6 rule when the valid scores are near -1e6")
     edgeattn_ref::dot_product_attention(B, Q, K, d, dv, q64.data(), k64.data(), v64.data(), ref_vl, ref_out.data(),
                                         ref_w.data());
     const edgeattn_attention_dims dims{B, Q, K, d, d, dv, 0, 0, 0};
-    std::vector<float> ws(sdpa_workspace_size(dims, 1) / sizeof(float));
+    std::vector<float> ws(test_calls::workspace_bytes(EDGEATTN_OP_SDPA, dims, 1) / sizeof(float));
     std::vector<float> out(B * Q * dv), with_weights(B * Q * dv), w(B * Q * K);
     REQUIRE(sdpa(dims, q, k, v, vl, ws, out.data(), nullptr) == EDGEATTN_OK);
     REQUIRE(sdpa(dims, q, k, v, vl, ws, with_weights.data(), w.data()) == EDGEATTN_OK);

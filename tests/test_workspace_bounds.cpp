@@ -14,6 +14,7 @@
 
 #include <edgeattn/edgeattn.h>
 
+#include "call_helpers.hpp"
 #include "path_helpers.hpp"
 #include "reference.hpp"
 
@@ -42,6 +43,9 @@
 
 using edgeattn_ref::Mask;
 using edgeattn_ref::ValidLens;
+using test_calls::dense_workspace_bytes;
+using test_calls::f32;
+using test_calls::workspace_bytes;
 using test_paths::random_floats;
 using test_paths::rel_l2;
 using test_paths::widen;
@@ -177,29 +181,6 @@ private:
 // Every other run gets a workspace 4 bytes past a 64-byte boundary.
 std::size_t skew_of(std::size_t run) { return run % 2 ? 4 : 0; }
 
-// Exactly the workspace of one call for `threads` threads (tokens: a cache store's).
-std::size_t workspace_bytes(edgeattn_op op, const edgeattn_attention_dims &dims, std::size_t threads,
-                            std::size_t tokens = 0) {
-    edgeattn_workspace_request r{};
-    r.op = op;
-    r.dims = dims;
-    r.tokens = tokens;
-    std::size_t bytes = 0;
-    REQUIRE(edgeattn_workspace_size(&r, 1, threads, &bytes) == EDGEATTN_OK);
-    return bytes;
-}
-
-std::size_t dense_workspace_bytes(const edgeattn_dense_dims &dims, std::size_t threads) {
-    edgeattn_workspace_request r{};
-    r.op = EDGEATTN_OP_DENSE;
-    r.dense = dims;
-    std::size_t bytes = 0;
-    REQUIRE(edgeattn_workspace_size(&r, 1, threads, &bytes) == EDGEATTN_OK);
-    return bytes;
-}
-
-edgeattn_weight_matrix f32(const float *W) { return {EDGEATTN_DTYPE_F32, W, nullptr}; }
-
 // (doctest prints a const char * as a pointer.)
 std::string path() { return edgeattn_isa_name(edgeattn_current_isa()); }
 
@@ -248,10 +229,9 @@ struct mask_data {
 
 // The options of a call: valid lengths, and the mask when there is one.
 edgeattn_attention_options options_of(const lengths &l, const mask_data &m) {
-    edgeattn_attention_options o{};
-    o.valid_lens = l.c();
-    if (m.any()) o.mask = m.c();
-    return o;
+    const edgeattn_valid_lens valid_lens = l.c();
+    const edgeattn_attention_mask mask = m.c();
+    return test_calls::options_of(&valid_lens, m.any() ? &mask : nullptr);
 }
 
 // Ranges that cut rows on both sides; a bias of bias_heads heads in rows of

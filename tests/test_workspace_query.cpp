@@ -6,6 +6,7 @@
 
 #include <edgeattn/edgeattn.h>
 
+#include "call_helpers.hpp"
 #include "path_helpers.hpp"
 
 #include <algorithm>
@@ -13,25 +14,12 @@
 #include <cstring>
 #include <vector>
 
+using test_calls::dense_request;
+using test_calls::f32;
+using test_calls::fp32_weights;
+using test_calls::request;
+using test_calls::size_of;
 using test_paths::random_floats;
-
-namespace {
-
-edgeattn_workspace_request request(edgeattn_op op, const edgeattn_attention_dims &dims, std::size_t tokens = 0) {
-    edgeattn_workspace_request r{};
-    r.op = op;
-    r.dims = dims;
-    r.tokens = tokens;
-    return r;
-}
-
-std::size_t size_of(const edgeattn_workspace_request &r, std::size_t threads = 1) {
-    std::size_t bytes = 0;
-    REQUIRE(edgeattn_workspace_size(&r, 1, threads, &bytes) == EDGEATTN_OK);
-    return bytes;
-}
-
-}  // namespace
 
 TEST_CASE("the library's version is the headers'") {
     CHECK(edgeattn_version() == EDGEATTN_VERSION);
@@ -45,12 +33,9 @@ TEST_CASE("a decoder step's workspace: the largest of its calls, and enough for 
     // layers on (1, d) rows.
     const std::size_t d = 32, h = 32, H = 4, Hkv = 2, hs = h / H, cap = 64, ffn = 48;
     const edgeattn_attention_dims dims = {1, 1, cap, d, d, d, h, H, Hkv};
-    edgeattn_workspace_request calls[5] = {request(EDGEATTN_OP_KV_CACHE_STORE, dims, 1),
-                                           request(EDGEATTN_OP_KV_CACHE_ATTEND, dims), {}, {}, {}};
-    calls[2].op = calls[3].op = calls[4].op = EDGEATTN_OP_DENSE;
-    calls[2].dense = {1, d, ffn};
-    calls[3].dense = {1, d, ffn};
-    calls[4].dense = {1, ffn, d};
+    const edgeattn_workspace_request calls[5] = {
+        request(EDGEATTN_OP_KV_CACHE_STORE, dims, 1), request(EDGEATTN_OP_KV_CACHE_ATTEND, dims),
+        dense_request({1, d, ffn}), dense_request({1, d, ffn}), dense_request({1, ffn, d})};
     std::size_t largest = 0;
     for (const auto &c : calls) largest = std::max(largest, size_of(c));
     std::size_t bytes = 0;
@@ -64,17 +49,13 @@ TEST_CASE("a decoder step's workspace: the largest of its calls, and enough for 
     REQUIRE(edgeattn_kv_cache_setup(&cache, &config, memory.data(), memory.size() * sizeof(float)) == EDGEATTN_OK);
     const std::vector<float> W_q = random_floats(h * d, 1, 0.3f), W_k = random_floats(Hkv * hs * d, 2, 0.3f);
     const std::vector<float> W_v = random_floats(Hkv * hs * d, 3, 0.3f), W_o = random_floats(h * h, 4, 0.3f);
-    edgeattn_weights w{};
-    w.W_q = {EDGEATTN_DTYPE_F32, W_q.data(), nullptr};
-    w.W_k = {EDGEATTN_DTYPE_F32, W_k.data(), nullptr};
-    w.W_v = {EDGEATTN_DTYPE_F32, W_v.data(), nullptr};
-    w.W_o = {EDGEATTN_DTYPE_F32, W_o.data(), nullptr};
+    const edgeattn_weights w = fp32_weights(W_q.data(), W_k.data(), W_v.data(), W_o.data());
     std::vector<float> ws(bytes / sizeof(float)), x = random_floats(d, 5), out(h);
     CHECK(edgeattn_kv_cache_store(&cache, &dims, 1, x.data(), x.data(), &w, nullptr, ws.data(), bytes) == EDGEATTN_OK);
     CHECK(edgeattn_kv_cache_attend(&cache, &dims, x.data(), &w, nullptr, ws.data(), bytes, out.data(), nullptr) ==
           EDGEATTN_OK);
     const std::vector<float> W1 = random_floats(ffn * d, 6, 0.3f);
-    const edgeattn_weight_matrix W1m = {EDGEATTN_DTYPE_F32, W1.data(), nullptr};
+    const edgeattn_weight_matrix W1m = f32(W1.data());
     std::vector<float> hidden(ffn);
     CHECK(edgeattn_dense(&calls[2].dense, out.data(), &W1m, nullptr, ws.data(), bytes, hidden.data()) == EDGEATTN_OK);
     // The size of each call is what the call itself checks: one float less is refused.
