@@ -729,8 +729,12 @@ struct Attention {
         if (in_special) return;  // float overflow may differ from double: the run itself is the test
         if (!all_finite(want_out)) return;
         compare("output", out.f(), want_out, 4.0 * score_error * value_scale + summation);
+        // The softmax's sum of K exponentials rounds each term to the running
+        // sum's ulp: K x 2^-24 of the sum at most (x2 to spare); 4095 terms
+        // just above half an ulp of 1 move a weight near 1 by 2e-4.
+        const double normalisation = 2.0 * static_cast<double>(dims.keys) * 0x1p-24;
         if (want_weights && weights.ptr)  // NULL: not asked for
-            compare("attention_weights", weights.f(), want_weights_ref, 4.0 * score_error);
+            compare("attention_weights", weights.f(), want_weights_ref, 4.0 * score_error + normalisation);
     }
     bool in_special = false;
 };
@@ -742,6 +746,29 @@ double summation_error(std::size_t keys, const std::vector<double> &values) {
     double largest = 0.0;
     for (double x : values) largest = std::fmax(largest, std::fabs(x));
     return 2.0 * static_cast<double>(keys) * 0x1p-24 * largest;
+}
+
+// How far float32 may move a dot-product score q.k / sqrt(d) + bias: the
+// d products' sum rounds by at most (d + 2) x 2^-24 x sum_c |q_c k_c| / sqrt(d)
+// with the scaling, and adding a bias rounds at |score| + |bias| once more
+// (x2 to spare). A bias of 1e7 moves a score by a whole unit.
+double dot_score_error(std::size_t B, std::size_t Q, std::size_t K, std::size_t d, const std::vector<double> &q,
+                       const std::vector<double> &k, const std::vector<double> &bias) {
+    constexpr double eps = 1.0 / 16777216.0;
+    double largest_bias = 0.0;
+    for (double x : bias) largest_bias = std::fmax(largest_bias, std::fabs(x));
+    const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+    double worst = 0.0;
+    for (std::size_t b = 0; b < B; ++b)
+        for (std::size_t i = 0; i < Q; ++i)
+            for (std::size_t j = 0; j < K; ++j) {
+                double size = 0.0;
+                for (std::size_t c = 0; c < d; ++c) size += std::fabs(q[(b * Q + i) * d + c] * k[(b * K + j) * d + c]);
+                size *= scale;
+                const double err = static_cast<double>(d + 2) * eps * size + (largest_bias ? eps * (size + largest_bias) : 0.0);
+                worst = std::fmax(worst, 2.0 * err);
+            }
+    return worst;
 }
 
 // A dot-product call's sizes (key_size 0 mostly: "the same as query_size"),
@@ -1482,10 +1509,13 @@ void fuzz_dot_product_masked(Input &in) {
     std::vector<double> out(D.batch * D.queries * D.value_size), w(D.batch * D.queries * D.keys);
     const std::vector<double> q = doubles(a.q, D.batch * D.queries * d), k = doubles(a.k, D.batch * D.keys * d),
                               v = doubles(a.v, D.batch * D.keys * D.value_size);
+    const edgeattn_ref::Mask mask = m.reference(0, D.batch, D.queries, D.keys);
     edgeattn_ref::dot_product_attention_masked(D.batch, D.queries, D.keys, d, D.value_size, q.data(), k.data(),
-                                               v.data(), a.lens.reference(),
-                                               m.reference(0, D.batch, D.queries, D.keys), out.data(), w.data());
-    a.check(out, w, 0.0, 0.0, summation_error(D.keys, v));
+                                               v.data(), a.lens.reference(), mask, out.data(), w.data());
+    double largest_value = 0.0;
+    for (double x : v) largest_value = std::fmax(largest_value, std::fabs(x));
+    a.check(out, w, dot_score_error(D.batch, D.queries, D.keys, d, q, k, mask.bias), largest_value,
+            summation_error(D.keys, v));
 }
 
 // The KV cache: memory size and setup with any sizes, then a sequence of
