@@ -1,4 +1,4 @@
-// edgeattn-bench-decoder: the decoder side of edgeattn (issue 10) — KV-cache
+// edgeattn-bench-decoder: the decoder side of edgeattn — KV-cache
 // decode steps, causal vs full prefill, grouped-query heads — with impl
 // "edgeattn", and the bandwidth bounds of a decode step's cache read: impl
 // "memcpy" (copy the cache's bytes to a second buffer) and "memread" (sum
@@ -20,10 +20,10 @@ namespace ebench {
 namespace {
 
 // Self-attention weights of a shape, random, no biases: W_q, W_o (d, d) and
-// W_k, W_v (h_kv, d), packed once (edgeattn_mha_pack_weights) as a model
-// does when it loads.
+// W_k, W_v (h_kv, d), packed once (edgeattn_mha_pack) as a model does when
+// it loads.
 // With `type` int8 or fp16 the weights are quantised / converted first and
-// packed in that type (edgeattn_mha_pack_typed_weights).
+// packed in that type.
 struct PackedWeights {
     Floats Wq, Wk, Wv, Wo, scales;
     std::vector<int8_t> q8;
@@ -33,7 +33,7 @@ struct PackedWeights {
     edgeattn_status status = EDGEATTN_OK;
 
     PackedWeights(const DecoderShape &s, const edgeattn_attention_dims &dims,
-                  edgeattn_weight_type type = EDGEATTN_WEIGHTS_F32) {
+                  edgeattn_dtype type = EDGEATTN_DTYPE_F32) {
         const size_t d = s.d_model, h_kv = s.kv_heads * s.head_dim();
         const float wscale = 1.0f / std::sqrt(static_cast<float>(d));
         Wq = random_floats(d * d, 6, wscale);
@@ -42,16 +42,16 @@ struct PackedWeights {
         Wo = random_floats(d * d, 9, wscale);
         const float *fm[4] = {Wq.get(), Wk.get(), Wv.get(), Wo.get()};
         const size_t rows[4] = {d, h_kv, h_kv, d};
-        q8.resize(type == EDGEATTN_WEIGHTS_INT8 ? 4 * d * d : 0);
-        f16.resize(type == EDGEATTN_WEIGHTS_F16 ? 4 * d * d : 0);
+        q8.resize(type == EDGEATTN_DTYPE_INT8 ? 4 * d * d : 0);
+        f16.resize(type == EDGEATTN_DTYPE_F16 ? 4 * d * d : 0);
         scales = alloc_floats(4 * d);
-        edgeattn_mha_typed_weights w = {};
+        edgeattn_weights w = {};  // no biases
         edgeattn_weight_matrix *tm[4] = {&w.W_q, &w.W_k, &w.W_v, &w.W_o};
         for (size_t i = 0; i < 4 && status == EDGEATTN_OK; ++i) {
-            if (type == EDGEATTN_WEIGHTS_INT8) {
+            if (type == EDGEATTN_DTYPE_INT8) {
                 status = edgeattn_quantize_int8(rows[i], d, fm[i], &q8[i * d * d], scales.get() + i * d);
                 *tm[i] = {type, &q8[i * d * d], scales.get() + i * d};
-            } else if (type == EDGEATTN_WEIGHTS_F16) {
+            } else if (type == EDGEATTN_DTYPE_F16) {
                 status = edgeattn_float_to_half(rows[i] * d, fm[i], &f16[i * d * d]);
                 *tm[i] = {type, &f16[i * d * d], nullptr};
             } else {
@@ -59,16 +59,16 @@ struct PackedWeights {
             }
         }
         if (status) return;
-        bytes = edgeattn_mha_typed_packed_weights_size(&dims, &w);
+        bytes = edgeattn_mha_packed_size(&dims, &w);
         packed = alloc_bytes(bytes);
-        status = edgeattn_mha_pack_typed_weights(&dims, &w, packed.get(), bytes);
+        status = edgeattn_mha_pack(&dims, &w, packed.get(), bytes);
     }
 };
 
 // ------------------------------------------------------------------ decode
 
 // A KV cache of `capacity` positions filled with L tokens through the API
-// (edgeattn_kv_cache_append_packed of L random tokens X), as a prefill leaves it.
+// (edgeattn_kv_cache_store_packed of L random tokens X), as a prefill leaves it.
 struct FilledCache {
     edgeattn_kv_cache cache{};
     std::unique_ptr<unsigned char[], FreeDeleter> memory;
@@ -76,20 +76,30 @@ struct FilledCache {
     const char *failed = nullptr;
 
     FilledCache(const DecoderShape &s, size_t capacity, const edgeattn_attention_dims &dims,
-                const PackedWeights &w, edgeattn_weight_type storage = EDGEATTN_WEIGHTS_F32) {
-        const size_t bytes = edgeattn_kv_cache_typed_size(s.batch, s.kv_heads, s.head_dim(), capacity, storage);
+                const PackedWeights &w, edgeattn_dtype storage = EDGEATTN_DTYPE_F32) {
+        edgeattn_kv_cache_config config{};
+        config.batch = s.batch;
+        config.num_kv_heads = s.kv_heads;
+        config.head_size = s.head_dim();
+        config.capacity = capacity;
+        config.storage = storage;
+        const size_t bytes = edgeattn_kv_cache_memory_size(&config);
         memory = alloc_bytes(bytes);
-        if ((status = edgeattn_kv_cache_init_typed(&cache, s.batch, s.kv_heads, s.head_dim(), capacity, storage,
-                                                   memory.get(), bytes))) {
-            failed = "edgeattn_kv_cache_init";
+        if ((status = edgeattn_kv_cache_setup(&cache, &config, memory.get(), bytes))) {
+            failed = "edgeattn_kv_cache_setup";
             return;
         }
         Floats X = random_floats(s.batch * s.len * s.d_model, 5);
-        const size_t ws_bytes = edgeattn_kv_cache_append_workspace_size(&dims, s.len, max_threads());
+        size_t ws_bytes = 0;
+        if ((status = workspace_size(EDGEATTN_OP_KV_CACHE_STORE, dims, s.len, ws_bytes))) {
+            failed = "edgeattn_workspace_size (filling the cache)";
+            return;
+        }
         auto ws = alloc_bytes(ws_bytes);
-        if ((status = edgeattn_kv_cache_append_packed(&cache, &dims, s.len, X.get(), X.get(),
-                                                      w.packed.get(), w.bytes, ws.get(), ws_bytes)))
-            failed = "edgeattn_kv_cache_append_packed (filling the cache)";
+        if ((status = edgeattn_kv_cache_store_packed(&cache, &dims, s.len, X.get(), X.get(),
+                                                     w.packed.get(), w.bytes, nullptr, ws.get(),
+                                                     ws_bytes)))
+            failed = "edgeattn_kv_cache_store_packed (filling the cache)";
     }
 };
 
@@ -106,22 +116,24 @@ void set_decode_counters(benchmark::State &state, const DecoderShape &s, size_t 
 }
 
 // One new query per batch element over a full cache of L positions
-// (capacity L): edgeattn_kv_cache_attention_packed, no mask — W_q
+// (capacity L): edgeattn_kv_cache_attend_packed, no mask — W_q
 // projection, attention of the 8 heads over the cache, W_o projection.
 void decode_attend(benchmark::State &state, DecoderShape s) {
     const edgeattn_attention_dims dims = decode_dims(s, s.len);
     PackedWeights w(s, dims);
-    if (w.status) return fail(state, "edgeattn_mha_pack_weights", w.status);
+    if (w.status) return fail(state, "edgeattn_mha_pack", w.status);
     FilledCache c(s, s.len, dims, w);
     if (c.status) return fail(state, c.failed, c.status);
     Floats x = random_floats(s.batch * s.d_model, 12), out = alloc_floats(s.batch * s.d_model);
-    const size_t ws_bytes = edgeattn_kv_cache_attention_workspace_size(&dims, max_threads());
+    size_t ws_bytes = 0;
+    if (edgeattn_status st = workspace_size(EDGEATTN_OP_KV_CACHE_ATTEND, dims, 0, ws_bytes))
+        return fail(state, "edgeattn_workspace_size", st);
     auto ws = alloc_bytes(ws_bytes);
     auto call = [&] {
-        return edgeattn_kv_cache_attention_packed(&c.cache, &dims, x.get(), nullptr, w.packed.get(),
-                                                  w.bytes, ws.get(), ws_bytes, out.get(), nullptr);
+        return edgeattn_kv_cache_attend_packed(&c.cache, &dims, x.get(), w.packed.get(), w.bytes,
+                                               nullptr, ws.get(), ws_bytes, out.get(), nullptr);
     };
-    if (edgeattn_status st = call()) return fail(state, "edgeattn_kv_cache_attention_packed", st);
+    if (edgeattn_status st = call()) return fail(state, "edgeattn_kv_cache_attend_packed", st);
     for (auto _ : state) {
         call();
         benchmark::DoNotOptimize(out.get());
@@ -132,35 +144,40 @@ void decode_attend(benchmark::State &state, DecoderShape s) {
 }
 
 // A whole decode step of one token over a cache of L positions (capacity
-// L + 1): edgeattn_kv_cache_append_packed (W_k, W_v projections of the new
-// token, written at position L) then edgeattn_kv_cache_attention_packed with
+// L + 1): edgeattn_kv_cache_store_packed (W_k, W_v projections of the new
+// token, written at position L) then edgeattn_kv_cache_attend_packed with
 // causal = 1 over the L + 1 positions. Every iteration first truncates the
 // cache back to L (edgeattn_kv_cache_truncate: one store), so each step is
 // the same step.
 // decode_step_int8 / decode_step_fp16: the same step with weights and
 // cache both stored in that type.
-void decode_step(benchmark::State &state, DecoderShape s, edgeattn_weight_type type) {
+void decode_step(benchmark::State &state, DecoderShape s, edgeattn_dtype type) {
     const edgeattn_attention_dims dims = decode_dims(s, s.len + 1);
     PackedWeights w(s, dims, type);
-    if (w.status) return fail(state, "edgeattn_mha_pack_weights", w.status);
+    if (w.status) return fail(state, "edgeattn_mha_pack", w.status);
     FilledCache c(s, s.len + 1, dims, w, type);
     if (c.status) return fail(state, c.failed, c.status);
     Floats x = random_floats(s.batch * s.d_model, 12), out = alloc_floats(s.batch * s.d_model);
-    const size_t att_bytes = edgeattn_kv_cache_attention_workspace_size(&dims, max_threads());
-    const size_t app_bytes = edgeattn_kv_cache_append_workspace_size(&dims, 1, max_threads());
+    // A workspace of its own for each call, each sized by its own request.
+    size_t att_bytes = 0, app_bytes = 0;
+    if (edgeattn_status st = workspace_size(EDGEATTN_OP_KV_CACHE_ATTEND, dims, 0, att_bytes))
+        return fail(state, "edgeattn_workspace_size (attend)", st);
+    if (edgeattn_status st = workspace_size(EDGEATTN_OP_KV_CACHE_STORE, dims, 1, app_bytes))
+        return fail(state, "edgeattn_workspace_size (store)", st);
     auto att_ws = alloc_bytes(att_bytes), app_ws = alloc_bytes(app_bytes);
-    edgeattn_attention_mask causal{};
-    causal.causal = 1;
+    edgeattn_attention_options causal{};
+    causal.mask.causal = 1;
     auto step = [&]() -> edgeattn_status {
         for (size_t b = 0; b < s.batch; ++b)
             if (edgeattn_status st = edgeattn_kv_cache_truncate(&c.cache, b, s.len)) return st;
-        if (edgeattn_status st = edgeattn_kv_cache_append_packed(
-                &c.cache, &dims, 1, x.get(), x.get(), w.packed.get(), w.bytes, app_ws.get(), app_bytes))
+        if (edgeattn_status st = edgeattn_kv_cache_store_packed(&c.cache, &dims, 1, x.get(), x.get(),
+                                                                w.packed.get(), w.bytes, nullptr,
+                                                                app_ws.get(), app_bytes))
             return st;
-        return edgeattn_kv_cache_attention_packed(&c.cache, &dims, x.get(), &causal, w.packed.get(),
-                                                  w.bytes, att_ws.get(), att_bytes, out.get(), nullptr);
+        return edgeattn_kv_cache_attend_packed(&c.cache, &dims, x.get(), w.packed.get(), w.bytes,
+                                               &causal, att_ws.get(), att_bytes, out.get(), nullptr);
     };
-    if (edgeattn_status st = step()) return fail(state, "decode step (truncate, append, attention)", st);
+    if (edgeattn_status st = step()) return fail(state, "decode step (truncate, store, attend)", st);
     for (auto _ : state) {
         step();
         benchmark::DoNotOptimize(out.get());
@@ -171,26 +188,28 @@ void decode_step(benchmark::State &state, DecoderShape s, edgeattn_weight_type t
 }
 
 // The attention alone, no projections: the step's read of the cache.
-// edgeattn_dot_product_attention straight over the cache memory (capacity L,
+// edgeattn_sdpa straight over the cache memory (capacity L,
 // so head g's keys are one (L, d) block): batch*kv_heads attentions whose
 // queries are the group of query heads sharing that kv head (rows = H /
 // H_kv; 1 without GQA), as a decode step over a GQA cache computes it.
 void decode_sdpa(benchmark::State &state, DecoderShape s) {
     const edgeattn_attention_dims cache_dims = decode_dims(s, s.len);
     PackedWeights w(s, cache_dims);
-    if (w.status) return fail(state, "edgeattn_mha_pack_weights", w.status);
+    if (w.status) return fail(state, "edgeattn_mha_pack", w.status);
     FilledCache c(s, s.len, cache_dims, w);
     if (c.status) return fail(state, c.failed, c.status);
     const size_t slices = s.batch * s.kv_heads, rows = s.group(), d = s.head_dim();
     const edgeattn_attention_dims dims = {slices, rows, s.len, d, d, d, 0, 0, 0};
     Floats q = random_floats(slices * rows * d, 13), out = alloc_floats(slices * rows * d);
-    const size_t ws_bytes = edgeattn_dot_product_attention_workspace_size(&dims, max_threads());
+    size_t ws_bytes = 0;
+    if (edgeattn_status st = workspace_size(EDGEATTN_OP_SDPA, dims, 0, ws_bytes))
+        return fail(state, "edgeattn_workspace_size", st);
     auto ws = alloc_bytes(ws_bytes);
     auto call = [&] {
-        return edgeattn_dot_product_attention(&dims, q.get(), c.cache.keys, c.cache.values, nullptr,
-                                              ws.get(), ws_bytes, out.get(), nullptr);
+        return edgeattn_sdpa(&dims, q.get(), c.cache.keys, c.cache.values, nullptr, ws.get(),
+                             ws_bytes, out.get(), nullptr);
     };
-    if (edgeattn_status st = call()) return fail(state, "edgeattn_dot_product_attention", st);
+    if (edgeattn_status st = call()) return fail(state, "edgeattn_sdpa", st);
     for (auto _ : state) {
         call();
         benchmark::DoNotOptimize(out.get());
@@ -239,25 +258,26 @@ void decode_memread(benchmark::State &state, DecoderShape s) {
 // ------------------------------------------------------------------ prefill
 
 // Self-attention over X (B, n, d), no biases, weights packed once:
-// edgeattn_multi_head_attention_masked_packed with X as queries, keys and
-// values, mask NULL (full) or causal = 1 (a decoder's prefill).
+// edgeattn_mha_packed with X as queries, keys and values, options NULL
+// (full) or mask.causal = 1 (a decoder's prefill).
 void prefill(benchmark::State &state, DecoderShape s, bool causal) {
     const size_t B = s.batch, n = s.len, d = s.d_model;
     const edgeattn_attention_dims dims = {B, n, n, d, d, d, d, s.heads, s.kv_heads};
     PackedWeights w(s, dims);
-    if (w.status) return fail(state, "edgeattn_mha_pack_weights", w.status);
+    if (w.status) return fail(state, "edgeattn_mha_pack", w.status);
     Floats X = random_floats(B * n * d, 5), O = alloc_floats(B * n * d);
-    const size_t ws_bytes = edgeattn_multi_head_attention_workspace_size(&dims, max_threads());
+    size_t ws_bytes = 0;
+    if (edgeattn_status st = workspace_size(EDGEATTN_OP_MHA, dims, 0, ws_bytes))
+        return fail(state, "edgeattn_workspace_size", st);
     auto ws = alloc_bytes(ws_bytes);
-    edgeattn_attention_mask mask{};
-    mask.causal = 1;
-    const edgeattn_attention_mask *m = causal ? &mask : nullptr;
+    edgeattn_attention_options options{};
+    options.mask.causal = 1;
+    const edgeattn_attention_options *o = causal ? &options : nullptr;
     auto call = [&] {
-        return edgeattn_multi_head_attention_masked_packed(&dims, X.get(), X.get(), X.get(), nullptr, m,
-                                                           w.packed.get(), w.bytes, ws.get(), ws_bytes,
-                                                           O.get(), nullptr);
+        return edgeattn_mha_packed(&dims, X.get(), X.get(), X.get(), w.packed.get(), w.bytes, o,
+                                   ws.get(), ws_bytes, O.get(), nullptr);
     };
-    if (edgeattn_status st = call()) return fail(state, "edgeattn_multi_head_attention_masked_packed", st);
+    if (edgeattn_status st = call()) return fail(state, "edgeattn_mha_packed", st);
     for (auto _ : state) {
         call();
         benchmark::DoNotOptimize(O.get());
@@ -269,22 +289,24 @@ void prefill(benchmark::State &state, DecoderShape s, bool causal) {
 
 // The attention core of that prefill: batch*heads dot-product attentions of
 // n x n, d = d_model / heads (queries (B*H, n, d)),
-// edgeattn_dot_product_attention_masked with mask NULL or causal = 1.
+// edgeattn_sdpa with options NULL or mask.causal = 1.
 void prefill_sdpa(benchmark::State &state, DecoderShape s, bool causal) {
     const size_t BH = s.batch * s.heads, n = s.len, d = s.head_dim();
     Floats Q = random_floats(BH * n * d, 2), K = random_floats(BH * n * d, 3),
            V = random_floats(BH * n * d, 4), O = alloc_floats(BH * n * d);
     const edgeattn_attention_dims dims = {BH, n, n, d, d, d, 0, 0, 0};
-    const size_t ws_bytes = edgeattn_dot_product_attention_workspace_size(&dims, max_threads());
+    size_t ws_bytes = 0;
+    if (edgeattn_status st = workspace_size(EDGEATTN_OP_SDPA, dims, 0, ws_bytes))
+        return fail(state, "edgeattn_workspace_size", st);
     auto ws = alloc_bytes(ws_bytes);
-    edgeattn_attention_mask mask{};
-    mask.causal = 1;
-    const edgeattn_attention_mask *m = causal ? &mask : nullptr;
+    edgeattn_attention_options options{};
+    options.mask.causal = 1;
+    const edgeattn_attention_options *o = causal ? &options : nullptr;
     auto call = [&] {
-        return edgeattn_dot_product_attention_masked(&dims, Q.get(), K.get(), V.get(), nullptr, m,
-                                                     ws.get(), ws_bytes, O.get(), nullptr);
+        return edgeattn_sdpa(&dims, Q.get(), K.get(), V.get(), o, ws.get(), ws_bytes, O.get(),
+                             nullptr);
     };
-    if (edgeattn_status st = call()) return fail(state, "edgeattn_dot_product_attention_masked", st);
+    if (edgeattn_status st = call()) return fail(state, "edgeattn_sdpa", st);
     for (auto _ : state) {
         call();
         benchmark::DoNotOptimize(O.get());
@@ -300,11 +322,11 @@ void register_benchmarks() {
     for (const auto &s : decode_shapes) {
         configure(benchmark::RegisterBenchmark(name("decode_attend", "edgeattn", s).c_str(), decode_attend, s));
         configure(benchmark::RegisterBenchmark(name("decode_step", "edgeattn", s).c_str(), decode_step, s,
-                                               EDGEATTN_WEIGHTS_F32));
+                                               EDGEATTN_DTYPE_F32));
         configure(benchmark::RegisterBenchmark(name("decode_step_int8", "edgeattn", s).c_str(), decode_step, s,
-                                               EDGEATTN_WEIGHTS_INT8));
+                                               EDGEATTN_DTYPE_INT8));
         configure(benchmark::RegisterBenchmark(name("decode_step_fp16", "edgeattn", s).c_str(), decode_step, s,
-                                               EDGEATTN_WEIGHTS_F16));
+                                               EDGEATTN_DTYPE_F16));
         configure(benchmark::RegisterBenchmark(name("decode_sdpa", "edgeattn", s).c_str(), decode_sdpa, s));
         // The bounds, under each decode op so that compare prints them beside it.
         for (const char *op : {"decode_attend", "decode_step", "decode_sdpa"}) {

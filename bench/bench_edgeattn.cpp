@@ -45,15 +45,17 @@ void sdpa(benchmark::State &state, AttentionShape s, bool weights) {
     Floats Q = random_floats(BH * n * d, 2), K = random_floats(BH * n * d, 3),
            V = random_floats(BH * n * d, 4), O = alloc_floats(BH * n * d);
     Floats W = weights ? alloc_floats(BH * n * n) : Floats();
-    const edgeattn_attention_dims dims = {BH, n, n, d, d, d, 0, 0};
-    const size_t ws_bytes = edgeattn_dot_product_attention_workspace_size(&dims, max_threads());
+    const edgeattn_attention_dims dims = {BH, n, n, d, d, d, 0, 0, 0};
+    size_t ws_bytes = 0;
+    if (edgeattn_status st = workspace_size(EDGEATTN_OP_SDPA, dims, 0, ws_bytes))
+        return fail(state, "edgeattn_workspace_size", st);
     auto ws = alloc_bytes(ws_bytes);
-    if (edgeattn_status st = edgeattn_dot_product_attention(
-            &dims, Q.get(), K.get(), V.get(), nullptr, ws.get(), ws_bytes, O.get(), W.get()))
-        return fail(state, "edgeattn_dot_product_attention", st);
+    if (edgeattn_status st = edgeattn_sdpa(&dims, Q.get(), K.get(), V.get(), nullptr, ws.get(),
+                                           ws_bytes, O.get(), W.get()))
+        return fail(state, "edgeattn_sdpa", st);
     for (auto _ : state) {
-        edgeattn_dot_product_attention(&dims, Q.get(), K.get(), V.get(), nullptr, ws.get(),
-                                       ws_bytes, O.get(), W.get());
+        edgeattn_sdpa(&dims, Q.get(), K.get(), V.get(), nullptr, ws.get(), ws_bytes, O.get(),
+                      W.get());
         benchmark::DoNotOptimize(O.get());
         benchmark::ClobberMemory();
     }
@@ -62,38 +64,39 @@ void sdpa(benchmark::State &state, AttentionShape s, bool weights) {
 
 // ------------------------------------------------------------------ mha
 
-// d2l's MultiHeadAttention(X, X, X) without biases, no mask: the library's
-// self-attention entry point (the op every peer here runs). With `packed`,
-// the weights are packed once before timing (edgeattn_mha_pack_weights, as a
-// model does when it loads) and the loop calls edgeattn_self_attention_packed.
-// With `stored` int8 or fp16, the weights are quantised (edgeattn_quantize_int8)
-// or converted (edgeattn_float_to_half) and packed in that type
-// (edgeattn_mha_pack_typed_weights): ops mha_packed_int8, mha_packed_fp16.
+// d2l's MultiHeadAttention(X, X, X) without biases, no mask: self-attention,
+// edgeattn_mha with X as queries, keys and values and full dims (the op every
+// peer here runs). With `packed`, the weights are packed once before timing
+// (edgeattn_mha_pack, as a model does when it loads) and the loop calls
+// edgeattn_mha_packed. With `stored` int8 or fp16, the weights are quantised
+// (edgeattn_quantize_int8) or converted (edgeattn_float_to_half) and packed in
+// that type: ops mha_packed_int8, mha_packed_fp16.
 void mha(benchmark::State &state, AttentionShape s, bool weights, bool packed,
-         edgeattn_weight_type stored) {
+         edgeattn_dtype stored) {
     const size_t B = s.batch, n = s.seq, d = s.d_model, H = s.heads;
     const float wscale = 1.0f / std::sqrt(static_cast<float>(d));
     Floats X = random_floats(B * n * d, 5), O = alloc_floats(B * n * d);
     Floats Wq = random_floats(d * d, 6, wscale), Wk = random_floats(d * d, 7, wscale),
            Wv = random_floats(d * d, 8, wscale), Wo = random_floats(d * d, 9, wscale);
     Floats A = weights ? alloc_floats(B * H * n * n) : Floats();
-    const edgeattn_attention_dims dims = {B, n, n, d, d, d, d, H};
-    const edgeattn_mha_weights w = {Wq.get(), Wk.get(), Wv.get(), Wo.get(),
-                                    nullptr, nullptr, nullptr, nullptr};
-    const size_t ws_bytes = edgeattn_self_attention_workspace_size(&dims, max_threads());
+    // Self-attention: keys = queries = n, every feature size d.
+    const edgeattn_attention_dims dims = {B, n, n, d, d, d, d, H, 0};
+    size_t ws_bytes = 0;
+    if (edgeattn_status st = workspace_size(EDGEATTN_OP_MHA, dims, 0, ws_bytes))
+        return fail(state, "edgeattn_workspace_size", st);
     // The stored forms: d*d int8 (+ d scales) or binary16 per matrix.
-    std::vector<int8_t> q8(stored == EDGEATTN_WEIGHTS_INT8 ? 4 * d * d : 0);
-    std::vector<uint16_t> f16(stored == EDGEATTN_WEIGHTS_F16 ? 4 * d * d : 0);
+    std::vector<int8_t> q8(stored == EDGEATTN_DTYPE_INT8 ? 4 * d * d : 0);
+    std::vector<uint16_t> f16(stored == EDGEATTN_DTYPE_F16 ? 4 * d * d : 0);
     Floats scales = alloc_floats(4 * d);
-    edgeattn_mha_typed_weights tw = {};
+    edgeattn_weights tw = {};  // no biases
     edgeattn_weight_matrix *tm[4] = {&tw.W_q, &tw.W_k, &tw.W_v, &tw.W_o};
     const float *fm[4] = {Wq.get(), Wk.get(), Wv.get(), Wo.get()};
     for (size_t i = 0; i < 4; ++i) {
         edgeattn_status st = EDGEATTN_OK;
-        if (stored == EDGEATTN_WEIGHTS_INT8) {
+        if (stored == EDGEATTN_DTYPE_INT8) {
             st = edgeattn_quantize_int8(d, d, fm[i], &q8[i * d * d], scales.get() + i * d);
             *tm[i] = {stored, &q8[i * d * d], scales.get() + i * d};
-        } else if (stored == EDGEATTN_WEIGHTS_F16) {
+        } else if (stored == EDGEATTN_DTYPE_F16) {
             st = edgeattn_float_to_half(d * d, fm[i], &f16[i * d * d]);
             *tm[i] = {stored, &f16[i * d * d], nullptr};
         } else {
@@ -101,20 +104,21 @@ void mha(benchmark::State &state, AttentionShape s, bool weights, bool packed,
         }
         if (st) return fail(state, "quantising / converting the weights", st);
     }
-    const size_t packed_bytes = packed ? edgeattn_mha_typed_packed_weights_size(&dims, &tw) : 0;
+    const size_t packed_bytes = packed ? edgeattn_mha_packed_size(&dims, &tw) : 0;
     auto ws = alloc_bytes(ws_bytes), pw = alloc_bytes(packed_bytes);
     if (packed) {
-        if (edgeattn_status st = edgeattn_mha_pack_typed_weights(&dims, &tw, pw.get(), packed_bytes))
-            return fail(state, "edgeattn_mha_pack_typed_weights", st);
+        if (edgeattn_status st = edgeattn_mha_pack(&dims, &tw, pw.get(), packed_bytes))
+            return fail(state, "edgeattn_mha_pack", st);
     }
     auto call = [&] {
-        return packed ? edgeattn_self_attention_packed(&dims, X.get(), nullptr, pw.get(),
-                                                       packed_bytes, ws.get(), ws_bytes, O.get(),
-                                                       A.get())
-                      : edgeattn_self_attention(&dims, X.get(), nullptr, &w, ws.get(), ws_bytes,
-                                                O.get(), A.get());
+        return packed ? edgeattn_mha_packed(&dims, X.get(), X.get(), X.get(), pw.get(),
+                                            packed_bytes, nullptr, ws.get(), ws_bytes, O.get(),
+                                            A.get())
+                      : edgeattn_mha(&dims, X.get(), X.get(), X.get(), &tw, nullptr, ws.get(),
+                                     ws_bytes, O.get(), A.get());
     };
-    if (edgeattn_status st = call()) return fail(state, "edgeattn_self_attention", st);
+    if (edgeattn_status st = call())
+        return fail(state, packed ? "edgeattn_mha_packed" : "edgeattn_mha", st);
     for (auto _ : state) {
         call();
         benchmark::DoNotOptimize(O.get());
@@ -138,8 +142,8 @@ void gemm(benchmark::State &state, GemmShape s, bool prepacked) {
     edgeattn::detail::packed_floats(K, N, packed_floats);
     Floats packed = alloc_floats(packed_floats);
     const edgeattn::detail::kernel_table &k = edgeattn::detail::active_kernels();
-    const edgeattn::detail::stored_matrix given = {EDGEATTN_WEIGHTS_F32, W.get(), nullptr},
-                                          panels = {EDGEATTN_WEIGHTS_F32, packed.get(), nullptr};
+    const edgeattn::detail::stored_matrix given = {EDGEATTN_DTYPE_F32, W.get(), nullptr},
+                                          panels = {EDGEATTN_DTYPE_F32, packed.get(), nullptr};
     if (prepacked) edgeattn::detail::pack_weights_transposed(K, N, given, packed.get());
     for (auto _ : state) {
         if (prepacked)
@@ -160,7 +164,7 @@ void posenc(benchmark::State &state, PosencShape s) {
     if (edgeattn_status st = edgeattn_positional_encoding_table(s.n, s.d, P.get()))
         return fail(state, "edgeattn_positional_encoding_table", st);
     for (auto _ : state) {
-        edgeattn_positional_encoding_add(s.batch, s.n, s.d, X.get(), P.get(), s.n, Y.get());
+        edgeattn_positional_encoding_add_at(s.batch, s.n, s.d, 0, X.get(), P.get(), s.n, Y.get());
         benchmark::DoNotOptimize(Y.get());
         benchmark::ClobberMemory();
     }
@@ -191,15 +195,15 @@ void register_benchmarks() {
         configure(benchmark::RegisterBenchmark(name("sdpa", "edgeattn", s).c_str(), sdpa, s, false));
         configure(benchmark::RegisterBenchmark(name("sdpa_weights", "edgeattn", s).c_str(), sdpa, s, true));
         configure(benchmark::RegisterBenchmark(name("mha", "edgeattn", s).c_str(), mha, s, false, false,
-                                               EDGEATTN_WEIGHTS_F32));
+                                               EDGEATTN_DTYPE_F32));
         configure(benchmark::RegisterBenchmark(name("mha_weights", "edgeattn", s).c_str(), mha, s, true, false,
-                                               EDGEATTN_WEIGHTS_F32));
+                                               EDGEATTN_DTYPE_F32));
         configure(benchmark::RegisterBenchmark(name("mha_packed", "edgeattn", s).c_str(), mha, s, false, true,
-                                               EDGEATTN_WEIGHTS_F32));
+                                               EDGEATTN_DTYPE_F32));
         configure(benchmark::RegisterBenchmark(name("mha_packed_int8", "edgeattn", s).c_str(), mha, s, false, true,
-                                               EDGEATTN_WEIGHTS_INT8));
+                                               EDGEATTN_DTYPE_INT8));
         configure(benchmark::RegisterBenchmark(name("mha_packed_fp16", "edgeattn", s).c_str(), mha, s, false, true,
-                                               EDGEATTN_WEIGHTS_F16));
+                                               EDGEATTN_DTYPE_F16));
     }
     for (const auto &s : gemm_shapes) {
         configure(benchmark::RegisterBenchmark(name("gemm", "edgeattn", s).c_str(), gemm, s, false));
