@@ -3,18 +3,14 @@
 // the end of every batch element's cache.
 #include <string.h>
 
-#include "attention_checks.hpp"
-#include "attention_mask.hpp"
 #include "attention_options.hpp"
-#include "attention_rows.hpp"
 #include "edgeattn/detail/workspace_layout.hpp"
 #include "edgeattn/kv_cache.h"
+#include "kernels/half.hpp"
+#include "kernels/int8_scale.hpp"
 #include "kv_cache_checks.hpp"
 #include "mha_weights.hpp"
 #include "op_workspace.hpp"
-#include "parallel.hpp"
-#include "kernels/half.hpp"
-#include "kernels/int8_scale.hpp"
 
 using namespace edgeattn::detail;
 

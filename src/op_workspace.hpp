@@ -1,5 +1,7 @@
-// Each op's workspace size, checked dims first: one function per op that
-// both edgeattn_workspace_size() and the op itself use, so the two agree.
+// Each op's workspace size for edgeattn_workspace_size(), checked dims
+// first: built from the same dims checks and layout function (make_*_layout,
+// edgeattn/detail/workspace_layout.hpp) the op sizes its own workspace with,
+// so the query and the op agree.
 #ifndef EDGEATTN_OP_WORKSPACE_HPP
 #define EDGEATTN_OP_WORKSPACE_HPP
 
