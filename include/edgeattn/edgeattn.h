@@ -14,6 +14,7 @@
 #include "edgeattn/dense.h"
 #include "edgeattn/convert.h"
 #include "edgeattn/positional.h"
+#include "edgeattn/rope.h"
 #include "edgeattn/dispatch.h"
 #include "edgeattn/deprecated.h"
 

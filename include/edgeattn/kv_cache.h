@@ -27,14 +27,25 @@ typedef struct edgeattn_kv_cache_config {
         edgeattn_quantize_int8(); a row holding a NaN or +-inf is stored with
         scale NaN, so attention reads NaN wherever it reads that row. */
     edgeattn_dtype storage;
+    /** 0: the cache holds `capacity` tokens, then is full
+        (::EDGEATTN_ERR_CACHE_FULL). W > 0: a window cache (a rolling
+        buffer, RAM fixed for an endless stream): it holds the first `sinks`
+        tokens stored (attention sinks, StreamingLLM) and the last W, in
+        capacity = sinks + window rows (else ::EDGEATTN_ERR_BAD_WINDOW); a
+        store never fills it, each token past them overwrites the oldest
+        windowed row in place. */
+    size_t window;
+    /** S: tokens kept for ever from the start of the stream, with a window
+        (0 without one, else ::EDGEATTN_ERR_BAD_WINDOW) */
+    size_t sinks;
 } edgeattn_kv_cache_config;
 
 /**
  * A KV cache over caller memory. Keys and values are (batch, num_kv_heads,
  * capacity, head_size) each, so a step reads one contiguous (length,
  * head_size) block per head. Filled by edgeattn_kv_cache_setup(); treat the
- * fields as read-only (lengths[b] is how many positions batch element b
- * holds): a call refuses a struct whose fields were changed since
+ * fields as read-only (lengths[b] is how many rows batch element b holds,
+ * positions[b] how many tokens it was given): a call refuses a struct whose fields were changed since
  * (::EDGEATTN_ERR_BAD_CACHE). The memory it points to is the cache's RAM;
  * the calls write there, never to the struct. The struct may live anywhere
  * but in that memory (::EDGEATTN_ERR_OVERLAP) and may be copied.
@@ -53,16 +64,22 @@ typedef struct edgeattn_kv_cache {
     void *stored_values;   /**< the values in their storage type */
     float *key_scales;     /**< int8: (B, H_kv, capacity), one scale per cached key row; else NULL */
     float *value_scales;   /**< int8: (B, H_kv, capacity), one scale per cached value row; else NULL */
+    /** (B): tokens stored since setup or reset, the position of the next one
+        (<= INT32_MAX); equal to lengths[b] in a cache without a window */
+    int32_t *positions;
+    size_t window;         /**< W, 0 without a window */
+    size_t sinks;          /**< S */
 } edgeattn_kv_cache;
 
 /**
- * Bytes of cache memory for a config (keys, values, lengths and int8 scales,
+ * Bytes of cache memory for a config (keys, values, lengths, positions and int8 scales,
  * each on a 64-byte boundary from the start): a pure function of it. fp16
  * halves the keys' and values' bytes; int8 quarters them and adds one float
  * per cached row.
  * @param config the cache
  * @return bytes, or 0 when config is NULL, a size is 0, capacity > INT32_MAX,
- *         the storage is not an edgeattn_dtype, or the size overflows size_t
+ *         the storage is not an edgeattn_dtype, window and sinks break their
+ *         rule, or the size overflows size_t
  */
 size_t edgeattn_kv_cache_memory_size(const edgeattn_kv_cache_config *config);
 
@@ -76,7 +93,7 @@ size_t edgeattn_kv_cache_memory_size(const edgeattn_kv_cache_config *config);
  * @return ::EDGEATTN_OK, or ::EDGEATTN_ERR_NULL_POINTER, ::EDGEATTN_ERR_ZERO_DIMENSION,
  *         ::EDGEATTN_ERR_SIZE_OVERFLOW, ::EDGEATTN_ERR_MISALIGNED,
  *         ::EDGEATTN_ERR_WORKSPACE_TOO_SMALL, ::EDGEATTN_ERR_OVERLAP,
- *         ::EDGEATTN_ERR_BAD_WEIGHT_TYPE (storage)
+ *         ::EDGEATTN_ERR_BAD_WEIGHT_TYPE (storage), ::EDGEATTN_ERR_BAD_WINDOW
  */
 edgeattn_status edgeattn_kv_cache_setup(edgeattn_kv_cache *cache,
                                         const edgeattn_kv_cache_config *config, void *memory,
@@ -92,18 +109,43 @@ edgeattn_status edgeattn_kv_cache_reset(edgeattn_kv_cache *cache);
 
 /**
  * Drops batch element b's positions from `length` on (beam search, or a
- * rejected draft): the next store writes at `length`.
+ * rejected draft): the next store writes at `length`; positions[b] becomes
+ * `length` too.
  * @param cache       from edgeattn_kv_cache_setup()
  * @param batch_index b < B
  * @param length      new length, <= the current one
  * @return ::EDGEATTN_OK, or ::EDGEATTN_ERR_NULL_POINTER, ::EDGEATTN_ERR_BAD_CACHE,
  *         ::EDGEATTN_ERR_PAST_CACHE_LENGTH (b >= B, or length above the current
- *         length), ::EDGEATTN_ERR_OVERLAP (the struct inside the cache memory)
+ *         length), ::EDGEATTN_ERR_OPTION_NOT_SUPPORTED (a window cache whose
+ *         ring has wrapped: positions[b] > capacity), ::EDGEATTN_ERR_OVERLAP
+ *         (the struct inside the cache memory)
  */
 edgeattn_status edgeattn_kv_cache_truncate(edgeattn_kv_cache *cache, size_t batch_index,
                                            size_t length);
 
 /*
+ * A window cache's rows, as attention reads them: key j of batch element b
+ * is its j-th held token in stream order, the sinks first, then the
+ * window oldest first (row j of the attention weights, a mask's key
+ * ranges, causal and bias columns all count in this order). In memory the
+ * window is a ring: the token at position p >= S sits in row
+ * S + (p - S) % W, and attention reads the ring where it lies, without
+ * moving a row. A step that stores T tokens into a full window before its
+ * attend has overwritten its oldest T rows: its earlier queries see those
+ * of the window that remain.
+ *
+ * Rotary embedding (options->rope): a store rotates each key at its
+ * position (positions[b] + t, or rope.positions[b] + t) before it is
+ * stored, so the cache holds rotated keys and a window cache's rows keep
+ * the rotation of their absolute position; an attend rotates its queries
+ * (positions[b] - Q + i, or rope.positions[b] + i).
+ *
+ * Projection-free calls: EDGEATTN_DTYPE_NONE as W_k and W_v of a store
+ * (key_size = value_size = h_kv, rows already projected and, without a
+ * rope option, rotated) or as W_q (query_size = h) or W_o (output: the
+ * concatenated heads) of an attend, for every storage type. They run the
+ * kernels of the projecting calls.
+ *
  * The dims of the cache calls: batch = B, num_hiddens = h, num_heads = H and
  * num_kv_heads (0 = H) must give the cache's num_kv_heads and head_size =
  * h / H (else ::EDGEATTN_ERR_CACHE_SHAPE_MISMATCH). A store reads key_size
@@ -115,24 +157,26 @@ edgeattn_status edgeattn_kv_cache_truncate(edgeattn_kv_cache *cache, size_t batc
 /**
  * Projects T new tokens' keys and values (W_k, W_v and their biases; W_q,
  * W_o are not read) and writes them at the end of every batch element's
- * cache, converted to the cache's storage; lengths grow by T. When any batch
- * element has fewer than T free positions: ::EDGEATTN_ERR_CACHE_FULL and
- * nothing is written.
+ * cache, converted to the cache's storage; lengths grow by T (a window
+ * cache: up to its capacity), positions by T. When any batch element of a
+ * cache without a window has fewer than T free positions, or a position
+ * would pass INT32_MAX: ::EDGEATTN_ERR_CACHE_FULL and nothing is written.
  * @param cache       from edgeattn_kv_cache_setup()
  * @param dims        batch, key_size, value_size, num_hiddens, num_heads, num_kv_heads
  * @param tokens      T > 0
  * @param keys        (B, T, key_size): the new tokens' key inputs (X in self-attention)
  * @param values      (B, T, value_size)
- * @param weights     W_k (h_kv, key_size), W_v (h_kv, value_size) in any edgeattn_dtype,
- *                    b_k, b_v (h_kv) or NULL
- * @param options     NULL or zeroed: a store takes no option yet
+ * @param weights     W_k (h_kv, key_size), W_v (h_kv, value_size) in any edgeattn_dtype
+ *                    (EDGEATTN_DTYPE_NONE: the rows as given), b_k, b_v (h_kv) or NULL
+ * @param options     NULL, or a rope (a store takes no other option)
  * @param workspace   edgeattn_workspace_size() bytes for EDGEATTN_OP_KV_CACHE_STORE
  * @param workspace_bytes its size
  * @return ::EDGEATTN_OK, or ::EDGEATTN_ERR_NULL_POINTER, ::EDGEATTN_ERR_ZERO_DIMENSION,
  *         ::EDGEATTN_ERR_HEADS_DO_NOT_DIVIDE, ::EDGEATTN_ERR_KV_HEADS_DO_NOT_DIVIDE,
  *         ::EDGEATTN_ERR_SIZE_OVERFLOW, ::EDGEATTN_ERR_MISALIGNED, ::EDGEATTN_ERR_BAD_CACHE,
  *         ::EDGEATTN_ERR_CACHE_SHAPE_MISMATCH, ::EDGEATTN_ERR_CACHE_FULL, ::EDGEATTN_ERR_WORKSPACE_TOO_SMALL, ::EDGEATTN_ERR_OVERLAP,
- *         ::EDGEATTN_ERR_BAD_WEIGHT_TYPE, ::EDGEATTN_ERR_BAD_SCALE,
+ *         ::EDGEATTN_ERR_BAD_WEIGHT_TYPE, ::EDGEATTN_ERR_BAD_SCALE, ::EDGEATTN_ERR_SHAPE_MISMATCH
+ *         (a NONE projection's sizes), ::EDGEATTN_ERR_BAD_ROPE, ::EDGEATTN_ERR_ROPE_POSITION,
  *         ::EDGEATTN_ERR_OPTION_NOT_SUPPORTED
  */
 edgeattn_status edgeattn_kv_cache_store(edgeattn_kv_cache *cache,
@@ -176,10 +220,11 @@ edgeattn_status edgeattn_kv_cache_store_packed(edgeattn_kv_cache *cache,
  * @param dims        batch, queries = Q, keys = capacity (or 0), query_size,
  *                    num_hiddens, num_heads, num_kv_heads
  * @param queries     (B, Q, query_size)
- * @param weights     W_q (h, query_size), W_o (h, h) in any edgeattn_dtype, b_q, b_o or NULL
+ * @param weights     W_q (h, query_size), W_o (h, h) in any edgeattn_dtype (EDGEATTN_DTYPE_NONE:
+ *                    queries as given, output the heads), b_q, b_o or NULL
  * @param options     NULL, or a mask with K = lengths[b] (a bias row holds
- *                    bias_keys >= capacity floats; 0 means capacity); valid
- *                    lengths are not taken (the cache's lengths are)
+ *                    bias_keys >= capacity floats; 0 means capacity) and a
+ *                    rope; valid lengths are not taken (the cache's lengths are)
  * @param workspace   edgeattn_workspace_size() bytes for EDGEATTN_OP_KV_CACHE_ATTEND
  * @param workspace_bytes its size
  * @param output      (B, Q, h)
@@ -190,8 +235,8 @@ edgeattn_status edgeattn_kv_cache_store_packed(edgeattn_kv_cache *cache,
  *         ::EDGEATTN_ERR_CACHE_SHAPE_MISMATCH, ::EDGEATTN_ERR_KEYS_NOT_CAPACITY,
  *         ::EDGEATTN_ERR_BAD_KEY_RANGE, ::EDGEATTN_ERR_SHAPE_MISMATCH,
  *         ::EDGEATTN_ERR_WORKSPACE_TOO_SMALL, ::EDGEATTN_ERR_OVERLAP,
- *         ::EDGEATTN_ERR_BAD_WEIGHT_TYPE, ::EDGEATTN_ERR_BAD_SCALE,
- *         ::EDGEATTN_ERR_OPTION_NOT_SUPPORTED
+ *         ::EDGEATTN_ERR_BAD_WEIGHT_TYPE, ::EDGEATTN_ERR_BAD_SCALE, ::EDGEATTN_ERR_BAD_ROPE,
+ *         ::EDGEATTN_ERR_ROPE_POSITION, ::EDGEATTN_ERR_OPTION_NOT_SUPPORTED
  */
 edgeattn_status edgeattn_kv_cache_attend(const edgeattn_kv_cache *cache,
                                          const edgeattn_attention_dims *dims,

@@ -37,12 +37,12 @@
 /* ----------------------------------------------------------------- version */
 
 #define EDGEATTN_VERSION_MAJOR 1 /**< incompatible API changes */
-#define EDGEATTN_VERSION_MINOR 0 /**< additions */
+#define EDGEATTN_VERSION_MINOR 1 /**< additions */
 #define EDGEATTN_VERSION_PATCH 0 /**< fixes */
 /** major * 10000 + minor * 100 + patch, for comparisons in the preprocessor */
 #define EDGEATTN_VERSION \
     (EDGEATTN_VERSION_MAJOR * 10000 + EDGEATTN_VERSION_MINOR * 100 + EDGEATTN_VERSION_PATCH)
-#define EDGEATTN_VERSION_STRING "1.0.0" /**< "major.minor.patch" */
+#define EDGEATTN_VERSION_STRING "1.1.0" /**< "major.minor.patch" */
 
 #ifdef __cplusplus
 extern "C" {
@@ -84,6 +84,9 @@ typedef enum edgeattn_status {
     EDGEATTN_ERR_CACHE_SHAPE_MISMATCH = -22, /**< dims disagree with the KV cache: batch, num_kv_heads (0 = num_heads) or num_hiddens / num_heads (the head size) */
     EDGEATTN_ERR_KEYS_NOT_CAPACITY = -23,  /**< a KV cache call's dims.keys is neither 0 nor the cache's capacity (it is not the filled length) */
     EDGEATTN_ERR_PAST_CACHE_LENGTH = -24,  /**< edgeattn_kv_cache_truncate(): a batch index past the batch or a length past the filled length */
+    EDGEATTN_ERR_BAD_ROPE = -25,           /**< a rotary embedding's table or fields are invalid: no table, rotary_dims odd, 0 or above the head size, max_positions 0, a layout outside the enum, theta or position_scale not finite and > 0 */
+    EDGEATTN_ERR_ROPE_POSITION = -26,      /**< a token's rotary position is outside its table: |position| >= max_positions */
+    EDGEATTN_ERR_BAD_WINDOW = -27,         /**< a window KV cache config with capacity != sinks + window, or sinks without a window */
     EDGEATTN_STATUS_FORCE_INT = 0x7FFFFFFF /**< keeps the enum int-sized under -fshort-enums; never returned */
 } edgeattn_status;
 
@@ -102,6 +105,13 @@ typedef enum edgeattn_dtype {
     EDGEATTN_DTYPE_F32 = 0,  /**< float */
     EDGEATTN_DTYPE_F16 = 1,  /**< IEEE binary16 bits in uint16_t, 2-byte aligned */
     EDGEATTN_DTYPE_INT8 = 2, /**< int8_t, times a float scale per row (output channel, cached row) */
+    /** no matrix: the rows are already projected, and the call reads no
+        data or scales for it. Only the KV cache calls take it: a store's
+        W_k, W_v (keys and values given as (B, T, h_kv)), an attend's W_q
+        (queries given as (B, Q, h)) and W_o (the output is the
+        concatenated heads). Elsewhere, and as a cache's storage,
+        ::EDGEATTN_ERR_BAD_WEIGHT_TYPE. */
+    EDGEATTN_DTYPE_NONE = 3,
     EDGEATTN_DTYPE_FORCE_INT = 0x7FFFFFFF /**< keeps the enum int-sized; not a type */
 } edgeattn_dtype;
 
@@ -219,13 +229,14 @@ typedef enum edgeattn_key_ranges_kind {
  *   start <= j < end                   (key_ranges, when given),
  *   j < valid_len                      (valid_lens, calls that take them),
  *   j <= i + K - Q                     (causal, when set),
+ *   j > i + K - Q - window              (window, when > 0),
  * always one interval [lo, hi) of keys. Causal places the Q queries at the
  * last Q of the K key positions: in self-attention (Q = K) query i sees keys
  * 0..i; in a decode step the new tokens see the cache up to themselves.
  * Every other key of the row gets the score -1e6, d2l's rule, so a row that
  * sees no key at all has uniform weights 1/K, never NaN. Left padding is a
- * start > 0, right padding an end < K, a sliding window of w keys the
- * per-query range [max(0, i + K - Q - w + 1), i + K - Q + 1).
+ * start > 0, right padding an end < K, a sliding window of w keys
+ * causal with window = w.
  *
  * The bias, when given, is added to the scaled scores of the visible keys
  * (ALiBi, relative position bias; a -inf bias weighs 0 next to finite
@@ -245,7 +256,49 @@ typedef struct edgeattn_attention_mask {
     size_t bias_batch;  /**< 1 or B (0 counts as 1) */
     size_t bias_heads;  /**< 1 or H (0 counts as 1) */
     size_t bias_keys;   /**< floats per bias row, >= K (0 means K; a KV cache call: 0 means capacity) */
+    /** 0: no window. w > 0: a sliding window, query i sees only the keys
+        j > i + K - Q - w (the last w key positions up to its own, with
+        causal), as Mistral's and ONNX's sliding-window attention */
+    size_t window;
 } edgeattn_attention_mask;
+
+/* ------------------------------------------------------------ rotary (RoPE) */
+/** How a head's rotary features pair up (edgeattn_rope::layout). */
+typedef enum edgeattn_rope_layout {
+    /** half split (GPT-NeoX, Llama, Qwen, Gemma; PyTorch's rotate_half):
+        feature i pairs with i + rotary_dims / 2 */
+    EDGEATTN_ROPE_NEOX = 0,
+    /** interleaved (GPT-J, Llama's original complex form; rotate_every_two):
+        feature 2i pairs with 2i + 1 */
+    EDGEATTN_ROPE_GPTJ = 1,
+    EDGEATTN_ROPE_LAYOUT_FORCE_INT = 0x7FFFFFFF /**< keeps the enum int-sized; not a layout */
+} edgeattn_rope_layout;
+
+/**
+ * Rotary position embedding (RoPE, Su et al.) of the first rotary_dims
+ * features of every head; the features after them pass unchanged
+ * (partial rotary, as GPT-J, GPT-NeoX and Phi). Pair i (i < rotary_dims /
+ * 2) of a token at position p, with (c, s) = table row |p|'s pair i and s
+ * negated for p < 0 (a left-padded token's negative position rotates by
+ * the negative angle, exactly), becomes
+ *   x' = x c - y s,  y' = y c + x s.
+ * The table is (max_positions, rotary_dims): row p is the rotary_dims / 2
+ * cosines, then the rotary_dims / 2 sines, of p / position_scale * theta^(-2i
+ * / rotary_dims), from edgeattn_rope_table() or the C++ constexpr
+ * edgeattn::rope_table (flash). A zeroed struct is no rotation.
+ */
+typedef struct edgeattn_rope {
+    const float *table;          /**< (max_positions, rotary_dims), or NULL: no rotation (then every field must be 0) */
+    size_t max_positions;        /**< rows of the table: positions -max_positions < p < max_positions rotate */
+    size_t rotary_dims;          /**< even, 2 <= rotary_dims <= the head size */
+    edgeattn_rope_layout layout; /**< which features pair up */
+    /** (B): the position of batch element b's first token in the call (its
+        following tokens at +1, +2, ...), or NULL: edgeattn_rope_apply() 0;
+        a KV cache store the cache's positions[b] (the tokens stored
+        since setup or reset); a KV cache attend positions[b] - Q (the
+        queries are the last Q tokens stored) */
+    const int32_t *positions;
+} edgeattn_rope;
 
 /* ---------------------------------------------------------------- options */
 
@@ -262,6 +315,11 @@ typedef struct edgeattn_attention_options {
     /** causal, key ranges and an additive bias (every attention call; a
         bias of edgeattn_sdpa or edgeattn_additive has bias_heads 1) */
     edgeattn_attention_mask mask;
+    /** rotary position embedding of the queries and keys after their
+        projection (KV cache calls: a store rotates the keys it stores, an
+        attend its queries); table NULL: none. Other ops:
+        ::EDGEATTN_ERR_OPTION_NOT_SUPPORTED */
+    edgeattn_rope rope;
 } edgeattn_attention_options;
 
 /* -------------------------------------------------------------- workspace */
