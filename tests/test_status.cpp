@@ -287,7 +287,7 @@ TEST_CASE("every status has its own text, and unknown ones say so") {
         texts.insert(t);
         ++codes;
     }
-    CHECK(codes == 1 - EDGEATTN_ERR_PAST_CACHE_LENGTH);  // 0 .. the lowest code, none missing
+    CHECK(codes == 1 - EDGEATTN_ERR_BAD_WINDOW);  // 0 .. the lowest code, none missing
     CHECK(texts.size() == static_cast<std::size_t>(codes));
     // The statuses that name a case of a bad call, each in words of its own
     // (not the text of EDGEATTN_ERR_BAD_CACHE or of a shape mismatch).
@@ -301,6 +301,9 @@ TEST_CASE("every status has its own text, and unknown ones say so") {
         {EDGEATTN_ERR_CACHE_SHAPE_MISMATCH, -22, "do not match the KV cache"},
         {EDGEATTN_ERR_KEYS_NOT_CAPACITY, -23, "neither 0 nor the cache's capacity"},
         {EDGEATTN_ERR_PAST_CACHE_LENGTH, -24, "past the filled length"},
+        {EDGEATTN_ERR_BAD_ROPE, -25, "rotary embedding's table or fields"},
+        {EDGEATTN_ERR_ROPE_POSITION, -26, "outside its table"},
+        {EDGEATTN_ERR_BAD_WINDOW, -27, "capacity = sinks + window"},
     };
     for (const named &c : cases) {
         const std::string t = edgeattn_status_str(c.status);
