@@ -14,6 +14,11 @@ key_interval attention_mask_view::of_row(size_t b, size_t i, size_t queries, siz
         const size_t end = i + keys >= queries ? i + keys - queries + 1 : 0;  // j <= i + K - Q
         if (end < hi) hi = end;
     }
+    if (window) {  // j > i + K - Q - w: j >= (i + K + 1) - Q - w, in size_t without overflow
+        const size_t past = i + keys + 1;
+        if (past > queries && past - queries > window && past - queries - window > lo)
+            lo = past - queries - window;
+    }
     if (lo > keys) lo = keys;
     if (hi < lo) hi = lo;
     return {lo, hi};
@@ -26,11 +31,13 @@ edgeattn_status check_attention_mask(const edgeattn_attention_mask *mask_arg, si
     num_spans = 0;
     view.ranges = nullptr;
     view.causal = false;
+    view.window = 0;
     view.bias = nullptr;
     edgeattn_attention_mask given;
     if (!read_argument(mask_arg, given)) return EDGEATTN_OK;
     const edgeattn_attention_mask *mask = &given;
     view.causal = mask->causal != 0;
+    view.window = mask->window;  // any size: one past every key masks nothing
     const int kind = enum_as_int(mask->ranges_kind);  // a C caller may store any int there
     size_t pairs = 0;
     if (kind == EDGEATTN_KEY_RANGES_PER_BATCH) {

@@ -71,6 +71,12 @@ struct attention_slice {
     // read by stored_cache_rows (`stored`); nullptr for fp32 rows.
     stored_rows stored_keys{}, stored_values{};
     const stored_cache_operations *stored = nullptr;
+    // A window KV cache whose ring has wrapped (ring_rows > 0): keys are
+    // counted in stream order (masks, bias and weight columns), and logical
+    // key ring_first + j (j < ring_rows) lies in row
+    // ring_first + (ring_oldest + j) % ring_rows; keys before ring_first
+    // (the sinks) lie in place. ring_rows 0: every key lies in place.
+    size_t ring_first = 0, ring_rows = 0, ring_oldest = 0;
 };
 
 // At and below this many queries in a slice (a decode step's new tokens),
