@@ -162,7 +162,7 @@ bool same_bytes(const std::vector<float> &x, const std::vector<float> &y) {
 }
 
 TEST_CASE("cache struct, dims, options and weights may sit in the workspace or an output of every cache call") {
-    const std::size_t B = 2, T = 5, Q = 4, d = 8, h = 16, H = 4, Hkv = 2, hs = h / H, cap = 7;
+    const std::size_t B = 2, T = 5, Q = 5, d = 8, h = 16, H = 4, Hkv = 2, hs = h / H, cap = 7;
     const model m(d, h, H, Hkv, 101);
     const std::vector<float> x = random_floats(B * T * d, 102), xq = random_floats(B * Q * d, 103);
     const edgeattn_attention_dims store_dims = m.dims(B, T, cap), attend_dims = m.dims(B, Q, cap);
