@@ -10,15 +10,9 @@ key_interval attention_mask_view::of_row(size_t b, size_t i, size_t queries, siz
         lo = static_cast<size_t>(r[0]);  // checked: 0 <= start <= end
         if (static_cast<size_t>(r[1]) < hi) hi = static_cast<size_t>(r[1]);
     }
-    if (causal) {
-        const size_t end = i + keys >= queries ? i + keys - queries + 1 : 0;  // j <= i + K - Q
-        if (end < hi) hi = end;
-    }
-    if (window) {  // j > i + K - Q - w: j >= (i + K + 1) - Q - w, in size_t without overflow
-        const size_t past = i + keys + 1;
-        if (past > queries && past - queries > window && past - queries - window > lo)
-            lo = past - queries - window;
-    }
+    const size_t end = i + keys >= queries ? i + keys - queries + 1 : 0;  // one past j = i + K - Q
+    if (causal && end < hi) hi = end;
+    if (window && end > window && end - window > lo) lo = end - window;  // j > i + K - Q - w
     if (lo > keys) lo = keys;
     if (hi < lo) hi = lo;
     return {lo, hi};

@@ -30,8 +30,10 @@ inline bool has_mask(const edgeattn_attention_options *o) {
 
 // Any field of the rotary embedding set (a zeroed one is no rotation).
 inline bool has_rope(const edgeattn_attention_options *o) {
-    return o && (o->rope.table || o->rope.max_positions || o->rope.rotary_dims ||
-                 enum_as_int(o->rope.layout) != 0 || o->rope.positions);
+    if (!o) return false;
+    const edgeattn_rope &r = o->rope;  // one OR of the fields: a few bytes of flash per op
+    return (reinterpret_cast<uintptr_t>(r.table) | r.max_positions | r.rotary_dims |
+            static_cast<unsigned>(enum_as_int(r.layout)) | reinterpret_cast<uintptr_t>(r.positions)) != 0;
 }
 
 // The rope of an op that does not rotate (every op but the KV cache calls,

@@ -50,78 +50,8 @@ key_interval rows_seeing(const attention_slice &s, const attention_mask_view &ma
 
 constexpr size_t diagonal_step = keys_per_block / 4;
 
-// Logical keys [key0, key0 + n) of a slice with a ring as runs of rows that
-// lie contiguously: the sinks, the ring from its oldest row to its end, the
-// ring from its start (at most three; a run's keys start at `logical`).
-struct key_run {
-    size_t physical, logical, n;
-};
-
-size_t ring_runs(const attention_slice &s, size_t key0, size_t n, key_run runs[3]) {
-    const size_t end = key0 + n, first = s.ring_first, split = first + s.ring_rows - s.ring_oldest;
-    size_t count = 0;
-    for (size_t j = key0; j < end && count < 3;) {
-        size_t run_end = end, physical = j - split + first;  // the ring's start
-        if (j < first) {
-            run_end = first;
-            physical = j;
-        } else if (j < split) {
-            run_end = split;
-            physical = j + s.ring_oldest;
-        }
-        const size_t m = min_size(run_end, end) - j;
-        runs[count++] = {physical, j, m};
-        j += m;
-    }
-    return count;
-}
-
-// The slice with its rows read in place: what each run of a ring reads.
-attention_slice without_ring(const attention_slice &s) {
-    attention_slice plain = s;
-    plain.ring_rows = 0;
-    return plain;
-}
-
-void block_scores(const kernel_table &k, const attention_slice &s, size_t row0, size_t rows,
-                  size_t key0, size_t n, float scale, float *scores, size_t ldc,
-                  const scratch_slot &slot);
-void block_weighted_sum(const kernel_table &k, const attention_slice &s, size_t row0, size_t rows,
-                        size_t key0, size_t n, const float *p, size_t ldp, bool accumulate,
-                        const scratch_slot &slot);
-
-// block_scores over a ring: each run's scores at its logical columns.
-__attribute__((noinline)) void ring_block_scores(const kernel_table &k, const attention_slice &s, size_t row0,
-                                                 size_t rows, size_t key0, size_t n, float scale, float *scores,
-                                                 size_t ldc, const scratch_slot &slot) {
-    const attention_slice plain = without_ring(s);
-    key_run runs[3];
-    const size_t count = ring_runs(s, key0, n, runs);
-    for (size_t i = 0; i < count; ++i)
-        block_scores(k, plain, row0, rows, runs[i].physical, runs[i].n, scale, scores + (runs[i].logical - key0),
-                     ldc, slot);
-}
-
-// block_weighted_sum over a ring: each run's weights from its logical columns.
-__attribute__((noinline)) void ring_block_weighted_sum(const kernel_table &k, const attention_slice &s,
-                                                       size_t row0, size_t rows, size_t key0, size_t n,
-                                                       const float *p, size_t ldp, bool accumulate,
-                                                       const scratch_slot &slot) {
-    const attention_slice plain = without_ring(s);
-    key_run runs[3];
-    const size_t count = ring_runs(s, key0, n, runs);
-    for (size_t i = 0; i < count; ++i)
-        block_weighted_sum(k, plain, row0, rows, runs[i].physical, runs[i].n, p + (runs[i].logical - key0), ldp,
-                           accumulate || i > 0, slot);
-}
-
 // out += w * value row j (a masked key's share of a row's weighted sum).
 void add_value_row(const kernel_table &k, const attention_slice &s, size_t j, float w, float *out) {
-    if (s.ring_rows) {
-        key_run run[3];
-        ring_runs(s, j, 1, run);
-        j = run[0].physical;
-    }
     if (s.stored) {
         s.stored->add_value_row(s, j, w, out);
         return;
@@ -129,15 +59,11 @@ void add_value_row(const kernel_table &k, const attention_slice &s, size_t j, fl
     k.add_scaled(s.values + j * s.value_stride, w, out, s.dv);
 }
 
-// Scores of rows [row0, row0 + rows) against keys [key0, key0 + n):
-// scores (rows, n) at `scores`, row stride ldc.
+}  // namespace
+
 void block_scores(const kernel_table &k, const attention_slice &s, size_t row0, size_t rows,
                   size_t key0, size_t n, float scale, float *scores, size_t ldc,
                   const scratch_slot &slot) {
-    if (s.ring_rows) {
-        ring_block_scores(k, s, row0, rows, key0, n, scale, scores, ldc, slot);
-        return;
-    }
     const float *queries = s.queries + row0 * s.query_stride;
     if (s.stored) {
         s.stored->block_scores(k, s, row0, rows, key0, n, scale, scores, ldc, slot);
@@ -154,14 +80,9 @@ void block_scores(const kernel_table &k, const attention_slice &s, size_t row0, 
                   nullptr, scores, ldc, false);
 }
 
-// output rows [row0, row0 + rows) (+)= p (rows, n) . values [key0, key0 + n).
 void block_weighted_sum(const kernel_table &k, const attention_slice &s, size_t row0, size_t rows,
                         size_t key0, size_t n, const float *p, size_t ldp, bool accumulate,
                         const scratch_slot &slot) {
-    if (s.ring_rows) {
-        ring_block_weighted_sum(k, s, row0, rows, key0, n, p, ldp, accumulate, slot);
-        return;
-    }
     float *out = s.output + row0 * s.output_stride;
     if (s.stored) {
         s.stored->block_weighted_sum(k, s, row0, rows, key0, n, p, ldp, accumulate, slot);
@@ -177,6 +98,8 @@ void block_weighted_sum(const kernel_table &k, const attention_slice &s, size_t 
     k.gemm_packed(rows, s.dv, n, 1.0f, p, ldp, slot.packed_values, k.panel_width, nullptr, out,
                   s.output_stride, accumulate);
 }
+
+namespace {
 
 // Adds the bias (if any) to the visible scores [lo, hi) of row `row`,
 // whose scores for keys [key0, ...) start at `scores`.

@@ -52,15 +52,16 @@ void read_cache_head(attention_slice &s, const edgeattn_kv_cache &cache, size_t 
 
 // Batch element b's rows in stream order: a window cache whose ring has
 // wrapped (positions past the capacity) reads its window from the oldest
-// row on, which is row sinks + (position - sinks) % window.
-void read_ring(attention_slice &s, const edgeattn_kv_cache &cache, size_t b) {
+// row on, which is row sinks + (position - sinks) % window, through
+// ring_cache_rows (`ring` must outlive the slice's reads).
+void read_ring(attention_slice &s, ring_layout &ring, const edgeattn_kv_cache &cache, size_t b) {
     const size_t position = static_cast<size_t>(cache.positions[b]);
     if (position <= cache.capacity) return;
     const size_t oldest = (position - cache.sinks) % cache.window;
     if (oldest == 0) return;  // the ring lies in order
-    s.ring_first = cache.sinks;
-    s.ring_rows = cache.window;
-    s.ring_oldest = oldest;
+    ring = {cache.sinks, cache.window, oldest, s.stored};
+    s.ring = &ring;
+    s.stored = &ring_cache_rows;
 }
 
 // Between the heads' layout (B, Q, H, head_size) and the grouped one
@@ -176,7 +177,8 @@ edgeattn_status attention(const edgeattn_kv_cache *cache, const edgeattn_attenti
                               0, rows, length, head_size, head_size, b, g * group};
             s.group = group;
             read_cache_head(s, c, slice);
-            read_ring(s, c, b);
+            ring_layout ring;
+            read_ring(s, ring, c, b);
             dot_product_attention_block(k, s, row0, block_rows, mask, slot);
         });
         regroup_heads(gathered_out, heads_out, d.batch, d.queries, heads, group, head_size, false);
@@ -202,7 +204,8 @@ edgeattn_status attention(const edgeattn_kv_cache *cache, const edgeattn_attenti
                                                     : nullptr,
                                   cap, d.queries, length, head_size, head_size, b, head};
                 read_cache_head(s, c, b * kv_heads + head / group);
-                read_ring(s, c, b);
+                ring_layout ring;
+                read_ring(s, ring, c, b);
                 dot_product_attention_block(k, s, row0, rows, mask, slot);
             }
             if (weights_rows)  // positions not (yet) cached weigh 0
