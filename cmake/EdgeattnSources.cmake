@@ -7,6 +7,7 @@ set(EDGEATTN_CORE_SOURCES
   src/arch/scalar.cpp
   src/attention_rows.cpp
   src/stored_cache_rows.cpp
+  src/ring_cache_rows.cpp
   src/attention_mask.cpp
   src/linear.cpp
   src/dense_api.cpp

@@ -25,7 +25,21 @@ inline bool has_valid_lens(const edgeattn_attention_options *o) {
 
 inline bool has_mask(const edgeattn_attention_options *o) {
     return o && (o->mask.causal != 0 || enum_as_int(o->mask.ranges_kind) != EDGEATTN_KEY_RANGES_NONE ||
-                 o->mask.bias != nullptr);
+                 o->mask.bias != nullptr || o->mask.window != 0);
+}
+
+// Any field of the rotary embedding set (a zeroed one is no rotation).
+inline bool has_rope(const edgeattn_attention_options *o) {
+    if (!o) return false;
+    const edgeattn_rope &r = o->rope;  // one OR of the fields: a few bytes of flash per op
+    return (reinterpret_cast<uintptr_t>(r.table) | r.max_positions | r.rotary_dims |
+            static_cast<unsigned>(enum_as_int(r.layout)) | reinterpret_cast<uintptr_t>(r.positions)) != 0;
+}
+
+// The rope of an op that does not rotate (every op but the KV cache calls,
+// until those rotate): refused rather than ignored.
+inline edgeattn_status refuse_rope(const edgeattn_attention_options *o) {
+    return has_rope(o) ? EDGEATTN_ERR_OPTION_NOT_SUPPORTED : EDGEATTN_OK;
 }
 
 }  // namespace detail

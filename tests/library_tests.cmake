@@ -191,3 +191,21 @@ add_executable(test_argument_placement test_argument_placement.cpp enum_args_fro
 target_link_libraries(test_argument_placement PRIVATE edgeattn::edgeattn edgeattn_doctest)
 edgeattn_test_options(test_argument_placement)
 add_test(NAME test_argument_placement COMMAND test_argument_placement)
+
+# Window KV caches, projection-free cache calls and the sliding-window
+# mask against the float64 reference: setup rules, ring placement,
+# attention over wrapped rings in stream order, typed storage, truncation,
+# thread-count independence (the test loops over the paths itself).
+add_executable(test_window_cache test_window_cache.cpp reference.cpp $<TARGET_OBJECTS:edgeattn_doctest_main>)
+target_link_libraries(test_window_cache PRIVATE edgeattn::edgeattn edgeattn_doctest)
+edgeattn_test_options(test_window_cache)
+add_test(NAME test_window_cache COMMAND test_window_cache)
+
+# 100,000 tokens through a window cache, each step against the float64
+# reference: label `long`, which the instrumented runs (valgrind, ASan,
+# TSan in .ci/hardening.sh) leave out.
+add_executable(test_window_stream test_window_stream.cpp reference.cpp $<TARGET_OBJECTS:edgeattn_doctest_main>)
+target_link_libraries(test_window_stream PRIVATE edgeattn::edgeattn edgeattn_doctest)
+edgeattn_test_options(test_window_stream)
+add_test(NAME test_window_stream COMMAND test_window_stream)
+set_tests_properties(test_window_stream PROPERTIES LABELS long)

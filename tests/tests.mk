@@ -42,6 +42,9 @@ HARDENING_TESTS += test_argument_placement
 HARDENING_TESTS += test_deprecated_names
 # The workspace query for one call and for a decoder step's set of calls.
 HARDENING_TESTS += test_workspace_query
+# Window KV caches, projection-free cache calls, the sliding-window mask;
+# a 100,000-token stream through a window cache.
+HARDENING_TESTS += test_window_cache test_window_stream
 TEST_PROGRAMS := $(addprefix $(TEST_BIN)/,$(ISA_TESTS) $(PLAIN_TESTS) $(HARDENING_TESTS) test_case_file)
 
 $(BUILD)/tests/%.o: tests/%.cpp
@@ -141,5 +144,13 @@ $(BUILD)/tests/%.o: tests/%.c
 	$(CC) -std=c99 $(CFLAGS) -Wall -Wextra -Iinclude -Itests -MMD -MP -c $< -o $@
 $(TEST_BIN)/test_argument_placement: $(BUILD)/tests/test_argument_placement.o $(BUILD)/tests/enum_args_from_c.o \
                                      $(BUILD)/tests/reference.o $(DOCTEST_MAIN) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CXX) $(filter %.o %.a,$^) $(TEST_LDFLAGS) -o $@
+
+# Window KV caches and the long stream through one vs the float64 reference.
+$(TEST_BIN)/test_window_cache: $(BUILD)/tests/test_window_cache.o $(BUILD)/tests/reference.o $(DOCTEST_MAIN) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CXX) $(filter %.o %.a,$^) $(TEST_LDFLAGS) -o $@
+$(TEST_BIN)/test_window_stream: $(BUILD)/tests/test_window_stream.o $(BUILD)/tests/reference.o $(DOCTEST_MAIN) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CXX) $(filter %.o %.a,$^) $(TEST_LDFLAGS) -o $@
