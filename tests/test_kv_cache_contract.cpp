@@ -47,7 +47,7 @@ std::string storage_name(edgeattn_dtype t) {
 
 edgeattn_kv_cache_config cache_config(std::size_t B, std::size_t Hkv, std::size_t hs, std::size_t cap,
                                       edgeattn_dtype storage = EDGEATTN_DTYPE_F32) {
-    return {B, Hkv, hs, cap, storage};
+    return {B, Hkv, hs, cap, storage, 0, 0};
 }
 
 std::size_t cache_bytes_of(std::size_t B, std::size_t Hkv, std::size_t hs, std::size_t cap,
