@@ -25,7 +25,8 @@
 /// larger ones need -fconstexpr-ops-limit=<64 x entries>, and MaxPositions
 /// above 262144 -fconstexpr-loop-limit=<MaxPositions>. Clang builds up to
 /// 131072 entries (2048 x 64, 1 s); larger ones need
-/// -fconstexpr-steps=<16 x entries> (8192 x 128: 7 s).
+/// -fconstexpr-steps=<16 x entries> (8192 x 128: 7 s; GCC with
+/// -fconstexpr-ops-limit=67108864: 80 s).
 #ifndef EDGEATTN_ROPE_HPP
 #define EDGEATTN_ROPE_HPP
 
