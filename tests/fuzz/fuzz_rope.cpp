@@ -70,6 +70,12 @@ angle_verdict angle_rule(std::size_t max_positions, std::size_t r, double theta,
     return angle_verdict::either;
 }
 
+// The angle's double error, either side: its frequency theta^x = exp(x
+// log theta) is good to some ulps of x log theta (|x| <= 1), relatively.
+double angle_error(double angle, double theta) {
+    return std::fabs(angle) * (4.0 + 2.0 * std::fabs(std::log(theta))) * 0x1p-53;
+}
+
 double angle_of(double p, std::size_t i, std::size_t r, double theta, double scale) {
     return p / scale * (1.0 / std::pow(theta, 2.0 * static_cast<double>(i) / static_cast<double>(r)));
 }
@@ -136,7 +142,7 @@ bool fuzz_table(FuzzedDataProvider &in, Table &t) {
         for (std::size_t i = 0; i < half; ++i) {
             const double a = angle_of(static_cast<double>(p), i, c.rotary_dims, theta, scale);
             // Float rounding (2^-25 near 1) plus both sides' double error in the angle.
-            const double bound = 0x1p-25 + 1e-14 + 1e-15 * std::fabs(a);
+            const double bound = 0x1p-25 + 1e-14 + angle_error(a, theta);
             FUZZ_CHECK(std::fabs(buffer[p * c.rotary_dims + i] - std::cos(a)) <= bound, "table cos", st);
             FUZZ_CHECK(std::fabs(buffer[p * c.rotary_dims + half + i] - std::sin(a)) <= bound, "table sin", st);
         }
@@ -275,7 +281,7 @@ void fuzz_apply(FuzzedDataProvider &in, const Table &t) {
                     const std::size_t e = base + (layout == EDGEATTN_ROPE_NEOX ? i + half : 2 * i + 1);
                     const double angle = angle_of(p, i, r, t.theta, t.scale);
                     const double c = std::cos(angle), s = std::sin(angle), x = Xb[a], y = Xb[e];
-                    const double bound = (3.0 * 0x1p-24 + 1e-15 * std::fabs(angle)) * (std::fabs(x) + std::fabs(y));
+                    const double bound = (3.0 * 0x1p-24 + angle_error(angle, t.theta)) * (std::fabs(x) + std::fabs(y));
                     FUZZ_CHECK(std::fabs(Y[a] - (x * c - y * s)) <= bound, "rotated x", st);
                     FUZZ_CHECK(std::fabs(Y[e] - (y * c + x * s)) <= bound, "rotated y", st);
                 }

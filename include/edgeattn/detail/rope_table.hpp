@@ -72,7 +72,9 @@ constexpr void fill_rope_table(float *table, std::size_t max_positions, std::siz
     const double log_theta = constexpr_log(theta);
     for (std::size_t i = 0; i < half; ++i) {
         const double frequency = constexpr_exp(rope_frequency_exponent(log_theta, i, rotary_dims));
-        const sin_cos step = constexpr_sin_cos(frequency / position_scale);
+        // The step is an angle of the table (position 1's) only when there
+        // is a position 1: a one-row table may have any position_scale.
+        const sin_cos step = max_positions > 1 ? constexpr_sin_cos(frequency / position_scale) : sin_cos{0.0, 1.0};
         double c = 1.0, s = 0.0;
         for (std::size_t p = 0; p < max_positions; ++p) {
             if (p % 32 == 0) {
