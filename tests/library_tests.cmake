@@ -3,6 +3,9 @@
 #   test_fixed_size_api        every golden case through the C++17 modules
 #   test_positional_encoding   table accuracy, relative-position rotation,
 #                              compile-time == runtime table
+#   test_rope                  RoPE table vs float64, compile-time == runtime
+#                              table, the rotation vs PyTorch's forms in
+#                              float64, refusals
 #   test_status                each bad argument: its status, outputs untouched
 #   test_streaming             the online-softmax path over several key blocks
 #                              against the float64 reference, every path
@@ -19,7 +22,7 @@
 #                              RTTI, iostream or stdio
 #   hygiene.table_in_rodata    the constexpr positional table is in .rodata
 
-foreach(t test_fixed_size_api test_positional_encoding test_status test_kernels test_determinism
+foreach(t test_fixed_size_api test_positional_encoding test_rope test_status test_kernels test_determinism
           test_streaming test_packed_weights)
   add_executable(${t} ${t}.cpp $<TARGET_OBJECTS:edgeattn_isa_main>)
   target_link_libraries(${t} PRIVATE edgeattn_conform edgeattn_doctest)
@@ -74,7 +77,7 @@ add_test(NAME docs.links_and_readme
 add_test(NAME hygiene.include_graph
   COMMAND ${CMAKE_COMMAND} -DINCLUDE=${PROJECT_SOURCE_DIR}/include
     -P ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_include_graph.cmake)
-foreach(header types attention kv_cache dense convert positional dispatch deprecated edgeattn)
+foreach(header types attention kv_cache dense convert positional rope dispatch deprecated edgeattn)
   add_test(NAME compile_time.header_${header}_c11
     COMMAND ${CMAKE_C_COMPILER} -std=c11 -pedantic -Wall -Wextra -Werror -fsyntax-only
       -I${PROJECT_SOURCE_DIR}/include "-DHEADER=<edgeattn/${header}.h>"
@@ -84,7 +87,7 @@ foreach(header types attention kv_cache dense convert positional dispatch deprec
       -I${PROJECT_SOURCE_DIR}/include "-DHEADER=<edgeattn/${header}.h>"
       ${CMAKE_CURRENT_SOURCE_DIR}/headers/include_one.c)
 endforeach()
-foreach(header attention kv_cache positional_encoding edgeattn)
+foreach(header attention kv_cache positional_encoding rope edgeattn)
   add_test(NAME compile_time.header_${header}_hpp
     COMMAND ${CMAKE_CXX_COMPILER} -std=c++17 -pedantic -Wall -Wextra -Werror -fsyntax-only -x c++
       -I${PROJECT_SOURCE_DIR}/include "-DHEADER=<edgeattn/${header}.hpp>"

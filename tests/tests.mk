@@ -22,7 +22,7 @@ else
 endif
 
 ISA_TESTS   := test_golden_c test_reference_shapes test_fixed_size_api
-PLAIN_TESTS := test_positional_encoding test_status test_determinism test_kernels test_streaming \
+PLAIN_TESTS := test_positional_encoding test_rope test_status test_determinism test_kernels test_streaming \
                test_packed_weights
 # Own doctest main, no conform objects: hardening tests.
 HARDENING_TESTS := test_numeric_edges test_alloc_free

@@ -17,6 +17,7 @@
 // edgeattn_kv_cache_store, edgeattn_kv_cache_attend with causal = 1 and the
 // step's rows of key_ranges and bias), a refused step (cache full) recorded
 // and skipped.
+// Then RoPE (rope_checks.cpp): the runtime and flash tables, the rotation.
 // It reports one line per check over semihosting and ends with
 // "N passed, N failed"; the exit status (QEMU's) is 0 only if all passed.
 //
@@ -37,6 +38,7 @@
 #include "conform/accuracy.hpp"
 #include "golden_cases.hpp"
 #include "report.hpp"
+#include "rope_checks.hpp"
 
 using firmware::Line;
 using golden::golden_case;
@@ -1022,6 +1024,7 @@ int main() {
     }
     for (std::size_t i = 0; i < golden::case_count; ++i) run_c_api(golden::cases[i]);
     run_cpp_api();
+    firmware::run_rope_checks(passed, failed);
     std::size_t twins = 0;
     for (std::size_t i = 0; i < golden::case_count; ++i) twins += has_cpp_twin(golden::cases[i]) ? 1 : 0;
     if (cpp_runs != twins) {
