@@ -13,6 +13,7 @@
 #include "mha_weights.hpp"
 #include "op_workspace.hpp"
 #include "parallel.hpp"
+#include "rope_rotate.hpp"
 
 using namespace edgeattn::detail;
 
@@ -91,8 +92,8 @@ kv_attention_layout attention_layout(const edgeattn_attention_dims &d, size_t ca
 edgeattn_status attention(const edgeattn_kv_cache *cache, const edgeattn_attention_dims *dims,
                           const float *queries, const edgeattn_attention_mask *mask_in,
                           const edgeattn_weights *weights, unsigned none, const void *packed,
-                          size_t packed_bytes, void *workspace, size_t workspace_bytes,
-                          float *output, float *attention_weights) {
+                          size_t packed_bytes, const edgeattn_rope *rope, void *workspace,
+                          size_t workspace_bytes, float *output, float *attention_weights) {
     if (!dims || !queries || !workspace || !output || (!weights && !packed))
         return EDGEATTN_ERR_NULL_POINTER;
     edgeattn_kv_cache c;
@@ -115,9 +116,15 @@ edgeattn_status attention(const edgeattn_kv_cache *cache, const edgeattn_attenti
         return st;
     cache_attention_counts counts;
     if (edgeattn_status st = count_attention(d, cap, counts)) return st;
+    // The queries rotate as the last Q tokens stored (or at the rope's own
+    // positions).
+    rope_view rv;
+    if (edgeattn_status st = read_rope(rope, head_size, d.batch, rv)) return st;
+    const int64_t query_offset = -static_cast<int64_t>(d.queries);
+    if (edgeattn_status st = check_rope_positions(rv, d.queries, c.positions, query_offset)) return st;
     attention_mask_view mask;
-    tensor_span inputs[24] = {{queries, counts.queries}};
-    size_t num_inputs = 1, num_mask_spans = 0;
+    tensor_span inputs[26] = {{queries, counts.queries}, rv.table_span(), rv.positions_span()};
+    size_t num_inputs = 3, num_mask_spans = 0;
     if (edgeattn_status st = check_attention_mask(mask_in ? &mask_copy : nullptr, d.batch, d.queries, heads, cap,
                                                   mask, inputs + num_inputs, num_mask_spans))
         return st;
@@ -150,6 +157,14 @@ edgeattn_status attention(const edgeattn_kv_cache *cache, const edgeattn_attenti
         project(k, w, query_projection, d.batch * d.queries, d.query_size, h, queries, ws + one.projected_queries,
                 scratch);
         Q = ws + one.projected_queries;
+    }
+    if (rv.active) {  // rotated in the workspace (given rows copied there first)
+        float *rotated = ws + one.projected_queries;
+        if (Q != rotated) memcpy(rotated, Q, counts.queries * sizeof(float));
+        Q = rotated;
+        for (size_t b = 0; b < d.batch; ++b)
+            rotate_rows(rv, rotated + b * d.queries * h, d.queries, heads, head_size, h,
+                        rope_first_position(rv, b, c.positions, query_offset));
     }
     float *heads_out = project_output ? ws + one.concatenated_heads : output;
 
@@ -247,8 +262,7 @@ extern "C" edgeattn_status edgeattn_kv_cache_attend(const edgeattn_kv_cache *cac
     unsigned none = 0;
     if (edgeattn_status st = copy_typed_weights(weights, query_output_projections, typed, none)) return st;
     if (has_valid_lens(options)) return EDGEATTN_ERR_OPTION_NOT_SUPPORTED;
-    if (edgeattn_status st = check_cache_rope(options)) return st;
-    return attention(cache, dims, queries, mask_of(options), &typed, none, nullptr, 0, workspace,
+    return attention(cache, dims, queries, mask_of(options), &typed, none, nullptr, 0, rope_of(options), workspace,
                      workspace_bytes, output, attention_weights);
 }
 
@@ -258,7 +272,6 @@ extern "C" edgeattn_status edgeattn_kv_cache_attend_packed(
     void *workspace, size_t workspace_bytes, float *output, float *attention_weights) {
     if (!packed) return EDGEATTN_ERR_NULL_POINTER;
     if (has_valid_lens(options)) return EDGEATTN_ERR_OPTION_NOT_SUPPORTED;
-    if (edgeattn_status st = check_cache_rope(options)) return st;
-    return attention(cache, dims, queries, mask_of(options), nullptr, 0, packed, packed_bytes, workspace,
-                     workspace_bytes, output, attention_weights);
+    return attention(cache, dims, queries, mask_of(options), nullptr, 0, packed, packed_bytes, rope_of(options),
+                     workspace, workspace_bytes, output, attention_weights);
 }

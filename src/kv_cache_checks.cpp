@@ -133,10 +133,6 @@ edgeattn_status check_unprojected(const edgeattn_weights &w, unsigned none, cons
     return EDGEATTN_OK;
 }
 
-edgeattn_status check_cache_rope(const edgeattn_attention_options *options) {
-    if (!has_rope(options)) return EDGEATTN_OK;
-    return options->rope.table ? EDGEATTN_ERR_OPTION_NOT_SUPPORTED : EDGEATTN_ERR_BAD_ROPE;
-}
 
 }  // namespace detail
 }  // namespace edgeattn

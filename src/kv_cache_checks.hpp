@@ -63,10 +63,6 @@ edgeattn_status copy_typed_weights(const edgeattn_weights *weights, unsigned use
 edgeattn_status check_unprojected(const edgeattn_weights &w, unsigned none, const size_t in[4],
                                   const size_t out[4]);
 
-// The KV cache calls' rotary embedding: not yet applied, so a rope with a
-// table is refused (::EDGEATTN_ERR_OPTION_NOT_SUPPORTED) rather than
-// ignored, and fields without one are ::EDGEATTN_ERR_BAD_ROPE.
-edgeattn_status check_cache_rope(const edgeattn_attention_options *options);
 
 }  // namespace detail
 }  // namespace edgeattn

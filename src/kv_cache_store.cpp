@@ -11,6 +11,7 @@
 #include "kv_cache_checks.hpp"
 #include "mha_weights.hpp"
 #include "op_workspace.hpp"
+#include "rope_rotate.hpp"
 
 using namespace edgeattn::detail;
 
@@ -53,8 +54,8 @@ size_t row_of(const edgeattn_kv_cache &c, size_t p) {
 // anything is written.
 edgeattn_status append(edgeattn_kv_cache *cache, const edgeattn_attention_dims *dims, size_t tokens,
                        const float *keys, const float *values, const edgeattn_weights *weights,
-                       unsigned none, const void *packed, size_t packed_bytes, void *workspace,
-                       size_t workspace_bytes) {
+                       unsigned none, const void *packed, size_t packed_bytes, const edgeattn_rope *rope,
+                       void *workspace, size_t workspace_bytes) {
     if (!dims || !keys || !values || !workspace || (!weights && !packed))
         return EDGEATTN_ERR_NULL_POINTER;
     edgeattn_kv_cache c;
@@ -73,6 +74,8 @@ edgeattn_status append(edgeattn_kv_cache *cache, const edgeattn_attention_dims *
         return st;
     size_t key_count = 0, value_count = 0;
     if (edgeattn_status st = count_append(d, tokens, key_count, value_count)) return st;
+    rope_view rv;
+    if (edgeattn_status st = read_rope(rope, c.head_size, d.batch, rv)) return st;
     const kv_append_layout l = make_kv_append_layout(d.batch, tokens, d.key_size, d.value_size, kv_h);
     if (l.bytes == 0) return EDGEATTN_ERR_SIZE_OVERFLOW;
     if (!is_float_aligned(keys) || !is_float_aligned(values) || !is_float_aligned(workspace))
@@ -87,8 +90,10 @@ edgeattn_status append(edgeattn_kv_cache *cache, const edgeattn_attention_dims *
         if (c.window ? tokens > static_cast<size_t>(INT32_MAX - c.positions[b])
                      : tokens > c.capacity - static_cast<size_t>(c.lengths[b]))
             return EDGEATTN_ERR_CACHE_FULL;
-    tensor_span inputs[10] = {{keys, key_count}, {values, value_count}};
-    size_t num_inputs = 2;
+    // Keys rotate at their stream positions (or the rope's own).
+    if (edgeattn_status st = check_rope_positions(rv, tokens, c.positions, 0)) return st;
+    tensor_span inputs[12] = {{keys, key_count}, {values, value_count}, rv.table_span(), rv.positions_span()};
+    size_t num_inputs = 4;
     for (size_t i = 0; i < w.num_spans; ++i) inputs[num_inputs++] = w.spans[i];
     tensor_span outputs[cache_span_count + 1];
     cache_spans(c, outputs);
@@ -109,6 +114,14 @@ edgeattn_status append(edgeattn_kv_cache *cache, const edgeattn_attention_dims *
         project(k, w, value_projection, d.batch * tokens, d.value_size, kv_h, values, ws + l.projected_values,
                 scratch);
         V_rows = ws + l.projected_values;
+    }
+    if (rv.active) {  // rotated in the workspace (given rows copied there first)
+        float *K = ws + l.projected_keys;
+        if (K_rows != K) memcpy(K, K_rows, key_count * sizeof(float));
+        K_rows = K;
+        for (size_t b = 0; b < d.batch; ++b)
+            rotate_rows(rv, K + b * tokens * kv_h, tokens, c.num_kv_heads, c.head_size, kv_h,
+                        rope_first_position(rv, b, c.positions, 0));
     }
 
     // Token t's head g (columns g*head_size of the rows) goes to the row of
@@ -147,7 +160,7 @@ edgeattn_status edgeattn::detail::kv_store_workspace_bytes(const edgeattn_attent
 }
 
 // A store takes no mask or valid lengths: given, they are refused rather
-// than ignored.
+// than ignored. Its rope rotates the keys.
 extern "C" edgeattn_status edgeattn_kv_cache_store(edgeattn_kv_cache *cache,
                                                    const edgeattn_attention_dims *dims,
                                                    size_t tokens, const float *keys,
@@ -159,8 +172,8 @@ extern "C" edgeattn_status edgeattn_kv_cache_store(edgeattn_kv_cache *cache,
     unsigned none = 0;
     if (edgeattn_status st = copy_typed_weights(weights, key_value_projections, typed, none)) return st;
     if (has_valid_lens(options) || has_mask(options)) return EDGEATTN_ERR_OPTION_NOT_SUPPORTED;
-    if (edgeattn_status st = check_cache_rope(options)) return st;
-    return append(cache, dims, tokens, keys, values, &typed, none, nullptr, 0, workspace, workspace_bytes);
+    return append(cache, dims, tokens, keys, values, &typed, none, nullptr, 0, rope_of(options), workspace,
+                  workspace_bytes);
 }
 
 extern "C" edgeattn_status edgeattn_kv_cache_store_packed(
@@ -169,7 +182,6 @@ extern "C" edgeattn_status edgeattn_kv_cache_store_packed(
     const edgeattn_attention_options *options, void *workspace, size_t workspace_bytes) {
     if (!packed) return EDGEATTN_ERR_NULL_POINTER;
     if (has_valid_lens(options) || has_mask(options)) return EDGEATTN_ERR_OPTION_NOT_SUPPORTED;
-    if (edgeattn_status st = check_cache_rope(options)) return st;
-    return append(cache, dims, tokens, keys, values, nullptr, 0, packed, packed_bytes, workspace,
-                  workspace_bytes);
+    return append(cache, dims, tokens, keys, values, nullptr, 0, packed, packed_bytes, rope_of(options),
+                  workspace, workspace_bytes);
 }

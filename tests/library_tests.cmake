@@ -204,6 +204,14 @@ target_link_libraries(test_window_cache PRIVATE edgeattn::edgeattn edgeattn_doct
 edgeattn_test_options(test_window_cache)
 add_test(NAME test_window_cache COMMAND test_window_cache)
 
+# RoPE fused into the KV cache calls: a wrapping window stream against
+# float64 on every path and storage, and bit for bit the projection-free
+# calls on rows rotated by edgeattn_rope_apply.
+add_executable(test_rope_cache test_rope_cache.cpp reference.cpp $<TARGET_OBJECTS:edgeattn_doctest_main>)
+target_link_libraries(test_rope_cache PRIVATE edgeattn::edgeattn edgeattn_doctest)
+edgeattn_test_options(test_rope_cache)
+add_test(NAME test_rope_cache COMMAND test_rope_cache)
+
 # 100,000 tokens through a window cache, each step against the float64
 # reference: label `long`, which the instrumented runs (valgrind, ASan,
 # TSan in .ci/hardening.sh) leave out.

@@ -549,22 +549,47 @@ TEST_CASE("KV cache store and attend: an option they do not take is refused, not
     SUBCASE("attend_packed: valid lengths") { check_cache_attend_options<cache_attend_problem<true>>(); }
 }
 
-// A rotary embedding: not applied yet by the cache calls (a table:
-// refused, not ignored; fields without one: a bad rope), never by the
-// other ops.
+// A rotary embedding of the cache calls (head size 4, a table of 4
+// positions; a store rotates positions 2 and 3, an attend 0 and 1) with a
+// field that cannot be right, a position past its table, or a table in the
+// workspace.
 template <class P>
 void check_cache_rope() {
     const bad_case<P> cases[] = {
-        {"rope with a table",
+        {"rope rotary_dims odd", [](P &p) { p.opt.rope = {p.rope_table, 4, 3, EDGEATTN_ROPE_NEOX, nullptr}; },
+         EDGEATTN_ERR_BAD_ROPE},
+        {"rope rotary_dims above the head size",
+         [](P &p) { p.opt.rope = {p.rope_table, 2, 8, EDGEATTN_ROPE_NEOX, nullptr}; }, EDGEATTN_ERR_BAD_ROPE},
+        {"rope rotary_dims 0", [](P &p) { p.opt.rope = {p.rope_table, 4, 0, EDGEATTN_ROPE_NEOX, nullptr}; },
+         EDGEATTN_ERR_BAD_ROPE},
+        {"rope max_positions 0", [](P &p) { p.opt.rope = {p.rope_table, 0, 4, EDGEATTN_ROPE_NEOX, nullptr}; },
+         EDGEATTN_ERR_BAD_ROPE},
+        {"rope layout outside the enum",
          [](P &p) {
              p.opt.rope = {p.rope_table, 4, 4, EDGEATTN_ROPE_NEOX, nullptr};
+             set_int(p.opt.rope.layout, 2);
          },
-         EDGEATTN_ERR_OPTION_NOT_SUPPORTED},
-        {"rope table alone", [](P &p) { p.opt.rope.table = p.rope_table; }, EDGEATTN_ERR_OPTION_NOT_SUPPORTED},
+         EDGEATTN_ERR_BAD_ROPE},
         {"rope fields without a table", [](P &p) { p.opt.rope.rotary_dims = 4; }, EDGEATTN_ERR_BAD_ROPE},
         {"rope positions without a table", [](P &p) { p.opt.rope.positions = p.lens; }, EDGEATTN_ERR_BAD_ROPE},
         {"rope layout outside the enum without a table", [](P &p) { set_int(p.opt.rope.layout, -1); },
          EDGEATTN_ERR_BAD_ROPE},
+        {"rope position past the table", [](P &p) { p.opt.rope = {p.rope_table, 3, 4, EDGEATTN_ROPE_NEOX, p.lens}; },
+         EDGEATTN_ERR_ROPE_POSITION},
+        {"rope negative position past the table",
+         [](P &p) {
+             p.lens[0] = -4;
+             p.opt.rope = {p.rope_table, 4, 4, EDGEATTN_ROPE_GPTJ, p.lens};
+         },
+         EDGEATTN_ERR_ROPE_POSITION},
+        {"rope position INT32_MIN",
+         [](P &p) {
+             p.lens[1] = INT32_MIN;
+             p.opt.rope = {p.rope_table, 4, 4, EDGEATTN_ROPE_NEOX, p.lens};
+         },
+         EDGEATTN_ERR_ROPE_POSITION},
+        {"rope table in the workspace", [](P &p) { p.opt.rope = {p.ws, 4, 4, EDGEATTN_ROPE_NEOX, nullptr}; },
+         EDGEATTN_ERR_OVERLAP},
     };
     check_bad_cases(cases);
 }
@@ -581,7 +606,7 @@ void check_attention_rope() {
     check_bad_cases(cases);
 }
 
-TEST_CASE("a rotary embedding is refused where it is not applied, nothing written") {
+TEST_CASE("a rotary embedding: refused where it is not applied, checked where it is, nothing written") {
     SUBCASE("sdpa") { check_attention_rope<dot_problem>(); }
     SUBCASE("additive") { check_attention_rope<additive_problem>(); }
     SUBCASE("mha") { check_attention_rope<mha_problem>(); }

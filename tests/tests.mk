@@ -45,6 +45,8 @@ HARDENING_TESTS += test_workspace_query
 # Window KV caches, projection-free cache calls, the sliding-window mask;
 # a 100,000-token stream through a window cache.
 HARDENING_TESTS += test_window_cache test_window_stream
+# RoPE fused into the KV cache calls.
+HARDENING_TESTS += test_rope_cache
 TEST_PROGRAMS := $(addprefix $(TEST_BIN)/,$(ISA_TESTS) $(PLAIN_TESTS) $(HARDENING_TESTS) test_case_file)
 
 $(BUILD)/tests/%.o: tests/%.cpp
@@ -149,6 +151,9 @@ $(TEST_BIN)/test_argument_placement: $(BUILD)/tests/test_argument_placement.o $(
 
 # Window KV caches and the long stream through one vs the float64 reference.
 $(TEST_BIN)/test_window_cache: $(BUILD)/tests/test_window_cache.o $(BUILD)/tests/reference.o $(DOCTEST_MAIN) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CXX) $(filter %.o %.a,$^) $(TEST_LDFLAGS) -o $@
+$(TEST_BIN)/test_rope_cache: $(BUILD)/tests/test_rope_cache.o $(BUILD)/tests/reference.o $(DOCTEST_MAIN) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CXX) $(filter %.o %.a,$^) $(TEST_LDFLAGS) -o $@
 $(TEST_BIN)/test_window_stream: $(BUILD)/tests/test_window_stream.o $(BUILD)/tests/reference.o $(DOCTEST_MAIN) $(LIB)
