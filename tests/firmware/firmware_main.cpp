@@ -739,7 +739,7 @@ void c_decode(Check &k, const golden_case &c, bool packed) {
     Scratch mem(k);
     // fp32, or (param cache_type) an int8 / fp16 cache.
     const edgeattn_kv_cache_config config{z.B, z.H_kv, z.head_size, z.capacity,
-                                          static_cast<edgeattn_dtype>(param(c, "cache_type", 0))};
+                                          static_cast<edgeattn_dtype>(param(c, "cache_type", 0)), 0, 0};
     const std::size_t cache_bytes = edgeattn_kv_cache_memory_size(&config);
     void *cache_memory = mem.bytes(cache_bytes, "edgeattn_kv_cache_memory_size");
     std::size_t packed_bytes = 0;
