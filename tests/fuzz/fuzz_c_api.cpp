@@ -23,6 +23,13 @@
 // edgeattn_attention_options (NULL when the input gives neither); workspace
 // sizes come from edgeattn_workspace_size.
 //
+// An input with bytes left after its op runs a second one that draws the
+// newer fields too (Input::extended): window KV caches (rings that wrap,
+// hostile window and sinks), EDGEATTN_DTYPE_NONE matrices (the cache
+// calls' projection-free rows; refused by every other op), the mask's
+// sliding window (a store refuses it), additive attention with a mask, and
+// options.rope's refusals (RopeGen).
+//
 // Every buffer is its own heap block of exactly its size, so ASan reports
 // any read or write past what the dimensions allow.
 #include <fuzzer/FuzzedDataProvider.h>
@@ -42,6 +49,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <random>
 #include <vector>
@@ -77,6 +85,11 @@ struct Placement {
 struct Input {
     FuzzedDataProvider in;
     bool special = false;  // values may be +-inf, NaN, +-1e30, FLT_MAX
+    // The second op of an input (LLVMFuzzerTestOneInput) also draws the
+    // newer fields: window caches, EDGEATTN_DTYPE_NONE matrices, mask
+    // windows, ropes. The first reads the bytes as the committed corpus's
+    // inputs were made for, so each keeps testing what it was kept for.
+    bool extended = false;
     Placement where;
 
     Input(const std::uint8_t *data, std::size_t size) : in(data, size), where(data, size) {}
@@ -547,19 +560,68 @@ std::size_t workspace_query(edgeattn_op op, const edgeattn_attention_dims &d, st
     return edgeattn_workspace_size(&r, 1, threads, &bytes) == EDGEATTN_OK ? bytes : 0;
 }
 
-// The options of an attention call: the valid lengths and the mask chosen;
-// a NULL pointer when the input gives neither.
+// options.rope, drawn in this one place (extended inputs only): mostly
+// none; else some fields set. The ops other than the KV cache calls refuse
+// any nonzero field (EDGEATTN_ERR_OPTION_NOT_SUPPORTED); the cache calls
+// refuse fields without a table (EDGEATTN_ERR_BAD_ROPE) and get no table here.
+struct RopeGen {
+    edgeattn_rope api{};
+
+    bool any() const {
+        int layout;
+        std::memcpy(&layout, &api.layout, sizeof layout);
+        return api.table || api.max_positions || api.rotary_dims || layout != 0 || api.positions;
+    }
+    void choose(Input &in, bool cache_call) {
+        static const float table[8] = {1.0f, 1.0f, 0.0f, 0.0f, 0.5f, 0.5f, 0.75f, 0.75f};  // (2, 4)
+        static const std::int32_t positions[8] = {0, 1, 2, 3, 0, 1, 2, 3};
+        api = edgeattn_rope{};
+        if (!in.extended || in.byte() < 200) return;
+        const std::uint8_t fields = in.byte();
+        if (fields & 1 && !cache_call) api.table = table;
+        if (fields & 2) api.max_positions = fields & 64 ? in.dim() : 2;
+        if (fields & 4) api.rotary_dims = fields & 128 ? in.dim() : 2 + 2 * (in.byte() % 2);
+        if (fields & 8) {
+            const std::uint8_t l = in.byte();
+            const int layout = l < 128 ? EDGEATTN_ROPE_GPTJ : l < 192 ? -1 : in.in.ConsumeIntegral<int>();
+            std::memcpy(&api.layout, &layout, sizeof layout);  // C may store any int there
+        }
+        if (fields & 16) api.positions = positions;
+        if (!any()) api.rotary_dims = 2;  // at least one field
+    }
+    void rules(Call &call, bool cache_call) const {
+        if (!any()) return;
+        call.allow(cache_call && !api.table ? EDGEATTN_ERR_BAD_ROPE : EDGEATTN_ERR_OPTION_NOT_SUPPORTED);
+    }
+};
+
+// The options of an attention call: the valid lengths, the mask and the
+// rope chosen; a NULL pointer when the input gives none of them.
 struct Options {
     edgeattn_attention_options api{};
     bool pass_null = true;
-    void set(const edgeattn_valid_lens *lens, const edgeattn_attention_mask *mask) {
+    void set(const edgeattn_valid_lens *lens, const edgeattn_attention_mask *mask, const RopeGen *rope = nullptr) {
         api = edgeattn_attention_options{};
         if (lens) api.valid_lens = *lens;  // any int in kind, as Lens::rules stored it
         if (mask) api.mask = *mask;
-        pass_null = !lens && !mask;
+        const bool with_rope = rope && rope->any();
+        if (with_rope) api.rope = rope->api;
+        pass_null = !lens && !mask && !with_rope;
     }
     const edgeattn_attention_options *get() const { return pass_null ? nullptr : &api; }
 };
+
+// EDGEATTN_DTYPE_NONE given to a matrix of an op that does not take it
+// (extended inputs, now and then): EDGEATTN_ERR_BAD_WEIGHT_TYPE.
+void maybe_none(Input &in, Call &call, std::initializer_list<edgeattn_weight_matrix *> matrices) {
+    if (!in.extended || in.byte() < 220) return;
+    const std::uint8_t which = in.byte();
+    std::size_t i = 0;
+    for (edgeattn_weight_matrix *m : matrices)
+        if (which >> i++ & 1u || which >= 250) m->type = EDGEATTN_DTYPE_NONE;
+    if (which % (1u << matrices.size()) == 0) (*matrices.begin())->type = EDGEATTN_DTYPE_NONE;
+    call.allow(EDGEATTN_ERR_BAD_WEIGHT_TYPE);
+}
 
 // fp32 weight matrices over the buffers' pointers (NULL data where a
 // buffer was never made).
@@ -796,8 +858,11 @@ void fuzz_dot_product(Input &in) {
     a.workspace(in, workspace_query(EDGEATTN_OP_SDPA, a.dims, 1 + in.byte() % 4),
                 workspace_query(EDGEATTN_OP_SDPA, a.dims, 1), !zero && ks == d);
     a.finish(in, {});
+    RopeGen rope;
+    rope.choose(in, false);
+    rope.rules(a.call, false);
     Options o;
-    o.set(a.lens.get(), nullptr);
+    o.set(a.lens.get(), nullptr, &rope);
     const edgeattn_attention_dims *dims_arg = a.call.place(in, &a.dims);
     const edgeattn_attention_options *options_arg = a.call.place(in, o.get());
     if (!a.call.run([&] {
@@ -812,81 +877,6 @@ void fuzz_dot_product(Input &in) {
     edgeattn_ref::dot_product_attention(D.batch, D.queries, D.keys, d, D.value_size, q.data(), k.data(), v.data(),
                                         a.lens.reference(), out.data(), w.data());
     a.check(out, w, 0.0, 0.0, summation_error(D.keys, v));
-}
-
-void fuzz_additive(Input &in) {
-    g_op = "additive_attention";
-    Attention a;
-    a.in_special = in.special;
-    a.dims = {in.dim(), in.dim(), in.dim(), in.dim(), in.dim(), in.dim(), in.dim(), 0, 0};
-    a.want_weights = mostly(in);
-    a.lens.choose(in, a.dims.batch, a.dims.queries);
-    a.claims(a.dims.value_size, 1);
-    const edgeattn_attention_dims &D = a.dims;
-    Buffer W_q(Role::input, true), W_k(Role::input, true), w_v(Role::input, true);
-    claim(W_q, D.num_hiddens, D.query_size);
-    claim(W_k, D.num_hiddens, D.key_size);
-    claim(w_v, D.num_hiddens);
-    const bool zero = !D.batch || !D.queries || !D.keys || !D.query_size || !D.key_size || !D.value_size ||
-                      !D.num_hiddens;
-    if (zero) a.call.allow(EDGEATTN_ERR_ZERO_DIMENSION);
-    a.workspace(in, workspace_query(EDGEATTN_OP_ADDITIVE, D, 1 + in.byte() % 4),
-                workspace_query(EDGEATTN_OP_ADDITIVE, D, 1), !zero);
-    a.finish(in, {&W_q, &W_k, &w_v});
-    edgeattn_weights w{};  // d2l's w_v is W_v, an fp32 (1, h) matrix
-    w.W_q = f32_matrix(W_q.f());
-    w.W_k = f32_matrix(W_k.f());
-    w.W_v = f32_matrix(w_v.f());
-    Options o;
-    o.set(a.lens.get(), nullptr);
-    const edgeattn_attention_dims *dims_arg = a.call.place(in, &D);
-    const edgeattn_attention_options *options_arg = a.call.place(in, o.get());
-    const edgeattn_weights *w_arg = a.call.place(in, &w);
-    if (!a.call.run([&] {
-            return edgeattn_additive(dims_arg, a.q.f(), a.k.f(), a.v.f(), w_arg, options_arg, a.ws.ptr,
-                                     a.ws.claimed, a.out.f(), a.weights_ptr());
-        }))
-        return;
-    std::vector<double> out(D.batch * D.queries * D.value_size), wts(D.batch * D.queries * D.keys);
-    const std::vector<double> q = doubles(a.q, D.batch * D.queries * D.query_size),
-                              k = doubles(a.k, D.batch * D.keys * D.key_size),
-                              v = doubles(a.v, D.batch * D.keys * D.value_size),
-                              wq = doubles(W_q, D.num_hiddens * D.query_size),
-                              wk = doubles(W_k, D.num_hiddens * D.key_size), wv = doubles(w_v, D.num_hiddens);
-    edgeattn_ref::additive_attention(D.batch, D.queries, D.keys, D.query_size, D.key_size, D.value_size, D.num_hiddens,
-                                     q.data(), k.data(), v.data(), a.lens.reference(), wq.data(), wk.data(), wv.data(),
-                                     out.data(), wts.data());
-    // An additive score sum_h w_v[h] tanh(f_h) with f_h = (W_q q)_h + (W_k k)_h
-    // in float32: each f_h off by up to (Q + K + 2) eps sum |terms| (tanh'
-    // <= 1), each tanh by a few eps, the sum over h by H eps sum |w_v tanh|.
-    // With w_v and the features large (the fuzzer's values reach +-32), that
-    // moves the weights past the fixed bound
-    // (tests/fuzz/corpus/c_api/additive-ill-conditioned-scores).
-    constexpr double eps = 1.0 / 16777216.0;
-    double score_error = 0.0, largest_value = 0.0;
-    for (double x : v) largest_value = std::fmax(largest_value, std::fabs(x));
-    for (std::size_t b = 0; b < D.batch; ++b)
-        for (std::size_t i = 0; i < D.queries; ++i)
-            for (std::size_t j = 0; j < D.keys; ++j) {
-                const double *qi = &q[(b * D.queries + i) * D.query_size], *kj = &k[(b * D.keys + j) * D.key_size];
-                double error = 0.0, terms = 0.0;
-                for (std::size_t h = 0; h < D.num_hiddens; ++h) {
-                    double f = 0.0, size = 0.0;
-                    for (std::size_t c = 0; c < D.query_size; ++c) {
-                        f += wq[h * D.query_size + c] * qi[c];
-                        size += std::fabs(wq[h * D.query_size + c] * qi[c]);
-                    }
-                    for (std::size_t c = 0; c < D.key_size; ++c) {
-                        f += wk[h * D.key_size + c] * kj[c];
-                        size += std::fabs(wk[h * D.key_size + c] * kj[c]);
-                    }
-                    const double term = std::fabs(wv[h] * std::tanh(f));
-                    error += std::fabs(wv[h]) * (static_cast<double>(D.query_size + D.key_size + 2) * eps * size + 4.0 * eps);
-                    terms += term;
-                }
-                score_error = std::fmax(score_error, error + static_cast<double>(D.num_hiddens) * eps * terms);
-            }
-    a.check(out, wts, score_error, largest_value);
 }
 
 // Multi-head attention (edgeattn_mha), or self-attention: edgeattn_mha
@@ -934,10 +924,14 @@ void fuzz_multi_head(Input &in, bool self) {
                 !zero && h % D.num_heads == 0);
     a.finish(in, params);
     auto bias = [](Buffer &b) { return b.mem ? b.f() : nullptr; };  // NULL when not chosen or spoiled
-    const edgeattn_weights w{f32_matrix(W_q.f()), f32_matrix(W_k.f()), f32_matrix(W_v.f()), f32_matrix(W_o.f()),
-                             bias(b_q), bias(b_k), bias(b_v), bias(b_o)};
+    edgeattn_weights w{f32_matrix(W_q.f()), f32_matrix(W_k.f()), f32_matrix(W_v.f()), f32_matrix(W_o.f()),
+                       bias(b_q), bias(b_k), bias(b_v), bias(b_o)};
+    maybe_none(in, a.call, {&w.W_q, &w.W_k, &w.W_v, &w.W_o});
+    RopeGen rope;
+    rope.choose(in, false);
+    rope.rules(a.call, false);
     Options o;
-    o.set(a.lens.get(), nullptr);
+    o.set(a.lens.get(), nullptr, &rope);
     const edgeattn_attention_dims *dims_arg = a.call.place(in, &a.dims);
     const edgeattn_attention_options *options_arg = a.call.place(in, o.get());
     const edgeattn_weights *w_arg = a.call.place(in, &w);
@@ -1079,6 +1073,7 @@ struct MaskGen {
     bool pass_null = true;
     edgeattn_attention_mask api{};
     std::int32_t causal = 0;
+    std::size_t window = 0;  // extended inputs: a sliding window, any size
     int kind = EDGEATTN_KEY_RANGES_NONE;
     bool ignored_ranges = false;  // kind NONE with a pointer to bad ranges: must be ignored
     Buffer ranges{Role::input, true}, bias{Role::input, false};
@@ -1094,6 +1089,10 @@ struct MaskGen {
         if (pass_null) return;
         const std::uint8_t c = in.byte();
         causal = c < 128 ? 0 : c < 230 ? 1 : c < 240 ? -1 : c < 250 ? 2 : INT32_MIN;
+        if (in.extended) {
+            const std::uint8_t w = in.byte();
+            window = w < 90 ? 0 : w < 200 ? 1 + w % (K < 16 ? K + 2 : 18) : w < 215 ? SIZE_MAX : w < 225 ? K : in.dim();
+        }
         const std::uint8_t k = in.byte();
         kind = k < 90 ? EDGEATTN_KEY_RANGES_NONE : k < 160 ? EDGEATTN_KEY_RANGES_PER_BATCH
                : k < 245 ? EDGEATTN_KEY_RANGES_PER_QUERY : in.in.ConsumeIntegral<int>();
@@ -1162,6 +1161,7 @@ struct MaskGen {
         static const std::int32_t bad_pair[2] = {-5, -9};
         api = edgeattn_attention_mask{};
         api.causal = causal;
+        api.window = window;
         std::memcpy(&api.ranges_kind, &kind, sizeof kind);  // C may store any int there
         api.key_ranges = has_ranges() ? reinterpret_cast<const std::int32_t *>(ranges.ptr)
                                       : ignored_ranges ? bad_pair : nullptr;
@@ -1195,6 +1195,7 @@ struct MaskGen {
         edgeattn_ref::Mask r;
         if (pass_null) return r;
         r.causal = causal != 0;
+        r.window = window;
         if (has_ranges()) {
             const std::size_t per = kind == EDGEATTN_KEY_RANGES_PER_BATCH ? 1 : Q;
             r.ranges_kind = per == 1 ? edgeattn_ref::Mask::per_batch : edgeattn_ref::Mask::per_query;
@@ -1273,11 +1274,13 @@ struct MhaParams {
         reclaim(b[3], h);
         for (int i = 0; i < 4; ++i) W[i].param = b[i].param = true;
     }
-    // the projections in `which` (bit i: W[i]) and their chosen biases
-    std::vector<Buffer *> of(unsigned which) {
+    // the projections in `which` (bit i: W[i]) but those in `none`
+    // (EDGEATTN_DTYPE_NONE: no matrix is read), and the chosen biases of all
+    // in `which`
+    std::vector<Buffer *> of(unsigned which, unsigned none = 0) {
         std::vector<Buffer *> v;
         for (int i = 0; i < 4; ++i)
-            if (which >> i & 1u) v.push_back(&W[i]);
+            if (which >> i & 1u && !(none >> i & 1u)) v.push_back(&W[i]);
         for (int i = 0; i < 4; ++i)
             if (which >> i & 1u && bias_on[i]) v.push_back(&b[i]);
         return v;
@@ -1348,7 +1351,8 @@ bool pack_mha(Input &in, const edgeattn_attention_dims &pd, MhaParams &p, Buffer
     const bool null_struct = in.byte() >= 250;
     if (null_struct) call.allow(EDGEATTN_ERR_NULL_POINTER);
     call.pointer_rules({});
-    const edgeattn_weights w = p.api();
+    edgeattn_weights w = p.api();
+    maybe_none(in, call, {&w.W_q, &w.W_k, &w.W_v, &w.W_o});  // packed weights never hold NONE
     const edgeattn_attention_dims *dims_arg = call.place(in, &pd);
     const edgeattn_weights *w_arg = null_struct ? nullptr : call.place(in, &w);
     const bool ok = call.run([&] { return edgeattn_mha_pack(dims_arg, w_arg, pk.ptr, pk_bytes); });
@@ -1446,9 +1450,13 @@ void fuzz_multi_head_masked(Input &in) {
     for (Buffer *b : {&a.q, &a.k, &a.v, &a.out, &a.weights}) a.call.ranges_early |= b->overflow;
     for (Buffer *b : {&a.q, &a.k, &a.v, &a.out, &a.ws}) a.call.ranges_early |= !b->ptr;
 
-    const edgeattn_weights w = p.api();
+    edgeattn_weights w = p.api();
+    if (!packed) maybe_none(in, a.call, {&w.W_q, &w.W_k, &w.W_v, &w.W_o});
+    RopeGen rope;
+    rope.choose(in, false);
+    rope.rules(a.call, false);
     Options o;
-    o.set(a.lens.get(), m.get());
+    o.set(a.lens.get(), m.get(), &rope);
     const edgeattn_attention_dims *dims_arg = a.call.place(in, &D);
     const edgeattn_attention_options *options_arg = a.call.place(in, o.get());
     const edgeattn_weights *w_arg = packed ? &w : a.call.place(in, &w);
@@ -1496,8 +1504,11 @@ void fuzz_dot_product_masked(Input &in) {
     a.call.ranges_early = zero || ks != d;
     for (Buffer *b : {&a.q, &a.k, &a.v, &a.out, &a.weights}) a.call.ranges_early |= b->overflow;
     for (Buffer *b : {&a.q, &a.k, &a.v, &a.out, &a.ws}) a.call.ranges_early |= !b->ptr;
+    RopeGen rope;
+    rope.choose(in, false);
+    rope.rules(a.call, false);
     Options o;
-    o.set(a.lens.get(), m.get());
+    o.set(a.lens.get(), m.get(), &rope);
     const edgeattn_attention_dims *dims_arg = a.call.place(in, &D);
     const edgeattn_attention_options *options_arg = a.call.place(in, o.get());
     if (!a.call.run([&] {
@@ -1518,15 +1529,130 @@ void fuzz_dot_product_masked(Input &in) {
             summation_error(D.keys, v));
 }
 
+// edgeattn_additive; extended inputs add a mask (H = 1), a rope and NONE
+// matrices.
+void fuzz_additive(Input &in) {
+    g_op = "additive_attention";
+    Attention a;
+    a.in_special = in.special;
+    a.dims = {in.dim(), in.dim(), in.dim(), in.dim(), in.dim(), in.dim(), in.dim(), 0, 0};
+    a.want_weights = mostly(in);
+    a.lens.choose(in, a.dims.batch, a.dims.queries);
+    MaskGen m;
+    if (in.extended) m.choose(in, a.dims.batch, a.dims.queries, 1, a.dims.keys);
+    a.claims(a.dims.value_size, 1);
+    const edgeattn_attention_dims &D = a.dims;
+    Buffer W_q(Role::input, true), W_k(Role::input, true), w_v(Role::input, true);
+    claim(W_q, D.num_hiddens, D.query_size);
+    claim(W_k, D.num_hiddens, D.key_size);
+    claim(w_v, D.num_hiddens);
+    const bool zero = !D.batch || !D.queries || !D.keys || !D.query_size || !D.key_size || !D.value_size ||
+                      !D.num_hiddens;
+    if (zero) a.call.allow(EDGEATTN_ERR_ZERO_DIMENSION);
+    a.workspace(in, workspace_query(EDGEATTN_OP_ADDITIVE, D, 1 + in.byte() % 4),
+                workspace_query(EDGEATTN_OP_ADDITIVE, D, 1), !zero);
+    if (in.extended) {
+        finish_masked(a, in, {&W_q, &W_k, &w_v}, m, 1);
+        a.call.ranges_early = zero;
+        for (Buffer *b : {&a.q, &a.k, &a.v, &a.out, &a.weights}) a.call.ranges_early |= b->overflow;
+        for (Buffer *b : {&a.q, &a.k, &a.v, &a.out, &a.ws}) a.call.ranges_early |= !b->ptr;
+    } else {
+        a.finish(in, {&W_q, &W_k, &w_v});
+    }
+    edgeattn_weights w{};  // d2l's w_v is W_v, an fp32 (1, h) matrix
+    w.W_q = f32_matrix(W_q.f());
+    w.W_k = f32_matrix(W_k.f());
+    w.W_v = f32_matrix(w_v.f());
+    maybe_none(in, a.call, {&w.W_q, &w.W_k, &w.W_v});
+    RopeGen rope;
+    rope.choose(in, false);
+    rope.rules(a.call, false);
+    Options o;
+    o.set(a.lens.get(), m.get(), &rope);
+    const edgeattn_attention_dims *dims_arg = a.call.place(in, &D);
+    const edgeattn_attention_options *options_arg = a.call.place(in, o.get());
+    const edgeattn_weights *w_arg = a.call.place(in, &w);
+    if (!a.call.run([&] {
+            return edgeattn_additive(dims_arg, a.q.f(), a.k.f(), a.v.f(), w_arg, options_arg, a.ws.ptr,
+                                     a.ws.claimed, a.out.f(), a.weights_ptr());
+        }))
+        return;
+    std::vector<double> out(D.batch * D.queries * D.value_size), wts(D.batch * D.queries * D.keys);
+    const std::vector<double> q = doubles(a.q, D.batch * D.queries * D.query_size),
+                              k = doubles(a.k, D.batch * D.keys * D.key_size),
+                              v = doubles(a.v, D.batch * D.keys * D.value_size),
+                              wq = doubles(W_q, D.num_hiddens * D.query_size),
+                              wk = doubles(W_k, D.num_hiddens * D.key_size), wv = doubles(w_v, D.num_hiddens);
+    if (!reference_fits(D.batch, 1, D.queries, D.keys)) return;
+    const edgeattn_ref::Mask mask = m.reference(0, D.batch, D.queries, D.keys);
+    edgeattn_ref::additive_attention_masked(D.batch, D.queries, D.keys, D.query_size, D.key_size, D.value_size,
+                                            D.num_hiddens, q.data(), k.data(), v.data(), a.lens.reference(), mask,
+                                            wq.data(), wk.data(), wv.data(), out.data(), wts.data());
+    double largest_bias = 0.0;
+    for (double x : mask.bias) largest_bias = std::fmax(largest_bias, std::fabs(x));
+    // An additive score sum_h w_v[h] tanh(f_h) with f_h = (W_q q)_h + (W_k k)_h
+    // in float32: each f_h off by up to (Q + K + 2) eps sum |terms| (tanh'
+    // <= 1), each tanh by a few eps, the sum over h by H eps sum |w_v tanh|.
+    // With w_v and the features large (the fuzzer's values reach +-32), that
+    // moves the weights past the fixed bound
+    // (tests/fuzz/corpus/c_api/additive-ill-conditioned-scores).
+    constexpr double eps = 1.0 / 16777216.0;
+    double score_error = 0.0, largest_value = 0.0;
+    for (double x : v) largest_value = std::fmax(largest_value, std::fabs(x));
+    for (std::size_t b = 0; b < D.batch; ++b)
+        for (std::size_t i = 0; i < D.queries; ++i)
+            for (std::size_t j = 0; j < D.keys; ++j) {
+                const double *qi = &q[(b * D.queries + i) * D.query_size], *kj = &k[(b * D.keys + j) * D.key_size];
+                double error = 0.0, terms = 0.0;
+                for (std::size_t h = 0; h < D.num_hiddens; ++h) {
+                    double f = 0.0, size = 0.0;
+                    for (std::size_t c = 0; c < D.query_size; ++c) {
+                        f += wq[h * D.query_size + c] * qi[c];
+                        size += std::fabs(wq[h * D.query_size + c] * qi[c]);
+                    }
+                    for (std::size_t c = 0; c < D.key_size; ++c) {
+                        f += wk[h * D.key_size + c] * kj[c];
+                        size += std::fabs(wk[h * D.key_size + c] * kj[c]);
+                    }
+                    const double term = std::fabs(wv[h] * std::tanh(f));
+                    error += std::fabs(wv[h]) * (static_cast<double>(D.query_size + D.key_size + 2) * eps * size + 4.0 * eps);
+                    terms += term;
+                }
+                // adding a bias rounds once more at |score| + |bias|
+                score_error = std::fmax(score_error, error + static_cast<double>(D.num_hiddens) * eps * terms +
+                                                         (largest_bias ? 2.0 * eps * (terms + largest_bias) : 0.0));
+            }
+    a.check(out, wts, score_error, largest_value);
+}
+
+// rows x cols with ones on the diagonal: what a NONE matrix does to rows
+// of its projection's width (rows == cols).
+std::vector<double> identity(std::size_t rows, std::size_t cols) {
+    std::vector<double> m(rows * cols, 0.0);
+    for (std::size_t i = 0; i < rows && i < cols; ++i) m[i * cols + i] = 1.0;
+    return m;
+}
+
 // The KV cache: memory size and setup with any sizes, then a sequence of
 // store / attend / truncate / reset calls the input drives, each checked,
 // with a model of what the cache holds: every batch element's projected
 // keys and values (in double, from what each store was given).
+//
+// Extended inputs add window caches (config.window W and sinks S drawn,
+// hostile pairs too: EDGEATTN_ERR_BAD_WINDOW), stores past the capacity
+// (the ring wraps; the model keeps the rows held in stream order, the sinks
+// then the window oldest first, and each row's stream position p, held in
+// memory row S + (p - S) % W once p >= S), NONE projections (W_k, W_v of a
+// store, W_q, W_o of an attend, each on its own, with right and wrong
+// widths and biases beside them), options a store refuses, mask windows
+// and ropes.
 struct KvFuzz {
     Input &in;
     edgeattn_attention_dims d{};  // the model's sizes
     std::size_t H = 0, h = 0, hs = 0, Hkv = 0;
     std::size_t cB = 0, cH = 0, cS = 0, cap = 0;  // what the cache is made for
+    std::size_t W = 0, S = 0;                     // window and sinks (0, 0: no window)
+    bool bad_window = false;
     Buffer st{Role::input, false};    // the edgeattn_kv_cache struct
     Buffer mem{Role::output, false};  // the cache's memory
     bool cache_ok = false;
@@ -1541,7 +1667,9 @@ struct KvFuzz {
     // Per cached key feature, sum |W_k[c,i] x_i| + |b_k[c]|: the size its
     // float32 projection was rounded at (projected_score_error).
     std::vector<std::vector<double>> K_size;
-    std::vector<std::size_t> n;             // lengths
+    std::vector<std::size_t> n;             // lengths: rows held
+    std::vector<std::size_t> tokens;        // positions: tokens stored since setup or reset
+    std::vector<std::vector<std::size_t>> P;  // per batch element: each held row's stream position
 
     explicit KvFuzz(Input &i) : in(i) {}
     edgeattn_kv_cache *cache() { return reinterpret_cast<edgeattn_kv_cache *>(st.mem.get()); }
@@ -1572,6 +1700,7 @@ struct KvFuzz {
                 case 5: cap = 0; break;
                 default: cap = 64 + in.byte(); break;  // long: more than one block of keys
             }
+        if (in.extended) choose_window();
         if (!init()) cache_ok = false;
         weights();
         const std::size_t ops = 1 + in.byte() % 24;
@@ -1584,21 +1713,50 @@ struct KvFuzz {
             }
             if (cache_ok) {
                 FUZZ_CHECK(std::memcmp(st.mem.get(), &saved, sizeof saved) == 0, "a call changed the cache struct", 0);
-                for (std::size_t b = 0; b < cB; ++b)
+                for (std::size_t b = 0; b < cB; ++b) {
                     FUZZ_CHECK(cache()->lengths[b] == static_cast<std::int32_t>(n[b]),
                                "cache length differs from the stores and truncates", cache()->lengths[b]);
+                    FUZZ_CHECK(cache()->positions[b] == static_cast<std::int32_t>(tokens[b]),
+                               "cache position differs from the tokens stored", cache()->positions[b]);
+                }
             }
         }
     }
 
+    // W and S: mostly none or a valid pair for the capacity drawn; sometimes
+    // a pair that breaks the rule (capacity != S + W, also where S + W wraps
+    // round to the capacity in size_t; sinks without a window).
+    void choose_window() {
+        const std::uint8_t wb = in.byte();
+        if (wb < 64) {
+            W = S = 0;
+        } else if (wb < 216) {
+            S = cap ? wb % std::min<std::size_t>(cap, 3) : 0;
+            W = cap - S;
+        } else {
+            switch (wb % 5) {
+                case 0: S = wb % 3; W = cap + 1; break;
+                case 1: S = 1 + wb % 3; W = 0; break;
+                case 2: S = cap + 1 + wb % 3; W = cap - S; break;  // S + W == cap in size_t
+                case 3: S = wb % 2; W = SIZE_MAX; break;
+                default: S = in.dim(); W = in.dim(); break;
+            }
+        }
+        bad_window = W ? (S > SIZE_MAX - W || S + W != cap) : S != 0;
+    }
+
+    // the memory row of a token at stream position p
+    std::size_t row_of(std::size_t p) const { return W && p >= S ? S + (p - S) % W : p; }
+
     bool init() {
         g_op = "kv_cache_memory_size";
-        const edgeattn_kv_cache_config config{cB, cH, cS, cap, EDGEATTN_DTYPE_F32};
+        const edgeattn_kv_cache_config config{cB, cH, cS, cap, EDGEATTN_DTYPE_F32, W, S};
         const std::size_t sz = edgeattn_kv_cache_memory_size(&config);
         FUZZ_CHECK(sz == edgeattn_kv_cache_memory_size(&config), "kv_cache_memory_size is not a pure function", 0);
         const bool zero = !cB || !cH || !cS || !cap;
         if (zero || cap > INT32_MAX)
             FUZZ_CHECK(sz == 0, "kv_cache_memory_size of zero sizes or capacity > INT32_MAX", 0);
+        if (bad_window) FUZZ_CHECK(sz == 0, "kv_cache_memory_size of a window and sinks that break their rule", 0);
 #ifdef __SIZEOF_INT128__
         if (!zero && cap <= INT32_MAX) {
             unsigned __int128 need = 2;
@@ -1608,9 +1766,9 @@ struct KvFuzz {
                 if (need > SIZE_MAX) over = true;
                 if (over) break;
             }
-            if (!over) need += cB * sizeof(std::int32_t);
+            if (!over) need += 2 * cB * sizeof(std::int32_t);  // lengths and positions
             if (over || need > SIZE_MAX) FUZZ_CHECK(sz == 0, "kv_cache_memory_size does not report overflow", 0);
-            else if (need + 3 * 64 <= SIZE_MAX)
+            else if (!bad_window && need + 4 * 64 <= SIZE_MAX)
                 FUZZ_CHECK(sz >= need, "kv_cache_memory_size smaller than the cache", 0);
         }
 #endif
@@ -1626,7 +1784,8 @@ struct KvFuzz {
         call.buffers = {&st, &mem};
         call.allocate(in, 1.0f);
         if (zero) call.allow(EDGEATTN_ERR_ZERO_DIMENSION);
-        else if (sz == 0) call.allow(EDGEATTN_ERR_SIZE_OVERFLOW);
+        else if (sz == 0 && !bad_window) call.allow(EDGEATTN_ERR_SIZE_OVERFLOW);
+        if (bad_window) call.allow(EDGEATTN_ERR_BAD_WINDOW);
         if (!zero && sz && memory_bytes < sz) call.allow(EDGEATTN_ERR_WORKSPACE_TOO_SMALL);
         edgeattn_kv_cache *cache_arg = cache();
         void *memory = mem.ptr;
@@ -1658,33 +1817,36 @@ struct KvFuzz {
         if (!cache_ok) return false;
         const edgeattn_kv_cache &c = *cache();
         FUZZ_CHECK(c.storage == 0 && c.stored_keys == c.keys && c.stored_values == c.values && !c.key_scales &&
-                       !c.value_scales && c.batch == cB && c.num_kv_heads == cH && c.head_size == cS && c.capacity == cap,
+                       !c.value_scales && c.batch == cB && c.num_kv_heads == cH && c.head_size == cS && c.capacity == cap &&
+                       c.window == W && c.sinks == S,
                    "kv_cache_setup fields", 0);
         const std::size_t floats = cB * cH * cap * cS * sizeof(float);
         const unsigned char *base = mem.mem.get();
-        std::size_t offs[3];
-        const void *ptrs[3] = {c.keys, c.values, c.lengths};
-        const std::size_t sizes[3] = {floats, floats, cB * sizeof(std::int32_t)};
-        for (int i = 0; i < 3; ++i) {
+        std::size_t offs[4];
+        const void *ptrs[4] = {c.keys, c.values, c.lengths, c.positions};
+        const std::size_t sizes[4] = {floats, floats, cB * sizeof(std::int32_t), cB * sizeof(std::int32_t)};
+        for (int i = 0; i < 4; ++i) {
             const unsigned char *q = static_cast<const unsigned char *>(ptrs[i]);
             FUZZ_CHECK(q >= base && static_cast<std::size_t>(q - base) <= sz && sizes[i] <= sz - (q - base),
                        "a kv cache array lies outside kv_cache_memory_size() bytes", 0);
             offs[i] = static_cast<std::size_t>(q - base);
             FUZZ_CHECK(offs[i] % 64 == 0, "a kv cache array is not on a 64-byte boundary", 0);
         }
-        for (int i = 0; i < 3; ++i)
-            for (int j = i + 1; j < 3; ++j)
+        for (int i = 0; i < 4; ++i)
+            for (int j = i + 1; j < 4; ++j)
                 FUZZ_CHECK(!overlaps(ptrs[i], sizes[i], ptrs[j], sizes[j]), "kv cache arrays overlap", 0);
         for (std::size_t i = 0; i < mem.bytes; ++i) {
-            const bool in_lengths = i >= offs[2] && i < offs[2] + sizes[2];
-            FUZZ_CHECK(in_lengths ? base[i] == 0 : base[i] == mem.before[i],
-                       "kv_cache_setup wrote other than zero lengths", 0);
+            const bool zeroed = (i >= offs[2] && i < offs[2] + sizes[2]) || (i >= offs[3] && i < offs[3] + sizes[3]);
+            FUZZ_CHECK(zeroed ? base[i] == 0 : base[i] == mem.before[i],
+                       "kv_cache_setup wrote other than zero lengths and positions", 0);
         }
         std::memcpy(&saved, cache(), sizeof saved);
         K.assign(cB, {});
         K_size.assign(cB, {});
         V.assign(cB, {});
         n.assign(cB, 0);
+        tokens.assign(cB, 0);
+        P.assign(cB, {});
         return true;
     }
 
@@ -1765,7 +1927,8 @@ struct KvFuzz {
             if (x == &st || x == &mem || !x->ptr || x->overflow || !x->claimed) continue;
             if (!writes && x->role == Role::input) continue;
             if (overlaps(x->ptr, x->claimed, c.keys, floats) || overlaps(x->ptr, x->claimed, c.values, floats) ||
-                overlaps(x->ptr, x->claimed, c.lengths, cB * sizeof(std::int32_t)))
+                overlaps(x->ptr, x->claimed, c.lengths, cB * sizeof(std::int32_t)) ||
+                overlaps(x->ptr, x->claimed, c.positions, cB * sizeof(std::int32_t)))
                 call.allow(EDGEATTN_ERR_OVERLAP);
         }
     }
@@ -1773,9 +1936,26 @@ struct KvFuzz {
     void store() {
         const bool packed = use_packed && in.in.ConsumeBool();
         g_op = packed ? "kv_cache_store_packed" : "kv_cache_store";
-        const edgeattn_attention_dims e = mutate(false);
+        edgeattn_attention_dims e = mutate(false);
         const std::uint8_t tb = in.byte();
-        const std::size_t T = tb < 200 ? 1 + tb % 3 : tb < 215 ? 0 : tb < 235 ? cap + tb % 2 : in.dim();
+        std::size_t T = tb < 200 ? 1 + tb % 3 : tb < 215 ? 0 : tb < 235 ? cap + tb % 2 : in.dim();
+        if (in.extended && W && cap < 256 && tb >= 120 && tb < 200) T = W + 1 + tb % (cap + 2);  // wraps in one call
+        // NONE as W_k (bit 1), W_v (bit 2) or both: mostly rows of the
+        // projection's width h_kv, sometimes of the width drawn
+        unsigned none = 0;
+        bool none_data = false;  // a NONE matrix's data: NULL or its buffer, never read
+        if (in.extended && !packed) {
+            const std::uint8_t nb = in.byte();
+            if (nb < 150) {
+                none = (nb % 3 + 1u) << 1;
+                none_data = nb & 8;
+                const std::size_t hkve = e.num_heads ? kv_heads_of(e) * (e.num_hiddens / e.num_heads) : 0;
+                if (!(nb & 64)) {
+                    if (none & 2) e.key_size = hkve;
+                    if (none & 4) e.value_size = hkve;
+                }
+            }
+        }
         Call call;
         bool valid;
         edgeattn_kv_cache *c = cache_arg(call, valid);
@@ -1791,7 +1971,11 @@ struct KvFuzz {
         if (valid && !matches(e)) call.allow(EDGEATTN_ERR_CACHE_SHAPE_MISMATCH);
         if (valid && matches(e))
             for (std::size_t b = 0; b < cB; ++b)
-                if (T > cap - n[b]) call.allow(EDGEATTN_ERR_CACHE_FULL);
+                if (W ? T > static_cast<std::size_t>(INT32_MAX) - tokens[b] : T > cap - n[b])
+                    call.allow(EDGEATTN_ERR_CACHE_FULL);
+        const std::size_t hkve = He ? Hkve * (he / He) : 0;
+        if ((none & 2 && e.key_size != hkve) || (none & 4 && e.value_size != hkve))
+            call.allow(EDGEATTN_ERR_SHAPE_MISMATCH);
         const std::size_t size = workspace_query(EDGEATTN_OP_KV_CACHE_STORE, e, 1 + in.byte() % 4, T),
                           one = workspace_query(EDGEATTN_OP_KV_CACHE_STORE, e, 1, T);
         if (dims_ok && one == 0) call.allow(EDGEATTN_ERR_SIZE_OVERFLOW);
@@ -1804,7 +1988,7 @@ struct KvFuzz {
         } else {
             p.claims(e);
             p.unspoil_all();
-            for (Buffer *b : p.of(2 | 4)) call.buffers.push_back(b);
+            for (Buffer *b : p.of(2 | 4, none)) call.buffers.push_back(b);
         }
         call.allocate(in, 1.0f / 32, 1.0f / 512);
         call.extra_targets = {&mem};
@@ -1813,18 +1997,46 @@ struct KvFuzz {
         cache_rules(call, valid, true);
         call.pointer_rules({});
         edgeattn_weights w = p.api();
+        for (int i : {1, 2})
+            if (none >> i & 1u) {
+                (i == 1 ? w.W_k : w.W_v) = {EDGEATTN_DTYPE_NONE, none_data ? nullptr : p.W[i].mem.get(), nullptr};
+                if ((i == 1 ? w.b_k : w.b_v) != nullptr) call.allow(EDGEATTN_ERR_OPTION_NOT_SUPPORTED);
+            }
         const std::uint8_t wb = in.byte();
         if (wb & 1) w.W_q.data = nullptr;  // not read
         if (wb & 2) w.W_o.data = nullptr;
         const bool null_struct = !packed && wb >= 252;  // the packed forms take no struct
         if (null_struct) call.allow(EDGEATTN_ERR_NULL_POINTER);
+        // A store takes a rope and no other option: NULL, or (from the
+        // input's hash) a zeroed struct; extended inputs: a rope's fields
+        // without a table, or a mask (its window too) or valid lengths.
+        edgeattn_attention_options options{};
+        RopeGen rope;
+        rope.choose(in, true);
+        rope.rules(call, true);
+        options.rope = rope.api;
+        bool refused_option = false;
+        if (in.extended) {
+            static const std::int32_t lens[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+            const std::uint8_t ob = in.byte();
+            refused_option = ob >= 200;
+            if (refused_option) switch (ob % 4) {
+                    case 0: options.mask.window = ob & 16 ? SIZE_MAX : 1 + ob % 4; break;
+                    case 1: options.mask.causal = 1; break;
+                    case 2:
+                        options.mask.ranges_kind = EDGEATTN_KEY_RANGES_PER_BATCH;
+                        options.mask.key_ranges = lens;
+                        break;
+                    default: options.valid_lens = {EDGEATTN_VALID_LENS_PER_BATCH, lens}; break;
+                }
+            if (refused_option) call.allow(EDGEATTN_ERR_OPTION_NOT_SUPPORTED);
+        }
         edgeattn_kv_cache *c_arg =
             const_cast<edgeattn_kv_cache *>(call.place(in, static_cast<const edgeattn_kv_cache *>(c)));
         const edgeattn_attention_dims *dims_arg = call.place(in, &e);
         const edgeattn_weights *w_arg = null_struct || packed ? nullptr : call.place(in, &w);
-        // A store takes no option: NULL, or (from the input's hash) a zeroed struct.
-        const edgeattn_attention_options no_options{};
-        const edgeattn_attention_options *options_arg = in.where() < 128 ? nullptr : call.place(in, &no_options);
+        const edgeattn_attention_options *options_arg =
+            rope.any() || refused_option || in.where() >= 128 ? call.place(in, &options) : nullptr;
         const bool ok = call.run([&] {
             return packed ? edgeattn_kv_cache_store_packed(c_arg, dims_arg, T, keys.f(), values.f(), pk.ptr, give,
                                                             options_arg, ws.ptr, ws.claimed)
@@ -1833,8 +2045,10 @@ struct KvFuzz {
         });
         if (!ok) return;
         FUZZ_CHECK(valid && matches(e), "store succeeded on a cache not made for its sizes", 0);
-        const RefWeights r = packed ? packed_ref : p.seen(2 | 4);
+        RefWeights r = packed ? packed_ref : p.seen((2 | 4) & ~none);
         const std::size_t kvh = hkv();
+        if (none & 2) r.W[1] = identity(kvh, e.key_size);
+        if (none & 4) r.W[2] = identity(kvh, e.value_size);
         for (std::size_t b = 0; b < cB; ++b) {
             const std::vector<double> x = doubles_at(keys, b * T * e.key_size, T * e.key_size),
                                       y = doubles_at(values, b * T * e.value_size, T * e.value_size);
@@ -1848,17 +2062,27 @@ struct KvFuzz {
             const std::vector<double> sizes =
                 feature_sizes(T, e.key_size, kvh, x.data(), r.W[1].data(), r.has_b[1] ? r.b[1].data() : nullptr);
             K_size[b].insert(K_size[b].end(), sizes.begin(), sizes.end());
+            for (std::size_t t = 0; t < T; ++t) P[b].push_back(tokens[b] + t);
             n[b] += T;
+            tokens[b] += T;
+            if (W && n[b] > cap) {  // the oldest windowed rows are overwritten
+                const std::size_t drop = n[b] - cap;
+                for (std::vector<double> *m : {&K[b], &K_size[b], &V[b]})
+                    m->erase(m->begin() + S * kvh, m->begin() + (S + drop) * kvh);
+                P[b].erase(P[b].begin() + S, P[b].begin() + S + drop);
+                n[b] = cap;
+            }
         }
         if (in.special) return;
-        // the layout kv_cache.h gives: (B, H_kv, capacity, head_size)
+        // the layout kv_cache.h gives: (B, H_kv, capacity, head_size), the
+        // token at stream position p in row row_of(p)
         std::vector<float> got;
         std::vector<double> want;
         for (std::size_t b = 0; b < cB; ++b)
             for (std::size_t g = 0; g < cH; ++g)
                 for (std::size_t t = 0; t < n[b]; ++t)
                     for (std::size_t j = 0; j < cS; ++j) {
-                        const std::size_t at = ((b * cH + g) * cap + t) * cS + j;
+                        const std::size_t at = ((b * cH + g) * cap + row_of(P[b][t])) * cS + j;
                         got.push_back(saved.keys[at]);
                         want.push_back(K[b][t * kvh + g * cS + j]);
                         got.push_back(saved.values[at]);
@@ -1874,6 +2098,19 @@ struct KvFuzz {
         const std::uint8_t kb = in.byte(), qb = in.byte();
         e.keys = kb < 150 ? 0 : kb < 235 ? cap : in.dim();
         e.queries = qb < 215 ? 1 + qb % 4 : qb < 225 ? 0 : in.dim();
+        // NONE as W_q (bit 0), W_o (bit 3) or both: mostly queries of the
+        // width h, sometimes of the width drawn
+        unsigned none = 0;
+        bool none_data = false;
+        if (in.extended && !packed) {
+            const std::uint8_t nb = in.byte();
+            if (nb < 150) {
+                const unsigned which[3] = {1, 8, 9};
+                none = which[nb % 3];
+                none_data = nb & 8;
+                if (none & 1 && !(nb & 64)) e.query_size = e.num_hiddens;
+            }
+        }
         const std::size_t Q = e.queries, He = e.num_heads, he = e.num_hiddens, Hkve = kv_heads_of(e);
         Attention a;
         a.in_special = in.special;
@@ -1888,6 +2125,7 @@ struct KvFuzz {
         if (kv) a.call.allow(EDGEATTN_ERR_KV_HEADS_DO_NOT_DIVIDE);
         if (valid && !matches(e)) a.call.allow(EDGEATTN_ERR_CACHE_SHAPE_MISMATCH);
         if (valid && e.keys && e.keys != cap) a.call.allow(EDGEATTN_ERR_KEYS_NOT_CAPACITY);
+        if (none & 1 && e.query_size != he) a.call.allow(EDGEATTN_ERR_SHAPE_MISMATCH);
         edgeattn_attention_dims sized = e;  // keys = the capacity
         sized.keys = cap;
         a.dims.keys = cap;
@@ -1904,20 +2142,28 @@ struct KvFuzz {
         } else {
             p.claims(e);
             p.unspoil_all();
-            params = p.of(1 | 8);
+            params = p.of(1 | 8, none);
         }
         a.call.extra_targets = {&mem};
         finish_masked(a, in, params, m, He, [&] { cache_rules(a.call, valid, false); });
         if (packed) packed_moved(a.call, pk);
         a.call.ranges_early = !valid || !matches(e) || (e.keys && e.keys != cap) || !dims_ok || !c;
         edgeattn_weights w = p.api();
+        for (int i : {0, 3})
+            if (none >> i & 1u) {
+                (i == 0 ? w.W_q : w.W_o) = {EDGEATTN_DTYPE_NONE, none_data ? nullptr : p.W[i].mem.get(), nullptr};
+                if ((i == 0 ? w.b_q : w.b_o) != nullptr) a.call.allow(EDGEATTN_ERR_OPTION_NOT_SUPPORTED);
+            }
         const std::uint8_t wb = in.byte();
         if (wb & 1) w.W_k.data = nullptr;  // not read
         if (wb & 2) w.W_v.data = nullptr;
         const bool null_struct = !packed && wb >= 252;  // the packed forms take no struct
         if (null_struct) a.call.allow(EDGEATTN_ERR_NULL_POINTER);
-        Options o;  // the mask alone: the cache's lengths are its valid lengths
-        o.set(nullptr, m.get());
+        RopeGen rope;
+        rope.choose(in, true);
+        rope.rules(a.call, true);
+        Options o;  // the mask and rope: the cache's lengths are its valid lengths
+        o.set(nullptr, m.get(), &rope);
         const edgeattn_kv_cache *c_arg = a.call.place(in, static_cast<const edgeattn_kv_cache *>(c));
         const edgeattn_attention_dims *dims_arg = a.call.place(in, &e);
         const edgeattn_attention_options *options_arg = a.call.place(in, o.get());
@@ -1932,9 +2178,9 @@ struct KvFuzz {
         FUZZ_CHECK(valid && matches(e), "cache attend succeeded on a cache not made for its sizes", 0);
         {
             const std::size_t floats = cB * cH * cap * cS * sizeof(float);
-            const void *arrays[3] = {saved.keys, saved.values, saved.lengths};
-            const std::size_t sizes[3] = {floats, floats, cB * sizeof(std::int32_t)};
-            for (int i = 0; i < 3; ++i) {
+            const void *arrays[4] = {saved.keys, saved.values, saved.lengths, saved.positions};
+            const std::size_t sizes[4] = {floats, floats, cB * sizeof(std::int32_t), cB * sizeof(std::int32_t)};
+            for (int i = 0; i < 4; ++i) {
                 const std::size_t off = static_cast<const unsigned char *>(arrays[i]) - mem.mem.get();
                 FUZZ_CHECK(std::memcmp(mem.before.data() + off, mem.mem.get() + off, sizes[i]) == 0,
                            "cache attend changed the cache", 0);
@@ -1943,10 +2189,11 @@ struct KvFuzz {
         if (in.special) return;
         // per batch element: attention over its n[b] cached positions, the
         // cached keys and values already projected (identity W_k, W_v)
-        const RefWeights r = packed ? packed_ref : p.seen(1 | 8);
+        RefWeights r = packed ? packed_ref : p.seen((1 | 8) & ~none);
         const std::size_t kvh = hkv(), qs = e.query_size;
-        std::vector<double> eye(kvh * kvh, 0.0);
-        for (std::size_t i = 0; i < kvh; ++i) eye[i * kvh + i] = 1.0;
+        if (none & 1) r.W[0] = identity(he, qs);  // the queries as given (qs == h)
+        if (none & 8) r.W[3] = identity(he, he);  // the output the heads
+        const std::vector<double> eye = identity(kvh, kvh);
         edgeattn_ref::MhaWeights rw = r.get();
         rw.W_k = rw.W_v = eye.data();
         rw.b_k = rw.b_v = nullptr;
@@ -1999,10 +2246,14 @@ struct KvFuzz {
         const std::size_t now = valid && b < cB ? n[b] : 0;
         const std::size_t length = lb < 200 ? lb % (now + 1) : lb < 230 ? now + 1 + lb % 3 : in.dim();
         if (valid && (b >= cB || length > now)) call.allow(EDGEATTN_ERR_PAST_CACHE_LENGTH);
+        const bool wrapped = valid && b < cB && W && tokens[b] > cap;  // its rows are no longer a prefix
+        if (wrapped) call.allow(EDGEATTN_ERR_OPTION_NOT_SUPPORTED);
         cache_rules(call, false, true);
         if (!call.run([&] { return edgeattn_kv_cache_truncate(c, b, length); })) return;
-        FUZZ_CHECK(valid && b < cB && length <= now, "truncate succeeded where it should not", 0);
+        FUZZ_CHECK(valid && b < cB && length <= now && !wrapped, "truncate succeeded where it should not", 0);
         n[b] = length;
+        tokens[b] = length;
+        P[b].resize(length);
         K[b].resize(length * hkv());
         K_size[b].resize(length * hkv());
         V[b].resize(length * hkv());
@@ -2018,6 +2269,8 @@ struct KvFuzz {
         FUZZ_CHECK(valid, "reset succeeded on a bad cache", 0);
         for (std::size_t b = 0; b < cB; ++b) {
             n[b] = 0;
+            tokens[b] = 0;
+            P[b].clear();
             K[b].clear();
             K_size[b].clear();
             V[b].clear();
@@ -2074,7 +2327,8 @@ void fuzz_dense(Input &in) {
         call.allocate(in, 1.0f / 32, 1.0f / 512);
         call.spoil(in, {});
         call.pointer_rules({});
-        const edgeattn_weight_matrix Wm = f32_matrix(W.f());
+        edgeattn_weight_matrix Wm = f32_matrix(W.f());
+        maybe_none(in, call, {&Wm});
         const edgeattn_dense_dims *dims_arg = call.place(in, &dims);
         const edgeattn_weight_matrix *W_arg = call.place(in, &Wm);
         if (!call.run([&] {
@@ -2112,7 +2366,8 @@ void fuzz_dense(Input &in) {
         call.allocate(in, 1.0f / 32, 1.0f / 512);
         call.spoil(in, {});
         call.pointer_rules({});
-        const edgeattn_weight_matrix Wm = f32_matrix(W.f());
+        edgeattn_weight_matrix Wm = f32_matrix(W.f());
+        maybe_none(in, call, {&Wm});
         const edgeattn_dense_dims *pd_arg = call.place(in, &pd);
         const edgeattn_weight_matrix *W_arg = call.place(in, &Wm);
         const bool pack_ok = call.run(
@@ -2222,15 +2477,8 @@ void choose_path(Input &in) {
     if (edgeattn_set_isa(isa) != EDGEATTN_OK) fail("a supported path was refused");
 }
 
-}  // namespace
-
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size) {
-    fuzz::g_harness = "fuzz_c_api";
-    Input in(data, size);
-    const std::uint8_t head = in.byte();
-    in.special = head >= 224;
-    choose_path(in);
-    switch (head % 11) {
+void run_op(Input &in, int op) {
+    switch (op) {
         case 0: fuzz_sequence_mask(in); break;
         case 1: fuzz_masked_softmax(in); break;
         case 2: fuzz_dot_product(in); break;
@@ -2243,7 +2491,27 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
         case 9: fuzz_kv_cache(in); break;
         case 10: fuzz_dense(in); break;
     }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size) {
+    fuzz::g_harness = "fuzz_c_api";
+    Input in(data, size);
+    const std::uint8_t head = in.byte();
+    in.special = head >= 224;
+    choose_path(in);
+    run_op(in, head % 11);
     // After the op, so that its choices read the input as before.
     if (in.byte() >= 192) fuzz_enum_arguments(in);
+    // A second op, drawing the newer fields too (Input::extended): the ops
+    // that take them, the KV cache most often (window caches).
+    if (in.byte() < 128) return 0;
+    in.extended = true;
+    const std::uint8_t next = in.byte();
+    in.special = next >= 240;
+    choose_path(in);
+    static const int newer[] = {9, 9, 9, 9, 7, 7, 8, 8, 3, 4, 2, 10};
+    run_op(in, newer[next % (sizeof newer / sizeof newer[0])]);
     return 0;
 }
