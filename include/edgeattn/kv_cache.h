@@ -84,8 +84,9 @@ typedef struct edgeattn_kv_cache {
 size_t edgeattn_kv_cache_memory_size(const edgeattn_kv_cache_config *config);
 
 /**
- * Lays the cache out in `memory` and empties it (every length 0). Only the
- * lengths are written: keys and values are written by stores.
+ * Lays the cache out in `memory` and empties it (every length and position
+ * 0). Only the lengths and positions are written: keys and values are
+ * written by stores.
  * @param cache        the struct to fill (not in `memory`)
  * @param config       sizes and storage type
  * @param memory       edgeattn_kv_cache_memory_size() bytes, 4-byte aligned (64 is fastest)
