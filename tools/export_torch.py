@@ -1249,7 +1249,7 @@ def model_section(name, source, T, sizes, kept, weight_type, rms_eps, rope_theta
                             'the prompt (%d)' % S, per_line=16))
         out.append(_c_array('int32_t', name + '_expected_tokens', answer['tokens'], lambda v: '%d' % v,
                             'the greedy tokens (%d)' % steps, per_line=16))
-        out.append(_c_array('float', name + '_expected_logits', answer['logits'], _c_float,
+        out.append(_c_array('float', name + '_expected_logits', answer['logits'].astype(np.float32), _c_float,
                             'the logits of each step (%d, %d), float64 rounded to float' % (steps, V)))
     return out
 

@@ -195,10 +195,10 @@ def seeded(config, seed=0):
 def from_state_dict(state, config):
     """A float64 model holding state's tensors (lm_head.weight absent or equal
     to the embeddings: tied)."""
-    m = LlamaForCausalLM(config)
+    m = LlamaForCausalLM(config).double()  # before loading: int8 and fp16 values stay exact
     state = {k: v for k, v in state.items() if not (k == 'lm_head.weight' and config.tie_word_embeddings)}
-    m.load_state_dict({k: torch.as_tensor(np.asarray(v)) for k, v in state.items()})
-    return m.double().eval()
+    m.load_state_dict({k: torch.as_tensor(np.asarray(v), dtype=torch.float64) for k, v in state.items()})
+    return m.eval()
 
 
 def greedy(model, prompt, steps, window=0, sinks=0):
