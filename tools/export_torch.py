@@ -1,7 +1,8 @@
 #!/usr/bin/python3
-"""Export PyTorch attention and linear layers to edgeattn: a C header and case files.
+"""Export PyTorch attention and linear layers, or a whole Llama-style model, to edgeattn:
+a C header and case files.
 
-Three things can be exported, each in fp32, int8 (per-row scales) or fp16:
+Four things can be exported, each in fp32, int8 (per-row scales) or fp16:
 
   a multi-head attention    torch.nn.MultiheadAttention, d2l's MultiHeadAttention
                             (W_q, W_k, W_v, W_o, num_heads), a Llama-style
@@ -21,7 +22,16 @@ Three things can be exported, each in fp32, int8 (per-row scales) or fp16:
                             mlp.{gate,up,down}_proj, GPT-2's transformer.h.N.attn.c_attn
                             / c_proj and mlp.c_fc / c_proj, or names given): the
                             attention as edgeattn_weights, every other Linear as a
-                            dense layer, in one header.
+                            dense layer, in one header;
+  a whole model             a Llama-style causal LM's state_dict (transformers'
+                            LlamaForCausalLM names, --model llama): embeddings,
+                            every layer's norms, attention and SwiGLU layers in a
+                            NAME_layers[] table, the final norm, the lm_head (or the
+                            tied embeddings), the sizes, RMSNorm epsilon and RoPE
+                            constants as macros, and the greedy tokens and every
+                            step's logits of a float64 reference decode
+                            (tools/llama_model.py) for a prompt, attending as a
+                            window KV cache of W rows and S sinks holds.
 
 Weights keep torch.nn.Linear's (out, in) layout (Hugging Face's Conv1D, GPT-2,
 stores (in, out): it is transposed). With an example the header also holds
@@ -42,8 +52,11 @@ that sees no key is uniform in edgeattn and NaN in PyTorch: the exporter
 refuses a valid length of 0 and a causal example with more queries than
 keys. add_bias_kv and add_zero_attn have no counterpart and are refused;
 rotary position embeddings (Llama) and normalisation layers are not part of
-edgeattn_mha / edgeattn_dense (docs/from-pytorch.md). Dropout is the
-identity (the module is exported in eval mode).
+edgeattn_mha / edgeattn_dense (docs/from-pytorch.md): a single attention
+or block is exported and checked without RoPE; --model's answer has it,
+with the norms, as the KV cache calls' rope option and the caller's code
+compute them (examples/llama). Dropout is the identity (the module is
+exported in eval mode).
 
 Needs torch >= 1.13 and numpy (Debian: python3-torch). Run with --help for
 the options; docs/from-pytorch.md has the whole story.
@@ -1272,6 +1285,11 @@ EXAMPLES = """examples:
   export_torch.py model.pt --block --layer 3 --num-heads 32 --num-kv-heads 8 \\
       --name layer3 --header layer3.h --case cases/ --example 1,16 --causal
 
+  # a whole Llama-style model, int8, with the float64 reference's greedy decode
+  # of 24 tokens through a window cache of 2 sinks + 8 rows (examples/llama):
+  export_torch.py model.pt --model llama --num-heads 4 --rms-eps 1e-5 --weights int8 \\
+      --name llama --header llama.h --prompt 5,17,42,8,71,33 --steps 24 --window 8 --sinks 2
+
 Exit status: 0 written; 2 refused (one line on stderr saying why, nothing
 written); 1 a file could not be written. More: docs/from-pytorch.md."""
 
@@ -1287,10 +1305,10 @@ def parser():
     p = argparse.ArgumentParser(
         prog='export_torch.py', formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EXAMPLES,
         description='Export a PyTorch multi-head attention (nn.MultiheadAttention, d2l, Llama-style '
-                    'grouped-query, GPT-2), one nn.Linear, or the linear layers of a decoder block from a '
-                    'saved state_dict to a C header of const weights for edgeattn (edgeattn_weights, '
-                    'edgeattn_weight_matrix + edgeattn_dense_dims), and optionally case files for '
-                    'edgeattn-conform.')
+                    'grouped-query, GPT-2), one nn.Linear, the linear layers of a decoder block, or a whole '
+                    'Llama-style model from a saved state_dict to a C header of const weights for edgeattn '
+                    '(edgeattn_weights, edgeattn_weight_matrix + edgeattn_dense_dims), and optionally case '
+                    'files for edgeattn-conform.')
     p.add_argument('state_dict', metavar='STATE_DICT',
                    help="file written by torch.save(): a module's state_dict (or a whole module)")
     what = p.add_argument_group('what to export (default: one multi-head attention)')

@@ -178,6 +178,7 @@ static edgeattn_status attention_projection_free(size_t layer, size_t n, int32_t
     const edgeattn_rope_dims q_rope = {1, n, LLAMA_NUM_HEADS, LLAMA_HEAD_SIZE};
     const edgeattn_rope_dims k_rope = {1, n, LLAMA_NUM_KV_HEADS, LLAMA_HEAD_SIZE};
     const edgeattn_rope rope = rope_at(&pos);
+    edgeattn_attention_dims store_dims = dims; /* keys and values as given: (1, n, h_kv) */
     edgeattn_weights given;
     edgeattn_attention_options options;
     CHECK(edgeattn_dense(&q_dims, h, &L->attention.W_q, NULL, workspace, sizeof workspace, q));
@@ -189,7 +190,8 @@ static edgeattn_status attention_projection_free(size_t layer, size_t n, int32_t
     given.W_q.type = given.W_k.type = given.W_v.type = EDGEATTN_DTYPE_NONE;
     given.W_o = L->attention.W_o;
     memset(&options, 0, sizeof options);
-    CHECK(edgeattn_kv_cache_store(&caches[layer], &dims, n, k, v, &given, NULL, workspace,
+    store_dims.key_size = store_dims.value_size = KV_ROWS;
+    CHECK(edgeattn_kv_cache_store(&caches[layer], &store_dims, n, k, v, &given, NULL, workspace,
                                   sizeof workspace));
     options.mask.causal = n > 1;
     CHECK(edgeattn_kv_cache_attend(&caches[layer], &dims, q, &given, &options, workspace,
@@ -230,7 +232,7 @@ static edgeattn_status step(llama_path path, const int32_t *in, size_t n, int32_
 static edgeattn_status set_up(llama_result *r) {
     edgeattn_kv_cache_config config;
     edgeattn_rope_table_config table;
-    edgeattn_workspace_request calls[9];
+    edgeattn_workspace_request calls[10];
     const edgeattn_attention_dims prefill = LLAMA_DIMS(1, PROMPT, CAPACITY);
     size_t i, layer;
     memset(&config, 0, sizeof config);
@@ -286,6 +288,8 @@ static edgeattn_status set_up(llama_result *r) {
         calls[7 + i].dims.queries = 1;
     }
     calls[7].tokens = 1;
+    calls[9] = calls[0]; /* projection-free store: keys and values of h_kv features */
+    calls[9].dims.key_size = calls[9].dims.value_size = KV_ROWS;
     CHECK(edgeattn_workspace_size(calls, sizeof calls / sizeof calls[0], 1, &r->workspace_bytes));
     if (r->workspace_bytes > sizeof workspace) {
         failed_call = "edgeattn_workspace_size (above LLAMA_WORKSPACE_BYTES)";
