@@ -131,13 +131,13 @@ static void add(float *acc, const float *y, size_t n) {
 
 /* ------------------------------------------------------------ a step */
 
-static const char *failed_call;
+static const char *failed_call; /* the innermost call that failed */
 
 #define CHECK(call)                                 \
     do {                                            \
         const edgeattn_status st_ = (call);         \
         if (st_ != EDGEATTN_OK) {                   \
-            failed_call = #call;                    \
+            if (!failed_call) failed_call = #call;  \
             return st_;                             \
         }                                           \
     } while (0)
