@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Hardening (docs/contract.md):
-#   1. ASan + UBSan build with Clang (build-asan): the whole CTest suite, and
+#   1. ASan + UBSan build with Clang (build-asan): the CTest suite but for
+#      the tests labelled `long` (here and in 2. and 3.: they run natively), and
 #      the libFuzzer harnesses replaying their committed corpora;
 #   2. ThreadSanitizer build with LLVM's OpenMP (build-tsan): the whole suite
 #      with 4 threads;
@@ -26,7 +27,7 @@ cmake --build build-asan -j"$jobs"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export LSAN_OPTIONS="suppressions=$PWD/.ci/lsan.supp:print_suppressions=0"  # LLVM OpenMP's thread pool
-ctest --test-dir build-asan --output-on-failure -j"$jobs"
+ctest --test-dir build-asan --output-on-failure -j"$jobs" -LE long
 
 echo "== hardening: ThreadSanitizer build (Clang, LLVM's OpenMP with its Archer tool), 4 threads"
 # Every test, with 4 OpenMP threads (the determinism tests set 1..8
@@ -38,7 +39,7 @@ CC=clang CXX=clang++ cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo 
 cmake --build build-tsan -j"$jobs"
 archer=$(ls /usr/lib/llvm-*/lib/libarcher.so | head -1)
 TSAN_OPTIONS="halt_on_error=1 ignore_noninstrumented_modules=1" OMP_TOOL_LIBRARIES="$archer" OMP_NUM_THREADS=4 \
-    ctest --test-dir build-tsan --output-on-failure -j"$jobs" --timeout 900
+    ctest --test-dir build-tsan --output-on-failure -j"$jobs" --timeout 900 -LE long
 
 echo "== hardening: the suite under valgrind --error-exitcode=1"
 # Every test program (and edgeattn-conform / -check-result inside the conform
@@ -57,7 +58,7 @@ fi
 # replaces malloc and operator new itself, and valgrind substitutes its own
 # allocator for them (it runs in the ASan-free builds of CI instead).
 OMP_WAIT_POLICY=passive ctest --test-dir build-valgrind --output-on-failure -j"$jobs" --timeout 900 \
-    -E '^test_alloc_free$'
+    -E '^test_alloc_free$' -LE long
 
 echo "== hardening: fuzzing, ${fuzz_seconds} s each"
 for f in c_api case_file reduced_precision; do

@@ -7,6 +7,7 @@ set(EDGEATTN_CORE_SOURCES
   src/arch/scalar.cpp
   src/attention_rows.cpp
   src/stored_cache_rows.cpp
+  src/ring_cache_rows.cpp
   src/attention_mask.cpp
   src/linear.cpp
   src/dense_api.cpp
@@ -21,7 +22,9 @@ set(EDGEATTN_CORE_SOURCES
   src/additive_attention.cpp
   src/mha_weights.cpp
   src/multi_head_attention.cpp
-  src/positional_encoding.cpp)
+  src/positional_encoding.cpp
+  src/rope_rotate.cpp
+  src/rope.cpp)
 
 # Per-ISA kernel files for the target processor, as "isa|file|flags".
 # (GCC 12's own avx512fintrin.h trips -W(maybe-)uninitialized: silenced there.)

@@ -58,6 +58,7 @@ extern "C" edgeattn_status edgeattn_additive(const edgeattn_attention_dims *dims
                                              float *output, float *attention_weights) {
     if (!dims || !queries || !keys || !values || !weights || !workspace || !output)
         return EDGEATTN_ERR_NULL_POINTER;
+    if (edgeattn_status st = refuse_rope(options)) return st;
     const edgeattn_attention_dims d = *dims;
     const edgeattn_weight_matrix W_q_given = weights->W_q, W_k_given = weights->W_k;
     const edgeattn_weight_matrix w_v_given = weights->W_v;

@@ -10,10 +10,9 @@ key_interval attention_mask_view::of_row(size_t b, size_t i, size_t queries, siz
         lo = static_cast<size_t>(r[0]);  // checked: 0 <= start <= end
         if (static_cast<size_t>(r[1]) < hi) hi = static_cast<size_t>(r[1]);
     }
-    if (causal) {
-        const size_t end = i + keys >= queries ? i + keys - queries + 1 : 0;  // j <= i + K - Q
-        if (end < hi) hi = end;
-    }
+    const size_t end = i + keys >= queries ? i + keys - queries + 1 : 0;  // one past j = i + K - Q
+    if (causal && end < hi) hi = end;
+    if (window && end > window && end - window > lo) lo = end - window;  // j > i + K - Q - w
     if (lo > keys) lo = keys;
     if (hi < lo) hi = lo;
     return {lo, hi};
@@ -26,11 +25,13 @@ edgeattn_status check_attention_mask(const edgeattn_attention_mask *mask_arg, si
     num_spans = 0;
     view.ranges = nullptr;
     view.causal = false;
+    view.window = 0;
     view.bias = nullptr;
     edgeattn_attention_mask given;
     if (!read_argument(mask_arg, given)) return EDGEATTN_OK;
     const edgeattn_attention_mask *mask = &given;
     view.causal = mask->causal != 0;
+    view.window = mask->window;  // any size: one past every key masks nothing
     const int kind = enum_as_int(mask->ranges_kind);  // a C caller may store any int there
     size_t pairs = 0;
     if (kind == EDGEATTN_KEY_RANGES_PER_BATCH) {

@@ -18,6 +18,7 @@ struct attention_mask_view {
     size_t ranges_batch_stride = 0;   // in pairs: 1 per batch, Q per query
     size_t ranges_query_stride = 0;   // 0 per batch, 1 per query
     bool causal = false;
+    size_t window = 0;                // 0: none; w: keys j > i + K - Q - w
     const float *bias = nullptr;      // (bias_batch, bias_heads, Q, bias_keys)
     size_t bias_batch_stride = 0;     // 0 when broadcast over the batch
     size_t bias_head_stride = 0;      // 0 when broadcast over the heads
@@ -29,8 +30,8 @@ struct attention_mask_view {
     // every loop it grew the Cortex-M image by kilobytes.
     key_interval of_row(size_t b, size_t i, size_t queries, size_t keys) const;
 
-    // Whether every row sees every key (no valid lengths, ranges or causal).
-    bool masks_nothing() const { return !lens.lens && !ranges && !causal; }
+    // Whether every row sees every key (no valid lengths, ranges, causal or window).
+    bool masks_nothing() const { return !lens.lens && !ranges && !causal && !window; }
 
     // Row i of the bias for batch element b and head `head`, or nullptr.
     const float *bias_row(size_t b, size_t head, size_t i) const {

@@ -59,8 +59,8 @@ void add_value_row(const kernel_table &k, const attention_slice &s, size_t j, fl
     k.add_scaled(s.values + j * s.value_stride, w, out, s.dv);
 }
 
-// Scores of rows [row0, row0 + rows) against keys [key0, key0 + n):
-// scores (rows, n) at `scores`, row stride ldc.
+}  // namespace
+
 void block_scores(const kernel_table &k, const attention_slice &s, size_t row0, size_t rows,
                   size_t key0, size_t n, float scale, float *scores, size_t ldc,
                   const scratch_slot &slot) {
@@ -80,7 +80,6 @@ void block_scores(const kernel_table &k, const attention_slice &s, size_t row0, 
                   nullptr, scores, ldc, false);
 }
 
-// output rows [row0, row0 + rows) (+)= p (rows, n) . values [key0, key0 + n).
 void block_weighted_sum(const kernel_table &k, const attention_slice &s, size_t row0, size_t rows,
                         size_t key0, size_t n, const float *p, size_t ldp, bool accumulate,
                         const scratch_slot &slot) {
@@ -99,6 +98,8 @@ void block_weighted_sum(const kernel_table &k, const attention_slice &s, size_t 
     k.gemm_packed(rows, s.dv, n, 1.0f, p, ldp, slot.packed_values, k.panel_width, nullptr, out,
                   s.output_stride, accumulate);
 }
+
+namespace {
 
 // Adds the bias (if any) to the visible scores [lo, hi) of row `row`,
 // whose scores for keys [key0, ...) start at `scores`.

@@ -28,6 +28,7 @@ struct stored_rows {
 struct attention_slice;
 struct scratch_slot;
 
+
 // The three places attention reads key and value rows, for the rows of an
 // int8 / fp16 KV cache (src/stored_cache_rows.cpp): reached through the
 // slice, so only programs that decode from a typed cache carry them.
@@ -42,6 +43,18 @@ struct stored_cache_operations {
     void (*add_value_row)(const attention_slice &s, size_t j, float w, float *out);
 };
 extern const stored_cache_operations stored_cache_rows;
+
+// A window KV cache whose ring has wrapped, read in stream order: logical
+// key first + j (j < rows) lies in row first + (oldest + j) % rows, keys
+// before `first` (the sinks) in place. Such a slice's `stored` is
+// ring_cache_rows (src/ring_cache_rows.cpp), which reads each run of rows
+// that lies contiguously through `rows_stored` (int8 / fp16 rows) or in
+// place (fp32, nullptr); programs without a window cache do not carry it.
+struct ring_layout {
+    size_t first, rows, oldest;
+    const stored_cache_operations *rows_stored;
+};
+extern const stored_cache_operations ring_cache_rows;
 
 // One slice in the caller's memory: queries (Q, d), keys (K, d), values
 // (K, dv), output (Q, dv), each row `*_stride` floats after the last, and
@@ -71,7 +84,21 @@ struct attention_slice {
     // read by stored_cache_rows (`stored`); nullptr for fp32 rows.
     stored_rows stored_keys{}, stored_values{};
     const stored_cache_operations *stored = nullptr;
+    // A window KV cache whose ring has wrapped (stored: ring_cache_rows):
+    // keys count in stream order (masks, bias and weight columns) and lie
+    // as `ring` says; nullptr: every key lies in place.
+    const ring_layout *ring = nullptr;
 };
+
+// Scores of rows [row0, row0 + rows) against keys [key0, key0 + n):
+// scores (rows, n) at `scores`, row stride ldc.
+void block_scores(const kernel_table &k, const attention_slice &s, size_t row0, size_t rows, size_t key0,
+                  size_t n, float scale, float *scores, size_t ldc, const scratch_slot &slot);
+
+// output rows [row0, row0 + rows) (+)= p (rows, n) . values [key0, key0 + n).
+void block_weighted_sum(const kernel_table &k, const attention_slice &s, size_t row0, size_t rows,
+                        size_t key0, size_t n, const float *p, size_t ldp, bool accumulate,
+                        const scratch_slot &slot);
 
 // At and below this many queries in a slice (a decode step's new tokens),
 // scores and weighted sums read the keys and values in place instead of

@@ -82,6 +82,7 @@ extern "C" edgeattn_status edgeattn_sdpa(const edgeattn_attention_dims *dims, co
                                          const edgeattn_attention_options *options,
                                          void *workspace, size_t workspace_bytes, float *output,
                                          float *attention_weights) {
+    if (edgeattn_status st = refuse_rope(options)) return st;
     return dot_product_attention(dims, queries, keys, values, valid_lens_of(options),
                                  mask_of(options), workspace, workspace_bytes, output,
                                  attention_weights);

@@ -13,6 +13,7 @@
 #include "mha_weights.hpp"
 #include "op_workspace.hpp"
 #include "parallel.hpp"
+#include "rope_rotate.hpp"
 
 using namespace edgeattn::detail;
 
@@ -50,20 +51,32 @@ void read_cache_head(attention_slice &s, const edgeattn_kv_cache &cache, size_t 
     s.stored = &stored_cache_rows;
 }
 
+// Batch element b's rows in stream order: a window cache whose ring has
+// wrapped (positions past the capacity) reads its window from the oldest
+// row on, which is row sinks + (position - sinks) % window, through
+// ring_cache_rows (`ring` must outlive the slice's reads).
+void read_ring(attention_slice &s, ring_layout &ring, const edgeattn_kv_cache &cache, size_t b) {
+    const size_t position = static_cast<size_t>(cache.positions[b]);
+    if (position <= cache.capacity) return;
+    const size_t oldest = (position - cache.sinks) % cache.window;
+    if (oldest == 0) return;  // the ring lies in order
+    ring = {cache.sinks, cache.window, oldest, s.stored};
+    s.ring = &ring;
+    s.stored = &ring_cache_rows;
+}
+
 // Between the heads' layout (B, Q, H, head_size) and the grouped one
-// (B, H_kv, Q, group, head_size): gather (to_groups) or scatter back.
-void regroup_heads(float *by_head, float *by_group, size_t batch, size_t queries, size_t heads,
+// (B, H_kv, Q, group, head_size): gather (to_groups: from the heads' layout
+// to the groups') or scatter back.
+void regroup_heads(const float *from, float *to, size_t batch, size_t queries, size_t heads,
                    size_t group, size_t head_size, bool to_groups) {
     const size_t kv_heads = heads / group;
     for (size_t b = 0; b < batch; ++b)
         for (size_t t = 0; t < queries; ++t)
             for (size_t j = 0; j < heads; ++j) {
-                float *a = by_head + ((b * queries + t) * heads + j) * head_size;
-                float *g = by_group + (((b * kv_heads + j / group) * queries + t) * group + j % group) * head_size;
-                if (to_groups)
-                    memcpy(g, a, head_size * sizeof(float));
-                else
-                    memcpy(a, g, head_size * sizeof(float));
+                const size_t a = ((b * queries + t) * heads + j) * head_size;
+                const size_t g = (((b * kv_heads + j / group) * queries + t) * group + j % group) * head_size;
+                memcpy(to + (to_groups ? g : a), from + (to_groups ? a : g), head_size * sizeof(float));
             }
 }
 
@@ -73,13 +86,14 @@ kv_attention_layout attention_layout(const edgeattn_attention_dims &d, size_t ca
                                     d.num_heads, kv_heads_of(d), threads);
 }
 
-// As append: `weights` already copied; the cache struct, the dims and the
-// mask are read into locals here, before anything is written.
+// As append: `weights` already copied (`none`: its projections given as
+// EDGEATTN_DTYPE_NONE); the cache struct, the dims and the mask are read
+// into locals here, before anything is written.
 edgeattn_status attention(const edgeattn_kv_cache *cache, const edgeattn_attention_dims *dims,
                           const float *queries, const edgeattn_attention_mask *mask_in,
-                          const edgeattn_weights *weights, const void *packed,
-                          size_t packed_bytes, void *workspace, size_t workspace_bytes,
-                          float *output, float *attention_weights) {
+                          const edgeattn_weights *weights, unsigned none, const void *packed,
+                          size_t packed_bytes, const edgeattn_rope *rope, void *workspace,
+                          size_t workspace_bytes, float *output, float *attention_weights) {
     if (!dims || !queries || !workspace || !output || (!weights && !packed))
         return EDGEATTN_ERR_NULL_POINTER;
     edgeattn_kv_cache c;
@@ -91,16 +105,26 @@ edgeattn_status attention(const edgeattn_kv_cache *cache, const edgeattn_attenti
     if (edgeattn_status st = check_cache_dims(c, d, sizes, 2)) return st;
     const size_t cap = c.capacity;
     if (d.keys != 0 && d.keys != cap) return EDGEATTN_ERR_KEYS_NOT_CAPACITY;
+    const size_t h = d.num_hiddens, heads = d.num_heads, head_size = h / heads;
+    if (weights) {
+        const size_t in[4] = {d.query_size, 0, 0, h}, out[4] = {h, 0, 0, h};
+        if (edgeattn_status st = check_unprojected(*weights, none, in, out)) return st;
+    }
     mha_weights_view w;
     if (edgeattn_status st =
-            view_weights(d, weights, packed, packed_bytes, query_output_projections, w))
+            view_weights(d, weights, packed, packed_bytes, query_output_projections & ~none, w))
         return st;
-    const size_t h = d.num_hiddens, heads = d.num_heads, head_size = h / heads;
     cache_attention_counts counts;
     if (edgeattn_status st = count_attention(d, cap, counts)) return st;
+    // The queries rotate as the last Q tokens stored (or at the rope's own
+    // positions).
+    rope_view rv;
+    if (edgeattn_status st = read_rope(rope, head_size, d.batch, rv)) return st;
+    const int64_t query_offset = -static_cast<int64_t>(d.queries);
+    if (edgeattn_status st = check_rope_positions(rv, d.queries, c.positions, query_offset)) return st;
     attention_mask_view mask;
-    tensor_span inputs[16] = {{queries, counts.queries}};
-    size_t num_inputs = 1, num_mask_spans = 0;
+    tensor_span inputs[26] = {{queries, counts.queries}, rv.table_span(), rv.positions_span()};
+    size_t num_inputs = 3, num_mask_spans = 0;
     if (edgeattn_status st = check_attention_mask(mask_in ? &mask_copy : nullptr, d.batch, d.queries, heads, cap,
                                                   mask, inputs + num_inputs, num_mask_spans))
         return st;
@@ -121,12 +145,28 @@ edgeattn_status attention(const edgeattn_kv_cache *cache, const edgeattn_attenti
                                     {workspace, workspace_bytes / sizeof(float)}};
     if (edgeattn_status st = check_disjoint(outputs, 3, inputs, num_inputs)) return st;
 
+    // The projected queries (B, Q, h), head j columns j*h/H ...: in the
+    // workspace, or (NONE) the caller's rows as given. The heads' outputs
+    // (B, Q, h): in the workspace, or (NONE) straight in the output.
     const kernel_table &k = active_kernels();
     float *ws = static_cast<float *>(workspace);
-    float *Q = ws + one.projected_queries;           // (B, Q, h): head j is columns j*h/H ...
-    float *heads_out = ws + one.concatenated_heads;  // (B, Q, h)
     float *scratch = ws + one.packed_weights;
-    project(k, w, query_projection, d.batch * d.queries, d.query_size, h, queries, Q, scratch);
+    const bool project_output = !(none >> output_projection & 1u);
+    const float *Q = queries;
+    if (!(none >> query_projection & 1u)) {
+        project(k, w, query_projection, d.batch * d.queries, d.query_size, h, queries, ws + one.projected_queries,
+                scratch);
+        Q = ws + one.projected_queries;
+    }
+    if (rv.active) {  // rotated in the workspace (given rows copied there first)
+        float *rotated = ws + one.projected_queries;
+        if (Q != rotated) memcpy(rotated, Q, counts.queries * sizeof(float));
+        Q = rotated;
+        for (size_t b = 0; b < d.batch; ++b)
+            rotate_rows(rv, rotated + b * d.queries * h, d.queries, heads, head_size, h,
+                        rope_first_position(rv, b, c.positions, query_offset));
+    }
+    float *heads_out = project_output ? ws + one.concatenated_heads : output;
 
     const size_t kv_heads = c.num_kv_heads, group = heads / kv_heads;
     const size_t slots = scratch_slots(one.bytes, one.scratch.floats_per_slot, workspace_bytes);
@@ -152,9 +192,11 @@ edgeattn_status attention(const edgeattn_kv_cache *cache, const edgeattn_attenti
                               0, rows, length, head_size, head_size, b, g * group};
             s.group = group;
             read_cache_head(s, c, slice);
+            ring_layout ring;
+            read_ring(s, ring, c, b);
             dot_product_attention_block(k, s, row0, block_rows, mask, slot);
         });
-        regroup_heads(heads_out, gathered_out, d.batch, d.queries, heads, group, head_size, false);
+        regroup_heads(gathered_out, heads_out, d.batch, d.queries, heads, group, head_size, false);
     } else {
         // Slice (b, j): query head j of batch element b over its lengths[b]
         // cached positions of key/value head j / group.
@@ -177,6 +219,8 @@ edgeattn_status attention(const edgeattn_kv_cache *cache, const edgeattn_attenti
                                                     : nullptr,
                                   cap, d.queries, length, head_size, head_size, b, head};
                 read_cache_head(s, c, b * kv_heads + head / group);
+                ring_layout ring;
+                read_ring(s, ring, c, b);
                 dot_product_attention_block(k, s, row0, rows, mask, slot);
             }
             if (weights_rows)  // positions not (yet) cached weigh 0
@@ -184,7 +228,7 @@ edgeattn_status attention(const edgeattn_kv_cache *cache, const edgeattn_attenti
                     for (size_t j = length; j < cap; ++j) weights_rows[r * cap + j] = 0.0f;
         });
     }
-    project(k, w, output_projection, d.batch * d.queries, h, h, heads_out, output, scratch);
+    if (project_output) project(k, w, output_projection, d.batch * d.queries, h, h, heads_out, output, scratch);
     return EDGEATTN_OK;
 }
 
@@ -215,10 +259,11 @@ extern "C" edgeattn_status edgeattn_kv_cache_attend(const edgeattn_kv_cache *cac
                                                     void *workspace, size_t workspace_bytes,
                                                     float *output, float *attention_weights) {
     edgeattn_weights typed;
-    if (edgeattn_status st = copy_typed_weights(weights, query_output_projections, typed)) return st;
+    unsigned none = 0;
+    if (edgeattn_status st = copy_typed_weights(weights, query_output_projections, typed, none)) return st;
     if (has_valid_lens(options)) return EDGEATTN_ERR_OPTION_NOT_SUPPORTED;
-    return attention(cache, dims, queries, mask_of(options), &typed, nullptr, 0, workspace, workspace_bytes,
-                     output, attention_weights);
+    return attention(cache, dims, queries, mask_of(options), &typed, none, nullptr, 0, rope_of(options), workspace,
+                     workspace_bytes, output, attention_weights);
 }
 
 extern "C" edgeattn_status edgeattn_kv_cache_attend_packed(
@@ -227,6 +272,6 @@ extern "C" edgeattn_status edgeattn_kv_cache_attend_packed(
     void *workspace, size_t workspace_bytes, float *output, float *attention_weights) {
     if (!packed) return EDGEATTN_ERR_NULL_POINTER;
     if (has_valid_lens(options)) return EDGEATTN_ERR_OPTION_NOT_SUPPORTED;
-    return attention(cache, dims, queries, mask_of(options), nullptr, packed, packed_bytes, workspace,
-                     workspace_bytes, output, attention_weights);
+    return attention(cache, dims, queries, mask_of(options), nullptr, 0, packed, packed_bytes, rope_of(options),
+                     workspace, workspace_bytes, output, attention_weights);
 }

@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "edgeattn/detail/workspace_layout.hpp"
+#include "attention_options.hpp"
 #include "kv_cache_checks.hpp"
 
 namespace edgeattn {
@@ -29,7 +30,10 @@ uint32_t cache_check_value(const edgeattn_kv_cache &c) {
                                reinterpret_cast<uintptr_t>(c.stored_keys),
                                reinterpret_cast<uintptr_t>(c.stored_values),
                                reinterpret_cast<uintptr_t>(c.key_scales),
-                               reinterpret_cast<uintptr_t>(c.value_scales)};
+                               reinterpret_cast<uintptr_t>(c.value_scales),
+                               reinterpret_cast<uintptr_t>(c.positions),
+                               c.window,
+                               c.sinks};
     uint64_t h = kv_cache_magic;
     for (uint64_t f : fields) {
         h = (h ^ f) * 0x9E3779B97F4A7C15u;  // odd: invertible modulo 2^64
@@ -46,14 +50,16 @@ void cache_spans(const edgeattn_kv_cache &cache, tensor_span spans[cache_span_co
     spans[2] = {cache.lengths, cache.batch};
     spans[3] = {cache.key_scales, cache.key_scales ? positions : 0};
     spans[4] = {cache.value_scales, cache.value_scales ? positions : 0};
+    spans[5] = {cache.positions, cache.batch};
 }
 
 edgeattn_status read_cache(const edgeattn_kv_cache *cache, edgeattn_kv_cache &c) {
     if (!cache) return EDGEATTN_ERR_NULL_POINTER;
     memcpy(&c, cache, sizeof c);
     if (c.magic != cache_check_value(c) || c.storage > EDGEATTN_DTYPE_INT8 || !c.stored_keys || !c.stored_values ||
-        !c.lengths || c.batch == 0 || c.num_kv_heads == 0 || c.head_size == 0 || c.capacity == 0 ||
-        c.capacity > INT32_MAX)
+        !c.lengths || !c.positions || c.batch == 0 || c.num_kv_heads == 0 || c.head_size == 0 ||
+        c.capacity == 0 || c.capacity > INT32_MAX ||
+        (c.window == 0 ? c.sinks != 0 : c.sinks > c.capacity || c.capacity - c.sinks != c.window))
         return EDGEATTN_ERR_BAD_CACHE;
     const bool fp32 = c.storage == EDGEATTN_DTYPE_F32, int8 = c.storage == EDGEATTN_DTYPE_INT8;
     if ((fp32 && (c.keys != c.stored_keys || c.values != c.stored_values)) ||
@@ -63,8 +69,14 @@ edgeattn_status read_cache(const edgeattn_kv_cache *cache, edgeattn_kv_cache &c)
     cache_spans(c, spans);
     for (const tensor_span &s : spans)
         if (spans_overlap(cache, sizeof *cache, s.data, s.bytes())) return EDGEATTN_ERR_OVERLAP;
-    for (size_t b = 0; b < c.batch; ++b)
-        if (c.lengths[b] < 0 || static_cast<size_t>(c.lengths[b]) > c.capacity) return EDGEATTN_ERR_BAD_CACHE;
+    // The memory's lengths and positions agree (a store writes both): a
+    // length is its position, capped at the capacity in a window cache.
+    for (size_t b = 0; b < c.batch; ++b) {
+        const int32_t length = c.lengths[b], position = c.positions[b];
+        if (length < 0 || static_cast<size_t>(length) > c.capacity || position < length ||
+            (position != length && (c.window == 0 || static_cast<size_t>(length) != c.capacity)))
+            return EDGEATTN_ERR_BAD_CACHE;
+    }
     return EDGEATTN_OK;
 }
 
@@ -95,14 +107,32 @@ edgeattn_status view_weights(const edgeattn_attention_dims &d, const edgeattn_we
 }
 
 edgeattn_status copy_typed_weights(const edgeattn_weights *weights, unsigned used,
-                                   edgeattn_weights &w) {
+                                   edgeattn_weights &w, unsigned &none) {
+    none = 0;
     if (!weights) return EDGEATTN_ERR_NULL_POINTER;
     memcpy(&w, weights, sizeof w);
     const edgeattn_weight_matrix *m[4] = {&w.W_q, &w.W_k, &w.W_v, &w.W_o};
-    for (unsigned i = 0; i < 4; ++i)
-        if (used >> i & 1u && !is_weight_type(enum_as_int(m[i]->type))) return EDGEATTN_ERR_BAD_WEIGHT_TYPE;
+    for (unsigned i = 0; i < 4; ++i) {
+        if (!(used >> i & 1u)) continue;
+        const int type = enum_as_int(m[i]->type);
+        if (type == EDGEATTN_DTYPE_NONE)
+            none |= 1u << i;
+        else if (!is_weight_type(type))
+            return EDGEATTN_ERR_BAD_WEIGHT_TYPE;
+    }
     return EDGEATTN_OK;
 }
+
+edgeattn_status check_unprojected(const edgeattn_weights &w, unsigned none, const size_t in[4],
+                                  const size_t out[4]) {
+    const float *biases[4] = {w.b_q, w.b_k, w.b_v, w.b_o};
+    for (unsigned i = 0; i < 4; ++i)
+        if (none >> i & 1u && biases[i]) return EDGEATTN_ERR_OPTION_NOT_SUPPORTED;
+    for (unsigned i = 0; i < 4; ++i)
+        if (none >> i & 1u && in[i] != out[i]) return EDGEATTN_ERR_SHAPE_MISMATCH;
+    return EDGEATTN_OK;
+}
+
 
 }  // namespace detail
 }  // namespace edgeattn

@@ -5,7 +5,7 @@
 // Cache memory (make_kv_cache_layout): keys and values (B, H_kv, capacity,
 // head_size), so one head of one batch element is a contiguous
 // (length, head_size) block that a decode step streams once; then the
-// lengths (B), then int8's scales. The edgeattn_kv_cache struct only
+// lengths (B), the stream positions (B), then int8's scales. The edgeattn_kv_cache struct only
 // points into it.
 #ifndef EDGEATTN_KV_CACHE_CHECKS_HPP
 #define EDGEATTN_KV_CACHE_CHECKS_HPP
@@ -24,9 +24,9 @@ inline edgeattn_dtype storage_of(const edgeattn_kv_cache &cache) {
 // What setup writes into `magic`: a check value of every other field.
 uint32_t cache_check_value(const edgeattn_kv_cache &c);
 
-// The cache's memory as spans: keys, values, lengths, and int8's scales
-// (null spans otherwise).
-constexpr size_t cache_span_count = 5;
+// The cache's memory as spans: keys, values, lengths, int8's scales
+// (null spans otherwise) and positions.
+constexpr size_t cache_span_count = 6;
 void cache_spans(const edgeattn_kv_cache &cache, tensor_span spans[cache_span_count]);
 
 // Copies the caller's struct into `c` and checks it. Every call works on
@@ -50,9 +50,19 @@ edgeattn_status view_weights(const edgeattn_attention_dims &d, const edgeattn_we
 
 // The caller's weights copied into `w` (the descriptor may sit in the
 // workspace), with the type of each matrix `used` names read as an integer
-// before anything reads it as the enum.
+// before anything reads it as the enum. The cache calls take
+// EDGEATTN_DTYPE_NONE for each of their matrices (rows given already
+// projected): `none` gets their bits, and they are the only calls that do.
 edgeattn_status copy_typed_weights(const edgeattn_weights *weights, unsigned used,
-                                   edgeattn_weights &w);
+                                   edgeattn_weights &w, unsigned &none);
+
+// The rules of a call's NONE projections (bits `none`): no bias beside one
+// (::EDGEATTN_ERR_OPTION_NOT_SUPPORTED), and rows as wide as the
+// projection's output (`in` its input features, `out` its output;
+// ::EDGEATTN_ERR_SHAPE_MISMATCH).
+edgeattn_status check_unprojected(const edgeattn_weights &w, unsigned none, const size_t in[4],
+                                  const size_t out[4]);
+
 
 }  // namespace detail
 }  // namespace edgeattn

@@ -11,12 +11,16 @@ using namespace edgeattn::detail;
 namespace {
 
 // The caller's config read as ints where it holds an enum; the status
-// setup gives for it (bytes: the memory it needs).
+// setup gives for it (bytes: the memory it needs). memory_size gives 0
+// wherever setup refuses the config.
 edgeattn_status check_config(const edgeattn_kv_cache_config &c, size_t &bytes) {
     if (c.batch == 0 || c.num_kv_heads == 0 || c.head_size == 0 || c.capacity == 0)
         return EDGEATTN_ERR_ZERO_DIMENSION;
     const int storage = enum_as_int(c.storage);
     if (!is_weight_type(storage)) return EDGEATTN_ERR_BAD_WEIGHT_TYPE;
+    // A window cache's rows are its sinks and its window, no more, no fewer.
+    if (c.window == 0 ? c.sinks != 0 : c.sinks > c.capacity || c.capacity - c.sinks != c.window)
+        return EDGEATTN_ERR_BAD_WINDOW;
     bytes = make_kv_cache_layout(c.batch, c.num_kv_heads, c.head_size, c.capacity,
                                  element_bytes(static_cast<edgeattn_dtype>(storage)))
                 .bytes;
@@ -42,6 +46,7 @@ extern "C" edgeattn_status edgeattn_kv_cache_setup(edgeattn_kv_cache *cache,
     if (edgeattn_status st = check_config(given, bytes)) return st;
     const size_t batch = given.batch, num_kv_heads = given.num_kv_heads;
     const size_t head_size = given.head_size, capacity = given.capacity;
+    const size_t window = given.window, sinks = given.sinks;
     const edgeattn_dtype storage = given.storage;
     const kv_cache_layout l =
         make_kv_cache_layout(batch, num_kv_heads, head_size, capacity, element_bytes(storage));
@@ -67,8 +72,11 @@ extern "C" edgeattn_status edgeattn_kv_cache_setup(edgeattn_kv_cache *cache,
         c.value_scales = floats + l.value_scales;
     }
     c.lengths = reinterpret_cast<int32_t *>(floats + l.lengths);
+    c.positions = reinterpret_cast<int32_t *>(floats + l.positions);
+    c.window = window;
+    c.sinks = sinks;
     c.magic = cache_check_value(c);
-    for (size_t b = 0; b < batch; ++b) c.lengths[b] = 0;
+    for (size_t b = 0; b < batch; ++b) c.lengths[b] = c.positions[b] = 0;
     *cache = c;
     return EDGEATTN_OK;
 }
@@ -76,7 +84,7 @@ extern "C" edgeattn_status edgeattn_kv_cache_setup(edgeattn_kv_cache *cache,
 extern "C" edgeattn_status edgeattn_kv_cache_reset(edgeattn_kv_cache *cache) {
     edgeattn_kv_cache c;
     if (edgeattn_status st = read_cache(cache, c)) return st;
-    for (size_t b = 0; b < c.batch; ++b) c.lengths[b] = 0;
+    for (size_t b = 0; b < c.batch; ++b) c.lengths[b] = c.positions[b] = 0;
     return EDGEATTN_OK;
 }
 
@@ -86,7 +94,10 @@ extern "C" edgeattn_status edgeattn_kv_cache_truncate(edgeattn_kv_cache *cache, 
     if (edgeattn_status st = read_cache(cache, c)) return st;
     if (batch_index >= c.batch || length > static_cast<size_t>(c.lengths[batch_index]))
         return EDGEATTN_ERR_PAST_CACHE_LENGTH;
-    c.lengths[batch_index] = static_cast<int32_t>(length);
+    // A wrapped ring no longer holds the tokens between the sinks and its
+    // oldest row: dropping rows from its logical end would leave a gap.
+    if (static_cast<size_t>(c.positions[batch_index]) > c.capacity) return EDGEATTN_ERR_OPTION_NOT_SUPPORTED;
+    c.lengths[batch_index] = c.positions[batch_index] = static_cast<int32_t>(length);
     return EDGEATTN_OK;
 }
 

@@ -11,6 +11,7 @@
 #include "kv_cache_checks.hpp"
 #include "mha_weights.hpp"
 #include "op_workspace.hpp"
+#include "rope_rotate.hpp"
 
 using namespace edgeattn::detail;
 
@@ -41,13 +42,20 @@ void store_row(const edgeattn_kv_cache &cache, void *stored, float *scales, size
     }
 }
 
-// `weights` is the caller's descriptor already copied; every other argument
-// given by pointer (the cache struct, the dims) is read into a local here,
-// before anything is written.
+// The row of the token at stream position p: in order up to the capacity,
+// then (a window cache) around the ring after the sinks.
+size_t row_of(const edgeattn_kv_cache &c, size_t p) {
+    return p < c.capacity ? p : c.sinks + (p - c.sinks) % c.window;
+}
+
+// `weights` is the caller's descriptor already copied (`none`: its
+// projections given as EDGEATTN_DTYPE_NONE); every other argument given by
+// pointer (the cache struct, the dims) is read into a local here, before
+// anything is written.
 edgeattn_status append(edgeattn_kv_cache *cache, const edgeattn_attention_dims *dims, size_t tokens,
                        const float *keys, const float *values, const edgeattn_weights *weights,
-                       const void *packed, size_t packed_bytes, void *workspace,
-                       size_t workspace_bytes) {
+                       unsigned none, const void *packed, size_t packed_bytes, const edgeattn_rope *rope,
+                       void *workspace, size_t workspace_bytes) {
     if (!dims || !keys || !values || !workspace || (!weights && !packed))
         return EDGEATTN_ERR_NULL_POINTER;
     edgeattn_kv_cache c;
@@ -55,12 +63,19 @@ edgeattn_status append(edgeattn_kv_cache *cache, const edgeattn_attention_dims *
     const edgeattn_attention_dims d = *dims;
     const size_t sizes[3] = {d.key_size, d.value_size, tokens};
     if (edgeattn_status st = check_cache_dims(c, d, sizes, 3)) return st;
+    const size_t kv_h = kv_hiddens_of(d);
+    if (weights) {
+        const size_t in[4] = {0, d.key_size, d.value_size, 0}, out[4] = {0, kv_h, kv_h, 0};
+        if (edgeattn_status st = check_unprojected(*weights, none, in, out)) return st;
+    }
     mha_weights_view w;
-    if (edgeattn_status st = view_weights(d, weights, packed, packed_bytes, key_value_projections, w))
+    if (edgeattn_status st =
+            view_weights(d, weights, packed, packed_bytes, key_value_projections & ~none, w))
         return st;
     size_t key_count = 0, value_count = 0;
     if (edgeattn_status st = count_append(d, tokens, key_count, value_count)) return st;
-    const size_t kv_h = kv_hiddens_of(d);
+    rope_view rv;
+    if (edgeattn_status st = read_rope(rope, c.head_size, d.batch, rv)) return st;
     const kv_append_layout l = make_kv_append_layout(d.batch, tokens, d.key_size, d.value_size, kv_h);
     if (l.bytes == 0) return EDGEATTN_ERR_SIZE_OVERFLOW;
     if (!is_float_aligned(keys) || !is_float_aligned(values) || !is_float_aligned(workspace))
@@ -69,38 +84,65 @@ edgeattn_status append(edgeattn_kv_cache *cache, const edgeattn_attention_dims *
         if (!is_element_aligned(w.spans[i])) return EDGEATTN_ERR_MISALIGNED;
     if (workspace_bytes < l.bytes) return EDGEATTN_ERR_WORKSPACE_TOO_SMALL;
     // Every batch element checked before any is written: one that does not
-    // fit refuses the whole append.
+    // fit refuses the whole append. A window cache never fills; its
+    // positions stay int32.
     for (size_t b = 0; b < d.batch; ++b)
-        if (tokens > c.capacity - static_cast<size_t>(c.lengths[b])) return EDGEATTN_ERR_CACHE_FULL;
-    tensor_span inputs[10] = {{keys, key_count}, {values, value_count}};
-    size_t num_inputs = 2;
+        if (c.window ? tokens > static_cast<size_t>(INT32_MAX - c.positions[b])
+                     : tokens > c.capacity - static_cast<size_t>(c.lengths[b]))
+            return EDGEATTN_ERR_CACHE_FULL;
+    // Keys rotate at their stream positions (or the rope's own).
+    if (edgeattn_status st = check_rope_positions(rv, tokens, c.positions, 0)) return st;
+    tensor_span inputs[12] = {{keys, key_count}, {values, value_count}, rv.table_span(), rv.positions_span()};
+    size_t num_inputs = 4;
     for (size_t i = 0; i < w.num_spans; ++i) inputs[num_inputs++] = w.spans[i];
     tensor_span outputs[cache_span_count + 1];
     cache_spans(c, outputs);
     outputs[cache_span_count] = {workspace, workspace_bytes / sizeof(float)};
     if (edgeattn_status st = check_disjoint(outputs, cache_span_count + 1, inputs, num_inputs)) return st;
 
+    // The rows that go into the cache, (B, T, h_kv) each: projected into
+    // the workspace, or (NONE) the caller's rows as given.
     const kernel_table &k = active_kernels();
     float *ws = static_cast<float *>(workspace);
-    float *K = ws + l.projected_keys, *V = ws + l.projected_values;  // (B, T, h_kv) each
     float *scratch = ws + l.packed_weights;
-    project(k, w, key_projection, d.batch * tokens, d.key_size, kv_h, keys, K, scratch);
-    project(k, w, value_projection, d.batch * tokens, d.value_size, kv_h, values, V, scratch);
+    const float *K_rows = keys, *V_rows = values;
+    if (!(none >> key_projection & 1u)) {
+        project(k, w, key_projection, d.batch * tokens, d.key_size, kv_h, keys, ws + l.projected_keys, scratch);
+        K_rows = ws + l.projected_keys;
+    }
+    if (!(none >> value_projection & 1u)) {
+        project(k, w, value_projection, d.batch * tokens, d.value_size, kv_h, values, ws + l.projected_values,
+                scratch);
+        V_rows = ws + l.projected_values;
+    }
+    if (rv.active) {  // rotated in the workspace (given rows copied there first)
+        float *K = ws + l.projected_keys;
+        if (K_rows != K) memcpy(K, K_rows, key_count * sizeof(float));
+        K_rows = K;
+        for (size_t b = 0; b < d.batch; ++b)
+            rotate_rows(rv, K + b * tokens * kv_h, tokens, c.num_kv_heads, c.head_size, kv_h,
+                        rope_first_position(rv, b, c.positions, 0));
+    }
 
-    // Token t's head g (columns g*head_size of the projection) goes to
-    // position lengths[b] + t of cache head (b, g).
+    // Token t's head g (columns g*head_size of the rows) goes to the row of
+    // stream position positions[b] + t of cache head (b, g). In a window
+    // cache a token whose row a later token of this call takes again
+    // (p + W among them, past the sinks) is not written.
     const size_t heads = c.num_kv_heads, head_size = c.head_size, cap = c.capacity;
     for (size_t b = 0; b < d.batch; ++b) {
-        const size_t start = static_cast<size_t>(c.lengths[b]);
+        const size_t start = static_cast<size_t>(c.positions[b]), end = start + tokens;
         for (size_t g = 0; g < heads; ++g)
             for (size_t t = 0; t < tokens; ++t) {
+                if (c.window && start + t >= c.sinks && start + t + c.window < end) continue;
                 const size_t from = (b * tokens + t) * kv_h + g * head_size;
-                const size_t position = (b * heads + g) * cap + start + t;
-                store_row(c, c.stored_keys, c.key_scales, position * head_size, position, K + from, head_size);
-                store_row(c, c.stored_values, c.value_scales, position * head_size, position, V + from,
+                const size_t position = (b * heads + g) * cap + row_of(c, start + t);
+                store_row(c, c.stored_keys, c.key_scales, position * head_size, position, K_rows + from,
+                          head_size);
+                store_row(c, c.stored_values, c.value_scales, position * head_size, position, V_rows + from,
                           head_size);
             }
-        c.lengths[b] = static_cast<int32_t>(start + tokens);
+        c.lengths[b] = static_cast<int32_t>(end < cap ? end : cap);
+        c.positions[b] = static_cast<int32_t>(end);
     }
     return EDGEATTN_OK;
 }
@@ -117,8 +159,8 @@ edgeattn_status edgeattn::detail::kv_store_workspace_bytes(const edgeattn_attent
     return bytes ? EDGEATTN_OK : EDGEATTN_ERR_SIZE_OVERFLOW;
 }
 
-// A store takes no option yet: a mask or valid lengths given to one is
-// refused rather than ignored.
+// A store takes no mask or valid lengths: given, they are refused rather
+// than ignored. Its rope rotates the keys.
 extern "C" edgeattn_status edgeattn_kv_cache_store(edgeattn_kv_cache *cache,
                                                    const edgeattn_attention_dims *dims,
                                                    size_t tokens, const float *keys,
@@ -127,9 +169,11 @@ extern "C" edgeattn_status edgeattn_kv_cache_store(edgeattn_kv_cache *cache,
                                                    const edgeattn_attention_options *options,
                                                    void *workspace, size_t workspace_bytes) {
     edgeattn_weights typed;
-    if (edgeattn_status st = copy_typed_weights(weights, key_value_projections, typed)) return st;
+    unsigned none = 0;
+    if (edgeattn_status st = copy_typed_weights(weights, key_value_projections, typed, none)) return st;
     if (has_valid_lens(options) || has_mask(options)) return EDGEATTN_ERR_OPTION_NOT_SUPPORTED;
-    return append(cache, dims, tokens, keys, values, &typed, nullptr, 0, workspace, workspace_bytes);
+    return append(cache, dims, tokens, keys, values, &typed, none, nullptr, 0, rope_of(options), workspace,
+                  workspace_bytes);
 }
 
 extern "C" edgeattn_status edgeattn_kv_cache_store_packed(
@@ -138,6 +182,6 @@ extern "C" edgeattn_status edgeattn_kv_cache_store_packed(
     const edgeattn_attention_options *options, void *workspace, size_t workspace_bytes) {
     if (!packed) return EDGEATTN_ERR_NULL_POINTER;
     if (has_valid_lens(options) || has_mask(options)) return EDGEATTN_ERR_OPTION_NOT_SUPPORTED;
-    return append(cache, dims, tokens, keys, values, nullptr, packed, packed_bytes, workspace,
-                  workspace_bytes);
+    return append(cache, dims, tokens, keys, values, nullptr, 0, packed, packed_bytes, rope_of(options),
+                  workspace, workspace_bytes);
 }

@@ -101,6 +101,7 @@ extern "C" edgeattn_status edgeattn_mha(const edgeattn_attention_dims *dims, con
                                         float *attention_weights) {
     if (!dims || !queries || !keys || !values || !weights || !workspace || !output)
         return EDGEATTN_ERR_NULL_POINTER;
+    if (edgeattn_status st = refuse_rope(options)) return st;
     const edgeattn_attention_dims d = *dims;
     if (edgeattn_status st = check_dims(d)) return st;
     mha_weights_view w;  // the weights' descriptor read into the view
@@ -118,6 +119,7 @@ extern "C" edgeattn_status edgeattn_mha_packed(const edgeattn_attention_dims *di
                                                float *output, float *attention_weights) {
     if (!dims || !queries || !keys || !values || !packed || !workspace || !output)
         return EDGEATTN_ERR_NULL_POINTER;
+    if (edgeattn_status st = refuse_rope(options)) return st;
     const edgeattn_attention_dims d = *dims;
     if (edgeattn_status st = check_dims(d)) return st;
     mha_weights_view w;

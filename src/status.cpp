@@ -30,6 +30,9 @@ extern "C" const char *edgeattn_status_str(edgeattn_status status) {
         case EDGEATTN_ERR_CACHE_SHAPE_MISMATCH: return "the dims do not match the KV cache: batch, num_kv_heads or num_hiddens / num_heads";
         case EDGEATTN_ERR_KEYS_NOT_CAPACITY: return "dims.keys of a KV cache call is neither 0 nor the cache's capacity";
         case EDGEATTN_ERR_PAST_CACHE_LENGTH: return "truncate: the batch index is past the batch or the length past the filled length";
+        case EDGEATTN_ERR_BAD_ROPE: return "the rotary embedding's table or fields are invalid (table, max_positions, rotary_dims, layout, theta or position_scale)";
+        case EDGEATTN_ERR_ROPE_POSITION: return "a token's rotary position is outside its table (|position| >= max_positions)";
+        case EDGEATTN_ERR_BAD_WINDOW: return "the window KV cache config breaks its rule: capacity = sinks + window, sinks only with a window";
         case EDGEATTN_STATUS_FORCE_INT: break;
     }
     return "unknown status";

@@ -3,6 +3,9 @@
 #   test_fixed_size_api        every golden case through the C++17 modules
 #   test_positional_encoding   table accuracy, relative-position rotation,
 #                              compile-time == runtime table
+#   test_rope                  RoPE table vs float64, compile-time == runtime
+#                              table, the rotation vs PyTorch's forms in
+#                              float64, refusals
 #   test_status                each bad argument: its status, outputs untouched
 #   test_streaming             the online-softmax path over several key blocks
 #                              against the float64 reference, every path
@@ -19,7 +22,7 @@
 #                              RTTI, iostream or stdio
 #   hygiene.table_in_rodata    the constexpr positional table is in .rodata
 
-foreach(t test_fixed_size_api test_positional_encoding test_status test_kernels test_determinism
+foreach(t test_fixed_size_api test_positional_encoding test_rope test_status test_kernels test_determinism
           test_streaming test_packed_weights)
   add_executable(${t} ${t}.cpp $<TARGET_OBJECTS:edgeattn_isa_main>)
   target_link_libraries(${t} PRIVATE edgeattn_conform edgeattn_doctest)
@@ -74,7 +77,7 @@ add_test(NAME docs.links_and_readme
 add_test(NAME hygiene.include_graph
   COMMAND ${CMAKE_COMMAND} -DINCLUDE=${PROJECT_SOURCE_DIR}/include
     -P ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_include_graph.cmake)
-foreach(header types attention kv_cache dense convert positional dispatch deprecated edgeattn)
+foreach(header types attention kv_cache dense convert positional rope dispatch deprecated edgeattn)
   add_test(NAME compile_time.header_${header}_c11
     COMMAND ${CMAKE_C_COMPILER} -std=c11 -pedantic -Wall -Wextra -Werror -fsyntax-only
       -I${PROJECT_SOURCE_DIR}/include "-DHEADER=<edgeattn/${header}.h>"
@@ -84,7 +87,7 @@ foreach(header types attention kv_cache dense convert positional dispatch deprec
       -I${PROJECT_SOURCE_DIR}/include "-DHEADER=<edgeattn/${header}.h>"
       ${CMAKE_CURRENT_SOURCE_DIR}/headers/include_one.c)
 endforeach()
-foreach(header attention kv_cache positional_encoding edgeattn)
+foreach(header attention kv_cache positional_encoding rope edgeattn)
   add_test(NAME compile_time.header_${header}_hpp
     COMMAND ${CMAKE_CXX_COMPILER} -std=c++17 -pedantic -Wall -Wextra -Werror -fsyntax-only -x c++
       -I${PROJECT_SOURCE_DIR}/include "-DHEADER=<edgeattn/${header}.hpp>"
@@ -191,3 +194,29 @@ add_executable(test_argument_placement test_argument_placement.cpp enum_args_fro
 target_link_libraries(test_argument_placement PRIVATE edgeattn::edgeattn edgeattn_doctest)
 edgeattn_test_options(test_argument_placement)
 add_test(NAME test_argument_placement COMMAND test_argument_placement)
+
+# Window KV caches, projection-free cache calls and the sliding-window
+# mask against the float64 reference: setup rules, ring placement,
+# attention over wrapped rings in stream order, typed storage, truncation,
+# thread-count independence (the test loops over the paths itself).
+add_executable(test_window_cache test_window_cache.cpp reference.cpp $<TARGET_OBJECTS:edgeattn_doctest_main>)
+target_link_libraries(test_window_cache PRIVATE edgeattn::edgeattn edgeattn_doctest)
+edgeattn_test_options(test_window_cache)
+add_test(NAME test_window_cache COMMAND test_window_cache)
+
+# RoPE fused into the KV cache calls: a wrapping window stream against
+# float64 on every path and storage, and bit for bit the projection-free
+# calls on rows rotated by edgeattn_rope_apply.
+add_executable(test_rope_cache test_rope_cache.cpp reference.cpp $<TARGET_OBJECTS:edgeattn_doctest_main>)
+target_link_libraries(test_rope_cache PRIVATE edgeattn::edgeattn edgeattn_doctest)
+edgeattn_test_options(test_rope_cache)
+add_test(NAME test_rope_cache COMMAND test_rope_cache)
+
+# 100,000 tokens through a window cache, each step against the float64
+# reference: label `long`, which the instrumented runs (valgrind, ASan,
+# TSan in .ci/hardening.sh) leave out.
+add_executable(test_window_stream test_window_stream.cpp reference.cpp $<TARGET_OBJECTS:edgeattn_doctest_main>)
+target_link_libraries(test_window_stream PRIVATE edgeattn::edgeattn edgeattn_doctest)
+edgeattn_test_options(test_window_stream)
+add_test(NAME test_window_stream COMMAND test_window_stream)
+set_tests_properties(test_window_stream PROPERTIES LABELS long)

@@ -129,6 +129,11 @@ bool Mask::visible(std::size_t b, std::size_t i, std::size_t j, std::size_t Q, s
     if (jj >= valid_len) return false;
     if (causal && jj > static_cast<std::int64_t>(i) + static_cast<std::int64_t>(K) - static_cast<std::int64_t>(Q))
         return false;
+    if (window) {  // (i + K - Q) - j < w, in exact integers whatever w is
+        const std::int64_t behind =
+            static_cast<std::int64_t>(i) + static_cast<std::int64_t>(K) - static_cast<std::int64_t>(Q) - jj;
+        if (behind >= 0 && static_cast<std::uint64_t>(behind) >= window) return false;
+    }
     if (ranges_kind != none) {
         const std::size_t pair = ranges_kind == per_batch ? b : b * Q + i;
         if (jj < ranges[2 * pair] || jj >= ranges[2 * pair + 1]) return false;

@@ -49,11 +49,13 @@ void multi_head_attention(std::size_t B, std::size_t Q, std::size_t K, std::size
 
 // The decoder masks of edgeattn_attention_mask, as plain data: key j is
 // visible to row (b, i) of a (Q queries, K keys) call when
-// start <= j < end (ranges), j < valid length and, causal, j <= i + K - Q;
+// start <= j < end (ranges), j < valid length, causal, j <= i + K - Q and,
+// window w > 0, j > i + K - Q - w;
 // a visible key's score gets bias[b or 0][head or 0][i][j] added, every
 // other key scores -1e6 (d2l's rule).
 struct Mask {
     bool causal = false;
+    std::size_t window = 0;            // 0: none
     enum Ranges { none, per_batch, per_query } ranges_kind = none;
     std::vector<std::int32_t> ranges;  // [start, end) pairs, (B,2) or (B,Q,2)
     std::vector<double> bias;          // (bias_batch, bias_heads, Q, bias_keys), or empty

@@ -166,7 +166,7 @@ struct problem {
                        W_o = filled(h * h, 0.1f), bias = filled(h, 0.5f), w_v = filled(h, 1.0f);
     std::vector<int32_t> lens = std::vector<int32_t>(B * Q, 250);
     edgeattn_valid_lens vl{EDGEATTN_VALID_LENS_PER_QUERY, lens.data()};
-    edgeattn_attention_options opt{vl, {}};
+    edgeattn_attention_options opt{vl, {}, {}};
     std::vector<float> out = std::vector<float>(B * Q * h), weights = std::vector<float>(B * heads * Q * K);
     std::vector<float> ws;
 
@@ -278,7 +278,7 @@ TEST_CASE("every op allocates nothing in the steady state") {
     // time so it never fills), attention over it, the dense layer.
     const std::int32_t ranges[2 * problem::B] = {3, 300, 0, 250};
     edgeattn_attention_options causal{};
-    causal.mask = {1, EDGEATTN_KEY_RANGES_PER_BATCH, ranges, nullptr, 0, 0, 0};
+    causal.mask = {1, EDGEATTN_KEY_RANGES_PER_BATCH, ranges, nullptr, 0, 0, 0, 0};
     measure("mha causal", [&] {
         return edgeattn_mha(&p.dims, p.q.data(), p.k.data(), p.v.data(), &mw, &causal, p.ws.data(), p.ws_bytes(),
                             p.out.data(), nullptr);
@@ -286,7 +286,7 @@ TEST_CASE("every op allocates nothing in the steady state") {
     const edgeattn_attention_dims cache_dims{p.B, 1, 400, p.d, p.d, p.dv, p.h, p.heads, 2};
     // W_k, W_v: first 32 rows (kv 2)
     const edgeattn_weights gw = fp32_weights(p.W_q.data(), p.W_k.data(), p.W_v.data(), p.W_o.data());
-    const edgeattn_kv_cache_config config{p.B, 2, p.h / p.heads, 400, EDGEATTN_DTYPE_F32};
+    const edgeattn_kv_cache_config config{p.B, 2, p.h / p.heads, 400, EDGEATTN_DTYPE_F32, 0, 0};
     std::vector<float> cache_memory(edgeattn_kv_cache_memory_size(&config) / 4);
     edgeattn_kv_cache cache;
     REQUIRE(edgeattn_kv_cache_setup(&cache, &config, cache_memory.data(), cache_memory.size() * 4) == EDGEATTN_OK);
@@ -334,7 +334,7 @@ TEST_CASE("every op allocates nothing in the steady state") {
     measure("dense, fp16 weights", [&] {
         return edgeattn_dense(&ld, p.q.data(), &as_half, p.bias.data(), p.ws.data(), p.ws_bytes(), Y.data());
     });
-    const edgeattn_kv_cache_config config8{p.B, 2, p.h / p.heads, 400, EDGEATTN_DTYPE_INT8};
+    const edgeattn_kv_cache_config config8{p.B, 2, p.h / p.heads, 400, EDGEATTN_DTYPE_INT8, 0, 0};
     std::vector<float> cache8_memory(edgeattn_kv_cache_memory_size(&config8) / 4);
     edgeattn_kv_cache cache8;
     REQUIRE(edgeattn_kv_cache_setup(&cache8, &config8, cache8_memory.data(), cache8_memory.size() * 4) == EDGEATTN_OK);

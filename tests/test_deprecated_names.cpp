@@ -248,7 +248,7 @@ TEST_CASE("0.x KV cache names give the bits of the 1.0 calls") {
     const std::size_t cap = 6, Hkv = 1, T = 2;
     edgeattn_attention_dims d = {1, 1, cap, qs, ks, vs, h, H, Hkv};
     const std::size_t hs = h / H;
-    const edgeattn_kv_cache_config config = {1, Hkv, hs, cap, EDGEATTN_DTYPE_INT8};
+    const edgeattn_kv_cache_config config = {1, Hkv, hs, cap, EDGEATTN_DTYPE_INT8, 0, 0};
     const std::size_t bytes = edgeattn_kv_cache_memory_size(&config);
     REQUIRE(bytes != 0);
     CHECK(edgeattn_kv_cache_typed_size(1, Hkv, hs, cap, EDGEATTN_WEIGHTS_INT8) == bytes);

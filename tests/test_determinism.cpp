@@ -178,7 +178,7 @@ TEST_CASE("decoder: causal masked MHA with GQA and bias, and KV-cache decode ste
     const auto x = random_floats(B * Q * d, 11), W_q = random_floats(h * d, 12, 0.2f), W_kv = random_floats(32 * d, 13, 0.2f),
                W_o = random_floats(h * h, 14, 0.2f), bias = random_floats(heads * Q * Q, 15);
     const edgeattn_weights w = fp32_weights(W_q.data(), W_kv.data(), W_kv.data(), W_o.data());
-    const edgeattn_attention_mask mask{1, EDGEATTN_KEY_RANGES_NONE, nullptr, bias.data(), 1, heads, 0};
+    const edgeattn_attention_mask mask{1, EDGEATTN_KEY_RANGES_NONE, nullptr, bias.data(), 1, heads, 0, 0};
     const edgeattn_attention_options masked = options_of(nullptr, &mask);
     std::vector<float> ws(workspace_bytes(EDGEATTN_OP_MHA, dims, 8) / sizeof(float));
     check_deterministic("masked mha", [&] {
@@ -189,7 +189,7 @@ TEST_CASE("decoder: causal masked MHA with GQA and bias, and KV-cache decode ste
     });
     const size_t capacity = 320;
     const edgeattn_attention_dims cache_dims{B, 3, capacity, d, d, d, h, heads, kv};
-    const edgeattn_kv_cache_config config{B, kv, h / heads, capacity, EDGEATTN_DTYPE_F32};
+    const edgeattn_kv_cache_config config{B, kv, h / heads, capacity, EDGEATTN_DTYPE_F32, 0, 0};
     std::vector<float> memory(edgeattn_kv_cache_memory_size(&config) / 4);
     std::vector<float> cws(workspace_bytes(EDGEATTN_OP_KV_CACHE_STORE, cache_dims, 8, Q) / 4 +
                            workspace_bytes(EDGEATTN_OP_KV_CACHE_ATTEND, cache_dims, 8) / 4);
@@ -201,7 +201,7 @@ TEST_CASE("decoder: causal masked MHA with GQA and bias, and KV-cache decode ste
         std::vector<float> step(B * 3 * d, 0.25f), out(B * 3 * h), attn(B * heads * 3 * capacity);
         REQUIRE(edgeattn_kv_cache_store(&cache, &cache_dims, 3, step.data(), step.data(), &w, nullptr, cws.data(),
                                         cws.size() * 4) == EDGEATTN_OK);
-        const edgeattn_attention_mask causal_mask{1, EDGEATTN_KEY_RANGES_NONE, nullptr, nullptr, 0, 0, 0};
+        const edgeattn_attention_mask causal_mask{1, EDGEATTN_KEY_RANGES_NONE, nullptr, nullptr, 0, 0, 0, 0};
         const edgeattn_attention_options causal = options_of(nullptr, &causal_mask);
         REQUIRE(edgeattn_kv_cache_attend(&cache, &cache_dims, step.data(), &w, &causal, cws.data(), cws.size() * 4,
                                          out.data(), attn.data()) == EDGEATTN_OK);
@@ -225,7 +225,7 @@ TEST_CASE("reduced precision: int8 / fp16 weights and an int8 KV cache give the 
                              {EDGEATTN_DTYPE_F16, kv16.data(), nullptr},
                              {EDGEATTN_DTYPE_INT8, o8.data(), o_scales.data()},
                              nullptr, nullptr, nullptr, nullptr};
-    const edgeattn_attention_mask causal_mask{1, EDGEATTN_KEY_RANGES_NONE, nullptr, nullptr, 0, 0, 0};
+    const edgeattn_attention_mask causal_mask{1, EDGEATTN_KEY_RANGES_NONE, nullptr, nullptr, 0, 0, 0, 0};
     const edgeattn_attention_options causal = options_of(nullptr, &causal_mask);
     std::vector<float> ws(workspace_bytes(EDGEATTN_OP_MHA, dims, 8) / sizeof(float));
     check_deterministic("int8 / fp16 mha", [&] {
@@ -235,7 +235,7 @@ TEST_CASE("reduced precision: int8 / fp16 weights and an int8 KV cache give the 
         return std::vector<std::vector<float>>{out};
     });
     const edgeattn_attention_dims cache_dims{B, 3, capacity, d, d, d, h, heads, kv};
-    const edgeattn_kv_cache_config config{B, kv, h / heads, capacity, EDGEATTN_DTYPE_INT8};
+    const edgeattn_kv_cache_config config{B, kv, h / heads, capacity, EDGEATTN_DTYPE_INT8, 0, 0};
     std::vector<float> memory(edgeattn_kv_cache_memory_size(&config) / 4);
     std::vector<float> cws(workspace_bytes(EDGEATTN_OP_KV_CACHE_STORE, cache_dims, 8, Q) / 4 +
                            workspace_bytes(EDGEATTN_OP_KV_CACHE_ATTEND, cache_dims, 8) / 4);

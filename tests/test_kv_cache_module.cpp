@@ -278,7 +278,7 @@ template <std::size_t Bt, std::size_t Kv, std::size_t Hs, std::size_t Cap>
 void check_memory_size() {
     INFO("KVCache<" << Bt << ", " << Kv << ", " << Hs << ", " << Cap << ">");
     using C = edgeattn::KVCache<Bt, Kv, Hs, Cap>;
-    const edgeattn_kv_cache_config config{Bt, Kv, Hs, Cap, EDGEATTN_DTYPE_F32};
+    const edgeattn_kv_cache_config config{Bt, Kv, Hs, Cap, EDGEATTN_DTYPE_F32, 0, 0};
     const std::size_t c_bytes = edgeattn_kv_cache_memory_size(&config);
     REQUIRE(c_bytes > 0);
     CHECK(C::memory_bytes == c_bytes);

@@ -40,13 +40,13 @@ using edgeattn_ref::half_value;
 // Bytes of KV cache memory for a config of these sizes and storage.
 std::size_t cache_memory_size(std::size_t B, std::size_t Hkv, std::size_t head_size, std::size_t capacity,
                               edgeattn_dtype storage) {
-    const edgeattn_kv_cache_config config{B, Hkv, head_size, capacity, storage};
+    const edgeattn_kv_cache_config config{B, Hkv, head_size, capacity, storage, 0, 0};
     return edgeattn_kv_cache_memory_size(&config);
 }
 
 edgeattn_status cache_setup(edgeattn_kv_cache &cache, std::size_t B, std::size_t Hkv, std::size_t head_size,
                             std::size_t capacity, edgeattn_dtype storage, void *memory, std::size_t bytes) {
-    const edgeattn_kv_cache_config config{B, Hkv, head_size, capacity, storage};
+    const edgeattn_kv_cache_config config{B, Hkv, head_size, capacity, storage, 0, 0};
     return edgeattn_kv_cache_setup(&cache, &config, memory, bytes);
 }
 

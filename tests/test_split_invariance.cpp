@@ -192,7 +192,7 @@ TEST_CASE("KV-cache attention with masks, every storage: same bits for any threa
     const edgeattn_weights w = fp32_weights(W.data(), W_kv.data(), W_kv.data(), W.data(), bias.data(), bias.data(),
                                             bias.data(), bias.data());
     for (edgeattn_dtype storage : {EDGEATTN_DTYPE_F32, EDGEATTN_DTYPE_F16, EDGEATTN_DTYPE_INT8}) {
-        const edgeattn_kv_cache_config config{B, H_kv, h / H, capacity, storage};
+        const edgeattn_kv_cache_config config{B, H_kv, h / H, capacity, storage, 0, 0};
         std::vector<float> memory(edgeattn_kv_cache_memory_size(&config) / 4);
         edgeattn_kv_cache cache{};
         REQUIRE(edgeattn_kv_cache_setup(&cache, &config, memory.data(), memory.size() * 4) == EDGEATTN_OK);

@@ -127,9 +127,11 @@ struct attention_buffers {
     float *out, *attn, *ws;
     std::size_t ws_bytes = 0;
     edgeattn_attention_mask mask{};  // none unless a case sets one
+    edgeattn_rope rope{};            // none unless a case sets one
+    const float *rope_table = a.take(16, 0.0625f, 0.5f);
 
-    // The options the call gets: the valid lengths and mask as they stand.
-    edgeattn_attention_options options() const { return {vl, mask}; }
+    // The options the call gets: the valid lengths, mask and rope as they stand.
+    edgeattn_attention_options options() const { return {vl, mask, rope}; }
 
     attention_buffers(edgeattn_attention_dims d, std::size_t out_features, std::size_t heads)
         : dims(d), q(a.take(d.batch * d.queries * d.query_size, 0.25f, -1.0f)),
@@ -212,10 +214,11 @@ struct cache_buffers {
     int32_t *ranges = a.lens({0, 2, 1, 2});
     const float *bias = a.take(2 * 2 * 6, 0.125f, -0.5f);
     edgeattn_attention_options opt{};  // none unless a case sets one
+    const float *rope_table = a.take(16, 0.0625f, 0.5f);
     bool use_packed;
 
     explicit cache_buffers(bool packed_form) : use_packed(packed_form) {
-        const edgeattn_kv_cache_config config{2, 1, 4, 6, EDGEATTN_DTYPE_F32};
+        const edgeattn_kv_cache_config config{2, 1, 4, 6, EDGEATTN_DTYPE_F32, 4, 2};  // a window cache
         const std::size_t memory_bytes = edgeattn_kv_cache_memory_size(&config);
         REQUIRE(memory_bytes > 0);
         float *memory = a.take(memory_bytes / 4);
@@ -287,7 +290,7 @@ TEST_CASE("every status has its own text, and unknown ones say so") {
         texts.insert(t);
         ++codes;
     }
-    CHECK(codes == 1 - EDGEATTN_ERR_PAST_CACHE_LENGTH);  // 0 .. the lowest code, none missing
+    CHECK(codes == 1 - EDGEATTN_ERR_BAD_WINDOW);  // 0 .. the lowest code, none missing
     CHECK(texts.size() == static_cast<std::size_t>(codes));
     // The statuses that name a case of a bad call, each in words of its own
     // (not the text of EDGEATTN_ERR_BAD_CACHE or of a shape mismatch).
@@ -301,6 +304,9 @@ TEST_CASE("every status has its own text, and unknown ones say so") {
         {EDGEATTN_ERR_CACHE_SHAPE_MISMATCH, -22, "do not match the KV cache"},
         {EDGEATTN_ERR_KEYS_NOT_CAPACITY, -23, "neither 0 nor the cache's capacity"},
         {EDGEATTN_ERR_PAST_CACHE_LENGTH, -24, "past the filled length"},
+        {EDGEATTN_ERR_BAD_ROPE, -25, "rotary embedding's table or fields"},
+        {EDGEATTN_ERR_ROPE_POSITION, -26, "outside its table"},
+        {EDGEATTN_ERR_BAD_WINDOW, -27, "capacity = sinks + window"},
     };
     for (const named &c : cases) {
         const std::string t = edgeattn_status_str(c.status);
@@ -541,6 +547,137 @@ TEST_CASE("KV cache store and attend: an option they do not take is refused, not
     SUBCASE("store_packed: valid lengths or a mask") { check_cache_store_options<cache_store_problem<true>>(); }
     SUBCASE("attend: valid lengths") { check_cache_attend_options<cache_attend_problem<false>>(); }
     SUBCASE("attend_packed: valid lengths") { check_cache_attend_options<cache_attend_problem<true>>(); }
+}
+
+// A rotary embedding of the cache calls (head size 4, a table of 4
+// positions; a store rotates positions 2 and 3, an attend 0 and 1) with a
+// field that cannot be right, a position past its table, or a table in the
+// workspace.
+template <class P>
+void check_cache_rope() {
+    const bad_case<P> cases[] = {
+        {"rope rotary_dims odd", [](P &p) { p.opt.rope = {p.rope_table, 4, 3, EDGEATTN_ROPE_NEOX, nullptr}; },
+         EDGEATTN_ERR_BAD_ROPE},
+        {"rope rotary_dims above the head size",
+         [](P &p) { p.opt.rope = {p.rope_table, 2, 8, EDGEATTN_ROPE_NEOX, nullptr}; }, EDGEATTN_ERR_BAD_ROPE},
+        {"rope rotary_dims 0", [](P &p) { p.opt.rope = {p.rope_table, 4, 0, EDGEATTN_ROPE_NEOX, nullptr}; },
+         EDGEATTN_ERR_BAD_ROPE},
+        {"rope max_positions 0", [](P &p) { p.opt.rope = {p.rope_table, 0, 4, EDGEATTN_ROPE_NEOX, nullptr}; },
+         EDGEATTN_ERR_BAD_ROPE},
+        {"rope layout outside the enum",
+         [](P &p) {
+             p.opt.rope = {p.rope_table, 4, 4, EDGEATTN_ROPE_NEOX, nullptr};
+             set_int(p.opt.rope.layout, 2);
+         },
+         EDGEATTN_ERR_BAD_ROPE},
+        {"rope fields without a table", [](P &p) { p.opt.rope.rotary_dims = 4; }, EDGEATTN_ERR_BAD_ROPE},
+        {"rope positions without a table", [](P &p) { p.opt.rope.positions = p.lens; }, EDGEATTN_ERR_BAD_ROPE},
+        {"rope layout outside the enum without a table", [](P &p) { set_int(p.opt.rope.layout, -1); },
+         EDGEATTN_ERR_BAD_ROPE},
+        {"rope position past the table", [](P &p) { p.opt.rope = {p.rope_table, 3, 4, EDGEATTN_ROPE_NEOX, p.lens}; },
+         EDGEATTN_ERR_ROPE_POSITION},
+        {"rope negative position past the table",
+         [](P &p) {
+             p.lens[0] = -4;
+             p.opt.rope = {p.rope_table, 4, 4, EDGEATTN_ROPE_GPTJ, p.lens};
+         },
+         EDGEATTN_ERR_ROPE_POSITION},
+        {"rope position INT32_MIN",
+         [](P &p) {
+             p.lens[1] = INT32_MIN;
+             p.opt.rope = {p.rope_table, 4, 4, EDGEATTN_ROPE_NEOX, p.lens};
+         },
+         EDGEATTN_ERR_ROPE_POSITION},
+        {"rope table in the workspace", [](P &p) { p.opt.rope = {p.ws, 4, 4, EDGEATTN_ROPE_NEOX, nullptr}; },
+         EDGEATTN_ERR_OVERLAP},
+    };
+    check_bad_cases(cases);
+}
+
+template <class P>
+void check_attention_rope() {
+    const bad_case<P> cases[] = {
+        {"rope with a table", [](P &p) { p.rope = {p.rope_table, 4, 2, EDGEATTN_ROPE_NEOX, nullptr}; },
+         EDGEATTN_ERR_OPTION_NOT_SUPPORTED},
+        {"rope max_positions alone", [](P &p) { p.rope.max_positions = 1; }, EDGEATTN_ERR_OPTION_NOT_SUPPORTED},
+        {"rope layout alone", [](P &p) { p.rope.layout = EDGEATTN_ROPE_GPTJ; }, EDGEATTN_ERR_OPTION_NOT_SUPPORTED},
+        {"rope positions alone", [](P &p) { p.rope.positions = p.lens; }, EDGEATTN_ERR_OPTION_NOT_SUPPORTED},
+    };
+    check_bad_cases(cases);
+}
+
+TEST_CASE("a rotary embedding: refused where it is not applied, checked where it is, nothing written") {
+    SUBCASE("sdpa") { check_attention_rope<dot_problem>(); }
+    SUBCASE("additive") { check_attention_rope<additive_problem>(); }
+    SUBCASE("mha") { check_attention_rope<mha_problem>(); }
+    SUBCASE("store") { check_cache_rope<cache_store_problem<false>>(); }
+    SUBCASE("store_packed") { check_cache_rope<cache_store_problem<true>>(); }
+    SUBCASE("attend") { check_cache_rope<cache_attend_problem<false>>(); }
+    SUBCASE("attend_packed") { check_cache_rope<cache_attend_problem<true>>(); }
+}
+
+// EDGEATTN_DTYPE_NONE projections: a bias beside one, rows of the wrong
+// width, a type past NONE; the mask window on a store.
+TEST_CASE("KV cache calls: projection-free weights and the new fields, each refusal its own status, nothing written") {
+    using S = cache_store_problem<false>;
+    const bad_case<S> store_cases[] = {
+        {"W_k NONE beside b_k", [](S &p) { p.w.W_k.type = EDGEATTN_DTYPE_NONE; }, EDGEATTN_ERR_OPTION_NOT_SUPPORTED},
+        {"W_k NONE, keys wider than h_kv",
+         [](S &p) {
+             p.w.W_k.type = EDGEATTN_DTYPE_NONE;
+             p.w.b_k = nullptr;
+         },
+         EDGEATTN_ERR_SHAPE_MISMATCH},
+        {"W_v NONE, values wider than h_kv", [](S &p) { p.w.W_v.type = EDGEATTN_DTYPE_NONE; },
+         EDGEATTN_ERR_SHAPE_MISMATCH},
+        {"W_v NONE beside b_v",
+         [](S &p) {
+             p.w.W_v.type = EDGEATTN_DTYPE_NONE;
+             p.w.b_v = p.w.b_k;
+         },
+         EDGEATTN_ERR_OPTION_NOT_SUPPORTED},
+        {"W_k of a type past NONE", [](S &p) { set_int(p.w.W_k.type, 4); }, EDGEATTN_ERR_BAD_WEIGHT_TYPE},
+        {"a mask window", [](S &p) { p.opt.mask.window = 2; }, EDGEATTN_ERR_OPTION_NOT_SUPPORTED},
+        {"a mask window of SIZE_MAX", [](S &p) { p.opt.mask.window = SIZE_MAX; }, EDGEATTN_ERR_OPTION_NOT_SUPPORTED},
+        {"positions moved", [](S &p) { ++p.cache.positions; }, EDGEATTN_ERR_BAD_CACHE},
+        {"window changed", [](S &p) { p.cache.window = 5; }, EDGEATTN_ERR_BAD_CACHE},
+        {"sinks changed", [](S &p) { p.cache.sinks = 1; }, EDGEATTN_ERR_BAD_CACHE},
+        {"window and sinks both changed, capacity kept", [](S &p) {
+             p.cache.window = 5;
+             p.cache.sinks = 1;
+         },
+         EDGEATTN_ERR_BAD_CACHE},
+    };
+    check_bad_cases(store_cases);
+    using A = cache_attend_problem<false>;
+    const bad_case<A> attend_cases[] = {
+        {"W_q NONE beside b_q", [](A &p) { p.w.W_q.type = EDGEATTN_DTYPE_NONE; }, EDGEATTN_ERR_OPTION_NOT_SUPPORTED},
+        {"W_q NONE, queries narrower than h",
+         [](A &p) {
+             p.w.W_q.type = EDGEATTN_DTYPE_NONE;
+             p.w.b_q = nullptr;
+             p.dims.query_size = 4;
+         },
+         EDGEATTN_ERR_SHAPE_MISMATCH},
+        {"W_o NONE beside b_o",
+         [](A &p) {
+             p.w.W_o.type = EDGEATTN_DTYPE_NONE;
+             p.w.b_o = p.w.b_q;
+         },
+         EDGEATTN_ERR_OPTION_NOT_SUPPORTED},
+        {"W_o of a type past NONE", [](A &p) { set_int(p.w.W_o.type, 4); }, EDGEATTN_ERR_BAD_WEIGHT_TYPE},
+        {"a mask window over a bad range",
+         [](A &p) {
+             p.opt.mask.window = 3;
+             p.opt.mask.ranges_kind = EDGEATTN_KEY_RANGES_PER_BATCH;
+             p.ranges[0] = 3;
+             p.ranges[1] = 1;
+             p.opt.mask.key_ranges = p.ranges;
+         },
+         EDGEATTN_ERR_BAD_KEY_RANGE},
+        {"positions moved", [](A &p) { ++p.cache.positions; }, EDGEATTN_ERR_BAD_CACHE},
+    };
+    check_bad_cases(attend_cases);
 }
 
 TEST_CASE("positional_encoding_table and _add_at: each bad argument, its status, nothing written") {

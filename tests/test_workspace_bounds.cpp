@@ -702,7 +702,7 @@ TEST_CASE("KV cache store and attend in exactly their workspaces and cache memor
         for (const config &c : configs)
             for (const thread_case &t : &c == configs ? all_cases : last) {
                 team_size team(t.team);
-                const edgeattn_kv_cache_config cache_config{B, Hkv, hs, capacity, c.storage};
+                const edgeattn_kv_cache_config cache_config{B, Hkv, hs, capacity, c.storage, 0, 0};
                 const std::size_t memory_bytes = edgeattn_kv_cache_memory_size(&cache_config);
                 REQUIRE(memory_bytes > 0);
                 guarded memory(memory_bytes);

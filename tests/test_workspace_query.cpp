@@ -43,7 +43,7 @@ TEST_CASE("a decoder step's workspace: the largest of its calls, and enough for 
     CHECK(bytes == largest);
 
     // Every call runs in that one workspace.
-    const edgeattn_kv_cache_config config = {1, Hkv, hs, cap, EDGEATTN_DTYPE_F32};
+    const edgeattn_kv_cache_config config = {1, Hkv, hs, cap, EDGEATTN_DTYPE_F32, 0, 0};
     std::vector<float> memory(edgeattn_kv_cache_memory_size(&config) / sizeof(float));
     edgeattn_kv_cache cache;
     REQUIRE(edgeattn_kv_cache_setup(&cache, &config, memory.data(), memory.size() * sizeof(float)) == EDGEATTN_OK);

@@ -22,7 +22,7 @@ else
 endif
 
 ISA_TESTS   := test_golden_c test_reference_shapes test_fixed_size_api
-PLAIN_TESTS := test_positional_encoding test_status test_determinism test_kernels test_streaming \
+PLAIN_TESTS := test_positional_encoding test_rope test_status test_determinism test_kernels test_streaming \
                test_packed_weights
 # Own doctest main, no conform objects: hardening tests.
 HARDENING_TESTS := test_numeric_edges test_alloc_free
@@ -42,6 +42,11 @@ HARDENING_TESTS += test_argument_placement
 HARDENING_TESTS += test_deprecated_names
 # The workspace query for one call and for a decoder step's set of calls.
 HARDENING_TESTS += test_workspace_query
+# Window KV caches, projection-free cache calls, the sliding-window mask;
+# a 100,000-token stream through a window cache.
+HARDENING_TESTS += test_window_cache test_window_stream
+# RoPE fused into the KV cache calls.
+HARDENING_TESTS += test_rope_cache
 TEST_PROGRAMS := $(addprefix $(TEST_BIN)/,$(ISA_TESTS) $(PLAIN_TESTS) $(HARDENING_TESTS) test_case_file)
 
 $(BUILD)/tests/%.o: tests/%.cpp
@@ -141,5 +146,16 @@ $(BUILD)/tests/%.o: tests/%.c
 	$(CC) -std=c99 $(CFLAGS) -Wall -Wextra -Iinclude -Itests -MMD -MP -c $< -o $@
 $(TEST_BIN)/test_argument_placement: $(BUILD)/tests/test_argument_placement.o $(BUILD)/tests/enum_args_from_c.o \
                                      $(BUILD)/tests/reference.o $(DOCTEST_MAIN) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CXX) $(filter %.o %.a,$^) $(TEST_LDFLAGS) -o $@
+
+# Window KV caches and the long stream through one vs the float64 reference.
+$(TEST_BIN)/test_window_cache: $(BUILD)/tests/test_window_cache.o $(BUILD)/tests/reference.o $(DOCTEST_MAIN) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CXX) $(filter %.o %.a,$^) $(TEST_LDFLAGS) -o $@
+$(TEST_BIN)/test_rope_cache: $(BUILD)/tests/test_rope_cache.o $(BUILD)/tests/reference.o $(DOCTEST_MAIN) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CXX) $(filter %.o %.a,$^) $(TEST_LDFLAGS) -o $@
+$(TEST_BIN)/test_window_stream: $(BUILD)/tests/test_window_stream.o $(BUILD)/tests/reference.o $(DOCTEST_MAIN) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CXX) $(filter %.o %.a,$^) $(TEST_LDFLAGS) -o $@

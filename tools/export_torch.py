@@ -554,7 +554,8 @@ def attention_section(name, source, P, kept, num_heads, num_kv_heads, sizes, exa
         out.append('#define %s_EXAMPLE_VALID_LENS_KIND %s\n' % (N, kind))
         out.append('/* The example\'s options: its valid lengths and causal mask. */\n'
                    'static const edgeattn_attention_options %s_example_options EDGEATTN_EXPORTED = {\n'
-                   '    {%s, %s}, {%d, EDGEATTN_KEY_RANGES_NONE, NULL, NULL, 0, 0, 0}};\n'
+                   '    {%s, %s}, {%d, EDGEATTN_KEY_RANGES_NONE, NULL, NULL, 0, 0, 0, 0},\n'
+                   '    {NULL, 0, 0, EDGEATTN_ROPE_NEOX, NULL}};\n'
                    % (name, kind, lens, int(bool(causal))))
         out.append(_c_array('double', name + '_example_output', output, repr, 'expected output (%d, %d, %d)' % output.shape))
         out.append(_c_array('double', name + '_example_attention_weights', weights, repr,

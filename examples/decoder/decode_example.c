@@ -31,9 +31,10 @@ enum {
     PROMPT = 5,                 /* prompt tokens, prefilled in one step */
     STEPS = 10,                 /* single-token decode steps */
     CAPACITY = PROMPT + STEPS,  /* positions the cache holds per sequence */
-    /* keys and values (B, KV_HEADS, CAPACITY, HEAD) each, then B lengths on
-       their own 64 bytes: what edgeattn_kv_cache_memory_size() gives (checked) */
-    CACHE_FLOATS = 2 * B * KV_HEADS * CAPACITY * HEAD + 64 / 4,
+    /* keys and values (B, KV_HEADS, CAPACITY, HEAD) each, then B lengths and
+       B positions on 64 bytes each: what edgeattn_kv_cache_memory_size()
+       gives (checked) */
+    CACHE_FLOATS = 2 * B * KV_HEADS * CAPACITY * HEAD + 2 * 64 / 4,
     WORKSPACE_FLOATS = 4 * 1024 /* 16 KiB of scratch, shared by every call (checked) */
 };
 
@@ -222,7 +223,7 @@ int main(void) {
         const edgeattn_attention_dims prefill = {B, PROMPT, CAPACITY, D, D, D, D, HEADS, KV_HEADS};
         const edgeattn_attention_dims one = {B, 1, CAPACITY, D, D, D, D, HEADS, KV_HEADS};
         const edgeattn_dense_dims ldims = {B, D, VOCAB};
-        const edgeattn_kv_cache_config config = {B, KV_HEADS, HEAD, CAPACITY, EDGEATTN_DTYPE_F32};
+        const edgeattn_kv_cache_config config = {B, KV_HEADS, HEAD, CAPACITY, EDGEATTN_DTYPE_F32, 0, 0};
         edgeattn_workspace_request step[5];
         size_t need = 0;
         const size_t cache_bytes = edgeattn_kv_cache_memory_size(&config);

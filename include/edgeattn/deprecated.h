@@ -107,6 +107,11 @@ static inline edgeattn_attention_options edgeattn_detail_options(
     o.mask.key_ranges = NULL;
     o.mask.bias = NULL;
     o.mask.bias_batch = o.mask.bias_heads = o.mask.bias_keys = 0;
+    o.mask.window = 0;
+    o.rope.table = NULL;
+    o.rope.max_positions = o.rope.rotary_dims = 0;
+    o.rope.layout = EDGEATTN_ROPE_NEOX;
+    o.rope.positions = NULL;
     if (valid_lens) o.valid_lens = *valid_lens;
     if (mask) o.mask = *mask;
     return o;
@@ -360,6 +365,7 @@ static inline edgeattn_kv_cache_config edgeattn_detail_cache_config(size_t batch
     c.head_size = head_size;
     c.capacity = capacity;
     c.storage = storage;
+    c.window = c.sinks = 0;
     return c;
 }
 

@@ -9,5 +9,6 @@
 #include "attention.hpp"
 #include "kv_cache.hpp"
 #include "positional_encoding.hpp"
+#include "rope.hpp"
 
 #endif

@@ -144,7 +144,11 @@ edgeattn_status edgeattn_kv_cache_truncate(edgeattn_kv_cache *cache, size_t batc
  * (key_size = value_size = h_kv, rows already projected and, without a
  * rope option, rotated) or as W_q (query_size = h) or W_o (output: the
  * concatenated heads) of an attend, for every storage type. They run the
- * kernels of the projecting calls.
+ * kernels of the projecting calls. Each matrix is NONE or not on its own
+ * (a store may take its keys as given and project its values); a NONE
+ * matrix's sizes are ::EDGEATTN_ERR_SHAPE_MISMATCH when they differ from
+ * the projection's output, and a bias beside it is
+ * ::EDGEATTN_ERR_OPTION_NOT_SUPPORTED. Packed weights never hold NONE.
  *
  * The dims of the cache calls: batch = B, num_hiddens = h, num_heads = H and
  * num_kv_heads (0 = H) must give the cache's num_kv_heads and head_size =

@@ -34,10 +34,15 @@ namespace edgeattn {
 /// @tparam KvHeads H_kv: key/value heads (dims.num_kv_heads, or num_heads without GQA)
 /// @tparam HeadSize features per head, num_hiddens / num_heads
 /// @tparam Capacity positions each batch element can hold (<= INT32_MAX)
-template <std::size_t Batch, std::size_t KvHeads, std::size_t HeadSize, std::size_t Capacity>
+/// @tparam Window W: 0, or a window cache of the last W tokens (edgeattn_kv_cache_config::window)
+/// @tparam Sinks S: tokens kept from the stream's start, with a window (Capacity = Sinks + Window)
+template <std::size_t Batch, std::size_t KvHeads, std::size_t HeadSize, std::size_t Capacity,
+          std::size_t Window = 0, std::size_t Sinks = 0>
 class KVCache {
     static_assert(Batch > 0 && KvHeads > 0 && HeadSize > 0 && Capacity > 0,
                   "dimensions must be positive");
+    static_assert(Window == 0 ? Sinks == 0 : Sinks <= Capacity && Capacity - Sinks == Window,
+                  "a window cache holds Capacity = Sinks + Window rows; sinks need a window");
     static_assert(Capacity <= static_cast<std::size_t>(INT32_MAX),
                   "the capacity must fit in an int32 length");
     static_assert(detail::tensor_fits(Batch, KvHeads, Capacity, HeadSize) &&
@@ -45,7 +50,7 @@ class KVCache {
                   "the cache's size overflows size_t");
 
   public:
-    /// Bytes of the member memory: keys, values and lengths, each 64-byte
+    /// Bytes of the member memory: keys, values, lengths and positions, each 64-byte
     /// aligned; edgeattn_kv_cache_memory_size() of these sizes (one layout serves both).
     static constexpr std::size_t memory_bytes =
         detail::make_kv_cache_layout(Batch, KvHeads, HeadSize, Capacity).bytes;
@@ -231,11 +236,12 @@ class KVCache {
 
   private:
     static Status setup(edgeattn_kv_cache &cache, unsigned char *memory) noexcept {
-        const edgeattn_kv_cache_config config{Batch, KvHeads, HeadSize, Capacity, EDGEATTN_DTYPE_F32};
+        const edgeattn_kv_cache_config config{Batch,   KvHeads, HeadSize, Capacity, EDGEATTN_DTYPE_F32,
+                                              Window, Sinks};
         return edgeattn_kv_cache_setup(&cache, &config, memory, memory_bytes);
     }
 
-    alignas(64) unsigned char memory_[memory_bytes];  // keys, values, lengths
+    alignas(64) unsigned char memory_[memory_bytes];  // keys, values, lengths, positions
     edgeattn_kv_cache cache_{};
     Status init_status_;
 };

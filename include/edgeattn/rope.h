@@ -38,7 +38,10 @@ typedef struct edgeattn_rope_table_config {
  * @param table_floats its size in floats
  * @return ::EDGEATTN_OK, or ::EDGEATTN_ERR_NULL_POINTER, ::EDGEATTN_ERR_ZERO_DIMENSION,
  *         ::EDGEATTN_ERR_BAD_ROPE (rotary_dims odd, theta or position_scale negative
- *         or not finite), ::EDGEATTN_ERR_SIZE_OVERFLOW,
+ *         or not finite, or an angle above 2^24 radians: a frequency, or
+ *         (max_positions - 1) / position_scale times one, from a tiny
+ *         position_scale or theta; past it the angle's reduction loses the
+ *         float table's precision), ::EDGEATTN_ERR_SIZE_OVERFLOW,
  *         ::EDGEATTN_ERR_WORKSPACE_TOO_SMALL (table_floats), ::EDGEATTN_ERR_MISALIGNED
  */
 edgeattn_status edgeattn_rope_table(const edgeattn_rope_table_config *config, float *table,

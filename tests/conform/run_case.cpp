@@ -781,7 +781,7 @@ bool run_kv_cache_decode(Runner &r) {
     std::size_t cache_type = 0;
     if (!r.param("cache_type", 0, cache_type)) return false;
     if (cache_type > EDGEATTN_DTYPE_INT8) return r.fail("param 'cache_type' must be 0 (f32), 1 (fp16) or 2 (int8)");
-    const edgeattn_kv_cache_config config{B, H_kv, head_size, capacity, static_cast<edgeattn_dtype>(cache_type)};
+    const edgeattn_kv_cache_config config{B, H_kv, head_size, capacity, static_cast<edgeattn_dtype>(cache_type), 0, 0};
     const std::size_t cache_bytes = edgeattn_kv_cache_memory_size(&config);
     if (cache_bytes == 0)
         return r.fail("edgeattn_kv_cache_memory_size(batch " + std::to_string(B) + ", kv heads " +

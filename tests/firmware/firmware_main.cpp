@@ -17,6 +17,7 @@
 // edgeattn_kv_cache_store, edgeattn_kv_cache_attend with causal = 1 and the
 // step's rows of key_ranges and bias), a refused step (cache full) recorded
 // and skipped.
+// Then RoPE (rope_checks.cpp): the runtime and flash tables, the rotation.
 // It reports one line per check over semihosting and ends with
 // "N passed, N failed"; the exit status (QEMU's) is 0 only if all passed.
 //
@@ -37,6 +38,7 @@
 #include "conform/accuracy.hpp"
 #include "golden_cases.hpp"
 #include "report.hpp"
+#include "rope_checks.hpp"
 
 using firmware::Line;
 using golden::golden_case;
@@ -737,7 +739,7 @@ void c_decode(Check &k, const golden_case &c, bool packed) {
     Scratch mem(k);
     // fp32, or (param cache_type) an int8 / fp16 cache.
     const edgeattn_kv_cache_config config{z.B, z.H_kv, z.head_size, z.capacity,
-                                          static_cast<edgeattn_dtype>(param(c, "cache_type", 0))};
+                                          static_cast<edgeattn_dtype>(param(c, "cache_type", 0)), 0, 0};
     const std::size_t cache_bytes = edgeattn_kv_cache_memory_size(&config);
     void *cache_memory = mem.bytes(cache_bytes, "edgeattn_kv_cache_memory_size");
     std::size_t packed_bytes = 0;
@@ -1022,6 +1024,7 @@ int main() {
     }
     for (std::size_t i = 0; i < golden::case_count; ++i) run_c_api(golden::cases[i]);
     run_cpp_api();
+    firmware::run_rope_checks(passed, failed);
     std::size_t twins = 0;
     for (std::size_t i = 0; i < golden::case_count; ++i) twins += has_cpp_twin(golden::cases[i]) ? 1 : 0;
     if (cpp_runs != twins) {

@@ -3,7 +3,7 @@
 # are exactly the edgeattn_* functions the library defines, and there are at
 # most MAX of them, so a new weight type or option cannot slip in as a new
 # name. Run as: cmake -DNM=nm -DLIB=libedgeattn.a -DINCLUDE=include -DMAX=36 -P check_public_api.cmake
-set(headers types.h attention.h kv_cache.h dense.h convert.h positional.h dispatch.h)
+set(headers types.h attention.h kv_cache.h dense.h convert.h positional.h rope.h dispatch.h)
 set(declared "")
 foreach(header IN LISTS headers)
   file(READ "${INCLUDE}/edgeattn/${header}" text)

@@ -1,8 +1,8 @@
-// Double-precision exp, sin and cos usable in constant expressions (C++17's
-// <cmath> is not constexpr). They exist so that the positional-encoding
-// table can be computed by the compiler and placed in .rodata (flash on a
-// microcontroller); the C API's runtime table uses the same functions, so
-// both tables are bit-identical and need no libm.
+// Double-precision exp, log, sin and cos usable in constant expressions
+// (C++17's <cmath> is not constexpr). They exist so that the positional-
+// encoding and RoPE tables can be computed by the compiler and placed in
+// .rodata (flash on a microcontroller); the C API's runtime tables use the
+// same functions, so both are bit-identical and need no libm.
 //
 // Accuracy: relative error below 1e-15 for exp on [-40, 40]; absolute error
 // below 1e-15 * (1 + |x| / 1e3) for sin and cos with |x| <= 1e6 (two-part
@@ -36,6 +36,31 @@ constexpr double constexpr_exp(double x) {
     const double base = k < 0 ? 0.5 : 2.0;
     for (long long i = 0, e = static_cast<long long>(k < 0 ? -k : k); i < e; ++i) scale *= base;
     return sum * scale;
+}
+
+// log(x) for finite x > 0 (subnormals too): x = m * 2^e with m in
+// [sqrt(1/2), sqrt(2)), log(m) = 2 atanh(z), z = (m - 1) / (m + 1), |z| <=
+// 0.172, by its series. Relative error below 1e-15 (the RoPE table's
+// log(theta)). The scaling by 2 is exact; it loops at most 1075 times.
+constexpr double constexpr_log(double x) {
+    constexpr double sqrt_half = 0.707106781186547524400844362104849039;
+    constexpr double sqrt_two = 1.41421356237309504880168872420969808;
+    long long e = 0;
+    while (x < sqrt_half) {
+        x *= 2.0;
+        --e;
+    }
+    while (x >= sqrt_two) {
+        x *= 0.5;
+        ++e;
+    }
+    const double z = (x - 1.0) / (x + 1.0), z2 = z * z;
+    double power = z, sum = z;
+    for (int n = 1; n < 14; ++n) {  // next term < 1e-22 for |z| <= 0.172
+        power *= z2;
+        sum += power / (2.0 * n + 1.0);
+    }
+    return static_cast<double>(e) * ln2 + 2.0 * sum;
 }
 
 // sin and cos of |r| <= pi/4 by their Taylor series.
@@ -93,6 +118,23 @@ constexpr double constexpr_cos(double x) {
         case 1: return -sin_reduced(red.r);
         case 2: return -cos_reduced(red.r);
         default: return sin_reduced(red.r);
+    }
+}
+
+// sin(x) and cos(x) from one reduction: the values of constexpr_sin and
+// constexpr_cos, bit for bit, for half the reduction work.
+struct sin_cos {
+    double sin, cos;
+};
+
+constexpr sin_cos constexpr_sin_cos(double x) {
+    const quadrant_reduction red = reduce_by_half_pi(x);
+    const double s = sin_reduced(red.r), c = cos_reduced(red.r);
+    switch (red.quadrant) {
+        case 0: return {s, c};
+        case 1: return {c, -s};
+        case 2: return {-s, -c};
+        default: return {-c, s};
     }
 }
 

@@ -285,16 +285,16 @@ constexpr kv_attention_layout make_kv_attention_layout(size_t batch, size_t quer
     return l;
 }
 
-// A KV cache's memory: keys and values (B, H_kv, capacity, head_size),
-// then the lengths (B int32).
 // A KV cache's memory, in floats from its start: keys and values (B, H_kv,
 // capacity, head_size) of `element_bytes`-byte elements (4 fp32, 2 binary16,
-// 1 int8; each region rounded up to whole floats), the lengths (B), and for
-// int8 the key and value scales (B, H_kv, capacity).
+// 1 int8; each region rounded up to whole floats), the lengths (B), the
+// stream positions (B), and for int8 the key and value scales
+// (B, H_kv, capacity).
 struct kv_cache_layout {
     size_t keys = 0;
     size_t values = 0;
     size_t lengths = 0;
+    size_t positions = 0;
     size_t key_scales = 0;    // int8 only (else 0)
     size_t value_scales = 0;  // int8 only (else 0)
     size_t bytes = 0;
@@ -315,6 +315,7 @@ constexpr kv_cache_layout make_kv_cache_layout(size_t batch, size_t num_kv_heads
     l.keys = b.add(floats);
     l.values = b.add(floats);
     l.lengths = b.add(batch);  // int32, as many bytes as floats
+    l.positions = b.add(batch);  // int32
     if (element_bytes == 1) {
         l.key_scales = b.add(positions);
         l.value_scales = b.add(positions);
