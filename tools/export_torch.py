@@ -1200,7 +1200,8 @@ def model_section(name, source, T, sizes, kept, weight_type, rms_eps, rope_theta
     def matrix(key, c_name, what):
         nonlocal weight_bytes
         kind, values, scales = kept[key]
-        weight_bytes += values.size * {'f32': 4, 'fp16': 2, 'int8': 1}[kind] + (0 if scales is None else 4 * scales.size)
+        weight_bytes += values.size * {'f32': 4, 'fp16': 2, 'int8': 1}[kind]
+        weight_bytes += 0 if scales is None else 4 * scales.size
         out.extend(_c_matrix(c_name, kind, values, scales, what + ' (' + key + ')', compact=True))
         return _c_matrix_init(c_name, kind)
 
@@ -1222,7 +1223,7 @@ def model_section(name, source, T, sizes, kept, weight_type, rms_eps, rope_theta
         mlp = [matrix(p + 'mlp.%s.weight' % k, c + k, k) for k in LLAMA_MLP]
         rows.append('    {%s,\n     {%s,\n      NULL, NULL, NULL, NULL},\n     %s,\n     %s}'
                     % (in_norm, ',\n      '.join(attn), post_norm, ',\n     '.join(mlp)))
-    norm = vector('model.norm.weight', name + '_norm', 'final RMSNorm weight')
+    vector('model.norm.weight', name + '_norm', 'final RMSNorm weight')
     lm_head = embed if sizes['tied'] else matrix('lm_head.weight', name + '_lm_head_data', 'lm_head')
     out.append('/* One decoder layer: x += attention(rmsnorm(x) * input_norm); x += down(silu(gate(h)) * up(h))\n'
                ' * with h = rmsnorm(x) * post_norm. */\n'
