@@ -145,7 +145,7 @@ ifneq ($(INSTALL_TOOLS),)
 	install -d $(DESTDIR)$(PREFIX)/bin $(SHARE_DIR)/golden $(SHARE_DIR)/tools/golden
 	install -m 755 $(INSTALL_TOOLS) $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 tests/golden/*.case tests/golden/FORMAT.md $(SHARE_DIR)/golden/
-	install -m 755 tools/export_torch.py $(SHARE_DIR)/tools/
+	install -m 755 tools/export_torch.py tools/llama_model.py $(SHARE_DIR)/tools/
 	install -m 755 tools/golden/*.py $(SHARE_DIR)/tools/golden/
 endif
 	install -m 644 $(LIB) $(DESTDIR)$(PREFIX)/lib/

@@ -7,7 +7,8 @@
 #      cross-built and run by CTest under qemu-user; no test may be skipped,
 #      so the neon path runs (not only the scalar one);
 #   3. cortex-m4f: the test firmware under qemu-system-arm (golden cases
-#      through both APIs, library hygiene, tables in flash, footprint),
+#      through both APIs, library hygiene, tables in flash, footprint,
+#      examples/llama's int8 model decoding past its window cache),
 #      built Release and MinSizeRel (compact kernels, flash budget);
 #   4. make PORT=... builds each port's library; the make-built Cortex-M
 #      archive passes the same hygiene check;
@@ -66,8 +67,9 @@ step "cortex-m4f: test firmware under qemu-system-arm (mps2-an386)"
 cmake -S . -B build-cortex-m4f -DCMAKE_TOOLCHAIN_FILE=ports/cortex-m4f.cmake
 cmake --build build-cortex-m4f -j"$jobs"
 run_ctest build-cortex-m4f
-# The firmware's own report, and the footprint of one module (docs/ports.md's table).
-ctest --test-dir build-cortex-m4f -R 'firmware\.(golden|footprint)' -V 2>&1 | sed -n 's/^[0-9]*: //p' \
+# The firmware's own report, the footprint of one module (docs/ports.md's table) and
+# examples/llama's model decoding on the board with its footprint.
+ctest --test-dir build-cortex-m4f -R 'firmware\.(golden|footprint|llama)' -V 2>&1 | sed -n 's/^[0-9]*: //p' \
     | grep -vE '^(Test command|Working Directory|Test timeout)'
 
 step "cortex-m4f MinSizeRel: compact kernels on the board, footprint budget"
@@ -77,7 +79,7 @@ step "cortex-m4f MinSizeRel: compact kernels on the board, footprint budget"
 cmake -S . -B build-cortex-m4f-minsize -DCMAKE_TOOLCHAIN_FILE=ports/cortex-m4f.cmake -DCMAKE_BUILD_TYPE=MinSizeRel
 cmake --build build-cortex-m4f-minsize -j"$jobs"
 run_ctest build-cortex-m4f-minsize
-ctest --test-dir build-cortex-m4f-minsize -R 'firmware\.footprint' -V 2>&1 | sed -n 's/^[0-9]*: //p' \
+ctest --test-dir build-cortex-m4f-minsize -R 'firmware\.(footprint|llama)' -V 2>&1 | sed -n 's/^[0-9]*: //p' \
     | grep -vE '^(Test command|Working Directory|Test timeout)'
 
 step "make PORT=...: each port's library"

@@ -11,7 +11,8 @@
 # and, when the conformance tools are built (EDGEATTN_BUILD_TOOLS):
 #   <prefix>/bin/edgeattn-conform, edgeattn-check-result
 #   <prefix>/share/edgeattn/golden/*.case, FORMAT.md     the golden cases
-#   <prefix>/share/edgeattn/tools/export_torch.py, golden/*.py  the exporter and generators
+#   <prefix>/share/edgeattn/tools/export_torch.py, llama_model.py, golden/*.py  the exporter,
+#                                                     its model reference and generators
 #
 # The package files come from the templates beside this file, which
 # `make install` fills in too (with sed), so both installs give the same
@@ -113,7 +114,7 @@ if(EDGEATTN_BUILD_TOOLS AND TARGET edgeattn-conform)
   file(GLOB _edgeattn_cases ${PROJECT_SOURCE_DIR}/tests/golden/*.case)
   install(FILES ${_edgeattn_cases} ${PROJECT_SOURCE_DIR}/tests/golden/FORMAT.md
           DESTINATION ${CMAKE_INSTALL_DATADIR}/edgeattn/golden)
-  install(PROGRAMS ${PROJECT_SOURCE_DIR}/tools/export_torch.py DESTINATION ${CMAKE_INSTALL_DATADIR}/edgeattn/tools)
+  install(PROGRAMS ${PROJECT_SOURCE_DIR}/tools/export_torch.py ${PROJECT_SOURCE_DIR}/tools/llama_model.py DESTINATION ${CMAKE_INSTALL_DATADIR}/edgeattn/tools)
   file(GLOB _edgeattn_generators ${PROJECT_SOURCE_DIR}/tools/golden/*.py)
   install(PROGRAMS ${_edgeattn_generators} DESTINATION ${CMAKE_INSTALL_DATADIR}/edgeattn/tools/golden)
   unset(_edgeattn_cases)

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
-"""Export PyTorch attention and linear layers to edgeattn: a C header and case files.
+"""Export PyTorch attention and linear layers, or a whole Llama-style model, to edgeattn:
+a C header and case files.
 
-Three things can be exported, each in fp32, int8 (per-row scales) or fp16:
+Four things can be exported, each in fp32, int8 (per-row scales) or fp16:
 
   a multi-head attention    torch.nn.MultiheadAttention, d2l's MultiHeadAttention
                             (W_q, W_k, W_v, W_o, num_heads), a Llama-style
@@ -21,7 +22,16 @@ Three things can be exported, each in fp32, int8 (per-row scales) or fp16:
                             mlp.{gate,up,down}_proj, GPT-2's transformer.h.N.attn.c_attn
                             / c_proj and mlp.c_fc / c_proj, or names given): the
                             attention as edgeattn_weights, every other Linear as a
-                            dense layer, in one header.
+                            dense layer, in one header;
+  a whole model             a Llama-style causal LM's state_dict (transformers'
+                            LlamaForCausalLM names, --model llama): embeddings,
+                            every layer's norms, attention and SwiGLU layers in a
+                            NAME_layers[] table, the final norm, the lm_head (or the
+                            tied embeddings), the sizes, RMSNorm epsilon and RoPE
+                            constants as macros, and the greedy tokens and every
+                            step's logits of a float64 reference decode
+                            (tools/llama_model.py) for a prompt, attending as a
+                            window KV cache of W rows and S sinks holds.
 
 Weights keep torch.nn.Linear's (out, in) layout (Hugging Face's Conv1D, GPT-2,
 stores (in, out): it is transposed). With an example the header also holds
@@ -42,8 +52,11 @@ that sees no key is uniform in edgeattn and NaN in PyTorch: the exporter
 refuses a valid length of 0 and a causal example with more queries than
 keys. add_bias_kv and add_zero_attn have no counterpart and are refused;
 rotary position embeddings (Llama) and normalisation layers are not part of
-edgeattn_mha / edgeattn_dense (docs/from-pytorch.md). Dropout is the
-identity (the module is exported in eval mode).
+edgeattn_mha / edgeattn_dense (docs/from-pytorch.md): a single attention
+or block is exported and checked without RoPE; --model's answer has it,
+with the norms, as the KV cache calls' rope option and the caller's code
+compute them (examples/llama). Dropout is the identity (the module is
+exported in eval mode).
 
 Needs torch >= 1.13 and numpy (Debian: python3-torch). Run with --help for
 the options; docs/from-pytorch.md has the whole story.
@@ -443,18 +456,19 @@ def _c_float(x):
     return s + 'f'
 
 
-def _c_array(ctype, name, values, fmt, comment):
+def _c_array(ctype, name, values, fmt, comment, per_line=8, sep=', '):
     flat = np.asarray(values).reshape(-1)
-    body = [', '.join(fmt(v) for v in flat[i:i + 8]) for i in range(0, len(flat), 8)]
+    body = [sep.join(fmt(v) for v in flat[i:i + per_line]) for i in range(0, len(flat), per_line)]
     return ('/* %s */\nstatic const %s %s[%d] EDGEATTN_EXPORTED = {\n    %s};\n'
             % (comment, ctype, name, len(flat), ',\n    '.join(body)))
 
 
-def _c_matrix(array_name, kind, values, scales, what):
-    """The C arrays of one stored matrix."""
+def _c_matrix(array_name, kind, values, scales, what, compact=False):
+    """The C arrays of one stored matrix (compact: int8 as 24 a line, no spaces)."""
     shape = _fmt_shape(values.shape)
     if kind == 'int8':
-        return [_c_array('int8_t', array_name, values, lambda v: '%d' % v, what + ' ' + shape + ', int8'),
+        return [_c_array('int8_t', array_name, values, lambda v: '%d' % v, what + ' ' + shape + ', int8',
+                         *((24, ',') if compact else ())),
                 _c_array('float', array_name + '_scales', scales, _c_float,
                          what + ' per-row scales (%d): element (o, i) is scales[o] * data[o][i]' % len(scales))]
     if kind == 'fp16':
@@ -970,6 +984,291 @@ def export_block(module_or_state, name, header=None, case_dir=None, layer=0, sty
     return answers
 
 
+# ================================================================ a whole model
+ROPE_LAYOUTS = {'neox': 'EDGEATTN_ROPE_NEOX', 'gptj': 'EDGEATTN_ROPE_GPTJ'}
+LLAMA_NORMS = ('input_layernorm', 'post_attention_layernorm')
+LLAMA_MLP = ('gate_proj', 'up_proj', 'down_proj')
+
+
+def _llama_model():
+    """tools/llama_model.py, beside this file: the float64 reference model."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import llama_model
+    return llama_model
+
+
+def _vector(s, key, n, what):
+    if key not in s:
+        raise ExportError('missing tensor %s%s' % (what, key))
+    v = _float32(s[key])
+    if v.shape != (n,):
+        raise ExportError('%s%s is %s, expected (%d)' % (what, key, _fmt_shape(v.shape), n))
+    return v
+
+
+def llama_of_state_dict(state, num_heads=None, num_kv_heads=None, head_size=None):
+    """(tensors {state_dict key: float64 array of float32 values}, sizes) of a
+    Llama-style causal LM (transformers' LlamaForCausalLM names; Mistral and
+    Qwen2 without their attention biases alike). lm_head.weight absent, or
+    equal to the embeddings: tied (sizes['tied'])."""
+    s = _strip_wrapper(state)
+    if 'model.embed_tokens.weight' not in s:
+        raise ExportError('missing tensor model.embed_tokens.weight (a Llama-style model\'s state_dict: '
+                          'model.embed_tokens, model.layers.N..., model.norm, lm_head); keys are like '
+                          + _some_keys(s))
+    E = _float32(s['model.embed_tokens.weight'])
+    if E.ndim != 2:
+        raise ExportError('model.embed_tokens.weight is %s, not (vocab, d)' % _fmt_shape(E.shape))
+    V, d = E.shape
+    layers = _layers_present(s, 'model.layers.{layer}.')
+    if not layers or layers != list(range(len(layers))):
+        raise ExportError('layers model.layers.0 .. N-1 expected, found %s' % (layers or 'none'))
+    T = {'model.embed_tokens.weight': E, 'model.norm.weight': _vector(s, 'model.norm.weight', d, '')}
+    sizes = None
+    for n in layers:
+        prefix = 'model.layers.%d.' % n
+        ls = {k[len(prefix):]: v for k, v in s.items() if k.startswith(prefix)}
+        P = _attention_from_names(ls, STYLES['llama']['attention'], False, prefix)
+        if any(b in P for b in BIASES):
+            raise ExportError('%sself_attn has biases: the reference model (tools/llama_model.py) has none'
+                              % prefix)
+        if P['W_q'].shape[1] != d or P['W_k'].shape[1] != d or P['W_v'].shape[1] != d:
+            raise ExportError('%sself_attn: the projections take the hidden size %d' % (prefix, d))
+        if P['W_q'].shape[0] != d:
+            raise ExportError('%sself_attn.q_proj has %d rows, not the hidden size %d: edgeattn\'s output '
+                              'projection is (num_hiddens, num_hiddens)' % (prefix, P['W_q'].shape[0], d))
+        try:
+            H, H_kv = check_attention(P, num_heads, num_kv_heads, head_size)
+        except ExportError as e:
+            raise ExportError('%sself_attn: %s' % (prefix, e))
+        for m, key in zip(MATRICES, STYLES['llama']['attention']):
+            T[prefix + key + '.weight'] = P[m]
+        for norm in LLAMA_NORMS:
+            T[prefix + norm + '.weight'] = _vector(ls, norm + '.weight', d, prefix)
+        mlp = {}
+        for key in LLAMA_MLP:
+            W, b = _linear_pair(ls, 'mlp.' + key, False, prefix)
+            if b is not None:
+                raise ExportError('%smlp.%s has a bias: Llama\'s MLP has none' % (prefix, key))
+            mlp[key] = W
+        i = mlp['gate_proj'].shape[0]
+        for key, want in (('gate_proj', (i, d)), ('up_proj', (i, d)), ('down_proj', (d, i))):
+            if mlp[key].shape != want:
+                raise ExportError('%smlp.%s.weight is %s as (out, in), expected %s (hidden size %d, '
+                                  'feed-forward size %d)' % (prefix, key, _fmt_shape(mlp[key].shape),
+                                                             _fmt_shape(want), d, i))
+            T[prefix + 'mlp.' + key + '.weight'] = mlp[key]
+        these = dict(H=H, H_kv=H_kv, i=i)
+        if sizes is not None and these != sizes:
+            raise ExportError('%s: heads or feed-forward size %s differ from layer 0\'s %s' % (prefix, these, sizes))
+        sizes = these
+    tied = 'lm_head.weight' not in s
+    if not tied:
+        L = _float32(s['lm_head.weight'])
+        if L.shape != (V, d):
+            raise ExportError('lm_head.weight is %s, expected (%d, %d) (vocab, d)' % (_fmt_shape(L.shape), V, d))
+        tied = np.array_equal(L, E)
+        if not tied:
+            T['lm_head.weight'] = L
+    exported = set(T) | {'lm_head.weight'}
+    rest = sorted(k for k in s if k not in exported and not k.endswith('rotary_emb.inv_freq'))
+    if rest:
+        raise ExportError('tensors the Llama-style model does not have: %s' % ', '.join(rest[:6]))
+    _check_finite(T)
+    sizes.update(V=V, d=d, layers=len(layers), hd=d // sizes['H'], tied=tied)
+    return T, sizes
+
+
+def _model_matrices(sizes):
+    """The state_dict keys of every matrix of the model (not the norms)."""
+    keys = ['model.embed_tokens.weight']
+    for n in range(sizes['layers']):
+        keys += ['model.layers.%d.self_attn.%s.weight' % (n, k) for k in ('q_proj', 'k_proj', 'v_proj', 'o_proj')]
+        keys += ['model.layers.%d.mlp.%s.weight' % (n, k) for k in LLAMA_MLP]
+    return keys + ([] if sizes['tied'] else ['lm_head.weight'])
+
+
+def model_answer(tensors, sizes, rms_eps, rope_theta, rotary_dims, rope_layout, prompt, steps, window, sinks):
+    """Greedy decoding by the float64 reference model (tools/llama_model.py)
+    on these weights: (tokens (steps), logits (steps, vocab))."""
+    lm = _llama_model()
+    config = lm.LlamaConfig(vocab_size=sizes['V'], hidden_size=sizes['d'], intermediate_size=sizes['i'],
+                            num_hidden_layers=sizes['layers'], num_attention_heads=sizes['H'],
+                            num_key_value_heads=sizes['H_kv'], rms_norm_eps=rms_eps, rope_theta=rope_theta,
+                            rotary_dims=rotary_dims, rope_layout=rope_layout, tie_word_embeddings=sizes['tied'])
+    model = lm.from_state_dict({k: torch.tensor(v) for k, v in tensors.items()}, config)
+    return lm.greedy(model, prompt, steps, window, sinks)
+
+
+def export_model(module_or_state, name, header, weight_type='f32', num_heads=None, num_kv_heads=None,
+                 head_size=None, rms_eps=1e-6, rope_theta=10000.0, rotary_dims=None, rope_layout='neox',
+                 prompt=None, steps=0, window=0, sinks=0, source=None):
+    """Writes one header with a whole Llama-style causal LM: the sizes and
+    RoPE constants as macros, the embeddings, every layer's norms, attention
+    (edgeattn_weights) and SwiGLU dense layers in a NAME_layers[] table, the
+    final norm and the lm_head; with prompt and steps > 0, the prompt, the
+    greedy tokens and every step's logits of the float64 reference
+    (tools/llama_model.py) on the stored weights, each token attending as a
+    window KV cache of `window` rows and `sinks` sinks holds (window 0:
+    everything). Returns {'tokens', 'logits', 'margin' (the smallest gap
+    between a step's two largest logits)} or None without an example.
+
+    module_or_state: a state_dict with transformers' LlamaForCausalLM names,
+    or a module holding one (tools/llama_model.LlamaForCausalLM: its config
+    gives the heads, eps and RoPE). Every matrix, the embeddings too (a
+    lookup reads its row; tied, the lm_head is the same matrix), is stored as
+    weight_type; norm weights fp32."""
+    _check_name(name)
+    _check_weight_type(weight_type)
+    if isinstance(module_or_state, torch.nn.Module):
+        state, what = module_or_state.state_dict(), type(module_or_state).__name__
+        stated = _module_heads(module_or_state)
+        config = getattr(module_or_state, 'config', None)
+        num_heads, num_kv_heads, head_size = (g if g is not None else v for g, v in
+                                              zip((num_heads, num_kv_heads, head_size), stated))
+        if config is not None:
+            rms_eps = getattr(config, 'rms_norm_eps', rms_eps)
+            rope_theta = getattr(config, 'rope_theta', rope_theta)
+            rotary_dims = rotary_dims or getattr(config, 'rotary_dims', None)
+            rope_layout = getattr(config, 'rope_layout', rope_layout)
+    elif isinstance(module_or_state, dict):
+        state, what = module_or_state, 'a state_dict'
+    else:
+        raise ExportError('expected a state_dict or a torch.nn.Module, got ' + type(module_or_state).__name__)
+    if rope_layout not in ROPE_LAYOUTS:
+        raise ExportError('rope layout: neox or gptj, not %r' % (rope_layout,))
+    if not (rms_eps > 0 and math.isfinite(rms_eps)) or not (rope_theta > 0 and math.isfinite(rope_theta)):
+        raise ExportError('rms_eps and rope_theta must be finite and > 0')
+    T, sizes = llama_of_state_dict(state, num_heads, num_kv_heads, head_size)
+    hd = sizes['hd']
+    rotary_dims = rotary_dims or hd
+    if rotary_dims % 2 or not 2 <= rotary_dims <= hd:
+        raise ExportError('rotary dims %d: even, 2 .. the head size %d' % (rotary_dims, hd))
+    keys = _model_matrices(sizes)
+    kept, exact = stored({k: T[k] for k in keys}, weight_type, keys)
+    exact.update({k: v for k, v in T.items() if k not in exact})
+    answer = None
+    if steps:
+        prompt = [int(t) for t in (prompt or [])]
+        if not prompt or min(prompt) < 0 or max(prompt) >= sizes['V']:
+            raise ExportError('the prompt: one or more token ids in 0 .. %d' % (sizes['V'] - 1))
+        if window < 0 or sinks < 0 or (sinks and not window):
+            raise ExportError('window >= 0, sinks >= 0, and sinks only with a window')
+        if window and len(prompt) > window:
+            raise ExportError('a prompt of %d tokens is longer than the window %d: a window cache prefills '
+                              'at most W tokens in one step' % (len(prompt), window))
+        tokens, logits = model_answer(exact, sizes, rms_eps, rope_theta, rotary_dims, rope_layout, prompt,
+                                      steps, window, sinks)
+        if not np.all(np.isfinite(logits)):
+            raise ExportError("the model's logits have a non-finite value")
+        top2 = np.sort(logits, axis=1)[:, -2:]
+        answer = dict(tokens=tokens, logits=logits, margin=float((top2[:, 1] - top2[:, 0]).min()))
+    elif prompt:
+        raise ExportError('a prompt needs steps (--steps)')
+    text = _preamble(name, 'a Llama-style causal LM, %d layers' % sizes['layers'])
+    text += model_section(name, source or what, T, sizes, kept, weight_type, rms_eps, rope_theta, rotary_dims,
+                          rope_layout, prompt, answer, window, sinks)
+    _write(header, '\n'.join(text + ['\n#endif\n']))
+    return answer
+
+
+def model_section(name, source, T, sizes, kept, weight_type, rms_eps, rope_theta, rotary_dims, rope_layout,
+                  prompt, answer, window, sinks):
+    N = name.upper()
+    d, V, i, L, H, H_kv, hd = (sizes[k] for k in ('d', 'V', 'i', 'layers', 'H', 'H_kv', 'hd'))
+    weight_bytes = 0
+    out = [_comment('---- %s: a Llama-style causal LM from %s: %d layers, hidden size %d, %d query heads and %d '
+                    'key/value heads of %d, SwiGLU feed-forward size %d, vocabulary %d%s; %s weights'
+                    % (name, source, L, d, H, H_kv, hd, i, V, ', lm_head tied to the embeddings' if sizes['tied']
+                       else '', weight_type)),
+           '#define %s_VOCAB %d\n#define %s_HIDDEN %d\n#define %s_FFN %d\n#define %s_LAYERS %d\n'
+           '#define %s_NUM_HEADS %d\n#define %s_NUM_KV_HEADS %d\n#define %s_HEAD_SIZE %d\n'
+           '#define %s_WEIGHT_TYPE %s\n#define %s_TIED %d\n'
+           % (N, V, N, d, N, i, N, L, N, H, N, H_kv, N, hd, N, DTYPE_NAMES[weight_type], N, int(sizes['tied'])),
+           '/* RMSNorm: x / sqrt(mean(x^2) + eps) * weight */\n#define %s_RMS_EPS %sf\n' % (N, repr(float(rms_eps))),
+           '/* RoPE (edgeattn_rope_table_config, edgeattn_rope): theta^(-2i / rotary_dims),\n'
+           ' * the first rotary_dims features of each head, pairs as the layout says */\n'
+           '#define %s_ROPE_THETA %s\n#define %s_ROTARY_DIMS %d\n#define %s_ROPE_LAYOUT %s\n'
+           % (N, repr(float(rope_theta)), N, rotary_dims, N, ROPE_LAYOUTS[rope_layout]),
+           '/* The edgeattn_attention_dims of the attention of every layer (self-attention on\n'
+           ' * the hidden states; a KV cache call: keys = the cache\'s capacity):\n'
+           ' *   const edgeattn_attention_dims dims = %s_DIMS(batch, queries, keys); */\n'
+           '#define %s_DIMS(batch, queries, keys) \\\n'
+           '    {(size_t)(batch), (size_t)(queries), (size_t)(keys), %d, %d, %d, %d, %d, %d}\n'
+           % (N, N, d, d, d, d, H, H_kv)]
+
+    def matrix(key, c_name, what):
+        nonlocal weight_bytes
+        kind, values, scales = kept[key]
+        weight_bytes += values.size * {'f32': 4, 'fp16': 2, 'int8': 1}[kind]
+        weight_bytes += 0 if scales is None else 4 * scales.size
+        out.extend(_c_matrix(c_name, kind, values, scales, what + ' (' + key + ')', compact=True))
+        return _c_matrix_init(c_name, kind)
+
+    def vector(key, c_name, what):
+        nonlocal weight_bytes
+        weight_bytes += 4 * T[key].size
+        out.append(_c_array('float', c_name, T[key], _c_float, what + ' (' + key + ')'))
+        return c_name
+
+    embed = matrix('model.embed_tokens.weight', name + '_embed_data', 'token embeddings, one row per token')
+    rows = []
+    for n in range(L):
+        p = 'model.layers.%d.' % n
+        c = '%s_layer%d_' % (name, n)
+        in_norm = vector(p + 'input_layernorm.weight', c + 'input_norm', 'RMSNorm weight before the attention')
+        attn = [matrix(p + 'self_attn.%s.weight' % k, c + m, m)
+                for k, m in zip(('q_proj', 'k_proj', 'v_proj', 'o_proj'), MATRICES)]
+        post_norm = vector(p + 'post_attention_layernorm.weight', c + 'post_norm', 'RMSNorm weight before the MLP')
+        mlp = [matrix(p + 'mlp.%s.weight' % k, c + k, k) for k in LLAMA_MLP]
+        rows.append('    {%s,\n     {%s,\n      NULL, NULL, NULL, NULL},\n     %s,\n     %s}'
+                    % (in_norm, ',\n      '.join(attn), post_norm, ',\n     '.join(mlp)))
+    vector('model.norm.weight', name + '_norm', 'final RMSNorm weight')
+    lm_head = embed if sizes['tied'] else matrix('lm_head.weight', name + '_lm_head_data', 'lm_head')
+    out.append('/* One decoder layer: x += attention(rmsnorm(x) * input_norm); x += down(silu(gate(h)) * up(h))\n'
+               ' * with h = rmsnorm(x) * post_norm. */\n'
+               'typedef struct %s_layer {\n'
+               '    const float *input_norm;          /* (%d) */\n'
+               '    edgeattn_weights attention;       /* W_q (%d, %d), W_k, W_v (%d, %d), W_o (%d, %d); no biases */\n'
+               '    const float *post_norm;           /* (%d) */\n'
+               '    edgeattn_weight_matrix gate, up;  /* (%d, %d) */\n'
+               '    edgeattn_weight_matrix down;      /* (%d, %d) */\n'
+               '} %s_layer;\n' % (name, d, d, d, H_kv * hd, d, d, d, d, i, d, d, i, name))
+    out.append('static const %s_layer %s_layers[%d] EDGEATTN_EXPORTED = {\n%s};\n'
+               % (name, name, L, ',\n'.join(rows)))
+    out.append('/* The embeddings (%d, %d): token t\'s vector is row t (int8: times scales[t]). */\n'
+               'static const edgeattn_weight_matrix %s_embed EDGEATTN_EXPORTED = %s;\n' % (V, d, name, embed))
+    out.append('/* logits = rmsnorm(x) * norm, times lm_head (%d, %d)^T (edgeattn_dense)%s. */\n'
+               'static const edgeattn_weight_matrix %s_lm_head EDGEATTN_EXPORTED = %s;\n'
+               % (V, d, ': the embeddings, tied' if sizes['tied'] else '', name, lm_head))
+    out.append('/* Bytes of the arrays above (flash): every matrix, scale and norm weight. */\n'
+               '#define %s_WEIGHT_BYTES %d\n' % (N, weight_bytes))
+    if answer is not None:
+        S = len(prompt)
+        steps = len(answer['tokens'])
+        scale = float(np.abs(answer['logits']).max())
+        out.append(_comment(
+            'Greedy decoding by the float64 reference (tools/llama_model.py) on the weights above as stored '
+            '(int8, fp16: dequantised): the prompt, then %d tokens. Logits row 0 is the prompt\'s last '
+            'position\'s, row k that of token k - 1 fed back at position PROMPT_TOKENS + k - 1. %s'
+            'The smallest gap between a row\'s two largest logits is %.3g; the largest |logit| %.4g.'
+            % (steps, 'Each token attends as a window KV cache holds: the first SINKS tokens and the last WINDOW '
+                      '(edgeattn_kv_cache_config.window, .sinks). ' if window else 'Each token attends to every '
+                      'token before it (WINDOW 0: a cache of MAX_POSITIONS rows). ',
+               answer['margin'], scale)))
+        out.append('#define %s_WINDOW %d\n#define %s_SINKS %d\n#define %s_PROMPT_TOKENS %d\n#define %s_STEPS %d\n'
+                   '/* positions 0 .. MAX_POSITIONS - 1 are fed (the last token is not) */\n'
+                   '#define %s_MAX_POSITIONS %d\n#define %s_LOGIT_SCALE %s\n'
+                   % (N, window, N, sinks, N, S, N, steps, N, S + steps - 1, N, repr(scale)))
+        out.append(_c_array('int32_t', name + '_prompt', np.array(prompt), lambda v: '%d' % v,
+                            'the prompt (%d)' % S, per_line=16))
+        out.append(_c_array('int32_t', name + '_expected_tokens', answer['tokens'], lambda v: '%d' % v,
+                            'the greedy tokens (%d)' % steps, per_line=16))
+        out.append(_c_array('float', name + '_expected_logits', answer['logits'].astype(np.float32), _c_float,
+                            'the logits of each step (%d, %d), float64 rounded to float' % (steps, V)))
+    return out
+
+
 # ================================================================ command line
 EXAMPLES = """examples:
   # nn.MultiheadAttention / d2l's MultiHeadAttention saved with torch.save(m.state_dict(), 'mha.pt'):
@@ -988,6 +1287,11 @@ EXAMPLES = """examples:
   export_torch.py model.pt --block --layer 3 --num-heads 32 --num-kv-heads 8 \\
       --name layer3 --header layer3.h --case cases/ --example 1,16 --causal
 
+  # a whole Llama-style model, int8, with the float64 reference's greedy decode
+  # of 24 tokens through a window cache of 2 sinks + 8 rows (examples/llama):
+  export_torch.py model.pt --model llama --num-heads 4 --rms-eps 1e-5 --weights int8 \\
+      --name llama --header llama.h --prompt 5,17,42,8,71,33 --steps 24 --window 8 --sinks 2
+
 Exit status: 0 written; 2 refused (one line on stderr saying why, nothing
 written); 1 a file could not be written. More: docs/from-pytorch.md."""
 
@@ -1003,10 +1307,10 @@ def parser():
     p = argparse.ArgumentParser(
         prog='export_torch.py', formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EXAMPLES,
         description='Export a PyTorch multi-head attention (nn.MultiheadAttention, d2l, Llama-style '
-                    'grouped-query, GPT-2), one nn.Linear, or the linear layers of a decoder block from a '
-                    'saved state_dict to a C header of const weights for edgeattn (edgeattn_weights, '
-                    'edgeattn_weight_matrix + edgeattn_dense_dims), and optionally case files for '
-                    'edgeattn-conform.')
+                    'grouped-query, GPT-2), one nn.Linear, the linear layers of a decoder block, or a whole '
+                    'Llama-style model from a saved state_dict to a C header of const weights for edgeattn '
+                    '(edgeattn_weights, edgeattn_weight_matrix + edgeattn_dense_dims), and optionally case '
+                    'files for edgeattn-conform.')
     p.add_argument('state_dict', metavar='STATE_DICT',
                    help="file written by torch.save(): a module's state_dict (or a whole module)")
     what = p.add_argument_group('what to export (default: one multi-head attention)')
@@ -1018,6 +1322,13 @@ def parser():
                       help='the linear layers of one decoder layer: the attention projections as '
                            'edgeattn_weights NAME_ATTN_weights, every other 2-D weight under the layer as a '
                            'dense layer NAME_<layer>_W (see --layer, --style)')
+    mode.add_argument('--model', choices=('llama',),
+                      help='a whole causal LM, llama: a Llama-style state_dict with transformers\' '
+                           'LlamaForCausalLM names (model.embed_tokens, model.layers.N.{input_layernorm, '
+                           'self_attn.{q,k,v,o}_proj, post_attention_layernorm, mlp.{gate,up,down}_proj}, '
+                           'model.norm, lm_head or tied): sizes and RoPE as macros, every layer in '
+                           'NAME_layers[], and with --steps the float64 reference\'s greedy tokens and logits '
+                           '(see the whole-model options)')
     what.add_argument('--prefix', default='', metavar='PREFIX',
                       help='the keys of the attention or the dense layer start with PREFIX (e.g. '
                            'model.layers.0.self_attn or model.layers.0.mlp.down_proj); a trailing dot is '
@@ -1077,6 +1388,28 @@ def parser():
     blk.add_argument('--dense-names', default='path', choices=('path', 'last'),
                      help='a dense layer\'s names: path, its key under the layer with _ for . '
                           '(NAME_mlp_gate_proj_W; the default), or last, its last part (NAME_gate_proj_W)')
+    mdl = p.add_argument_group('whole model (--model llama; --num-heads or --head-size as for the attention)')
+    mdl.add_argument('--rms-eps', type=float, default=1e-6, metavar='EPS',
+                     help='RMSNorm\'s epsilon (rms_norm_eps; default 1e-6, transformers\' LlamaConfig; Llama 2 '
+                          'uses 1e-5)')
+    mdl.add_argument('--rope-theta', type=float, default=10000.0, metavar='THETA',
+                     help='RoPE base theta (rope_theta; default 10000; Llama 3 500000)')
+    mdl.add_argument('--rotary-dims', type=int, metavar='R',
+                     help='rotated features per head (even; default the head size: partial rotary below it)')
+    mdl.add_argument('--rope-layout', default='neox', choices=sorted(ROPE_LAYOUTS),
+                     help='which features pair up: neox (rotate_half, transformers\' Llama; the default) or gptj '
+                          '(interleaved)')
+    mdl.add_argument('--prompt', metavar='TOKENS',
+                     help='token ids of the prompt, comma-separated (needs --steps)')
+    mdl.add_argument('--steps', type=int, default=0, metavar='N',
+                     help='greedy tokens the reference decodes after the prompt, written with every step\'s '
+                          'logits as the expected answer (default 0: none)')
+    mdl.add_argument('--window', type=int, default=0, metavar='W',
+                     help='the reference attends as a window KV cache of W rows holds (each token sees the '
+                          'sinks and the last W tokens, keys rotated at their absolute positions); 0: every '
+                          'token (default). The prompt must fit in W')
+    mdl.add_argument('--sinks', type=int, default=0, metavar='S',
+                     help='with --window: the first S tokens stay visible for ever (attention sinks; default 0)')
     return p
 
 
@@ -1091,7 +1424,21 @@ def main(argv):
         source = os.path.basename(a.state_dict) + (' (%s)' % _with_dot(a.prefix) if a.prefix else '')
         valid_lens = _ints(a.valid_lens, '--valid-lens') if a.valid_lens else None
         g = torch.Generator().manual_seed(a.seed)
-        if a.dense:
+        if a.model:
+            if a.header is None or a.case is not None or a.example or a.valid_lens or a.causal:
+                raise ExportError('--model writes a header (--header) and takes --prompt and --steps, not '
+                                  '--case, --example, --valid-lens or --causal')
+            if a.steps < 0 or a.window < 0 or a.sinks < 0:
+                raise ExportError('--steps, --window and --sinks are >= 0')
+            prompt = _ints(a.prompt, '--prompt') if a.prompt else None
+            answer = export_model(state, a.name, a.header, weight_type=a.weights, num_heads=a.num_heads,
+                                  num_kv_heads=a.num_kv_heads, head_size=a.head_size, rms_eps=a.rms_eps,
+                                  rope_theta=a.rope_theta, rotary_dims=a.rotary_dims, rope_layout=a.rope_layout,
+                                  prompt=prompt, steps=a.steps, window=a.window, sinks=a.sinks, source=source)
+            if answer is not None:
+                print('%s: greedy tokens %s; smallest top-2 logit gap %.3g'
+                      % (a.header, ','.join(map(str, answer['tokens'])), answer['margin']))
+        elif a.dense:
             if a.valid_lens or a.causal:
                 raise ExportError('--valid-lens and --causal belong to an attention example')
             example = None

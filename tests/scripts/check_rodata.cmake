@@ -1,8 +1,9 @@
-# Checks that the compile-time positional tables of a program landed in
-# .rodata (flash on a microcontroller), not .data or .bss; with RAM_START,
-# also that they sit at flash addresses, below RAM, and are not copied there.
+# Checks that the compile-time positional tables of a program (or the
+# symbols matching SYMBOLS, a regular expression) landed in .rodata (flash
+# on a microcontroller), not .data or .bss; with RAM_START, also that they
+# sit at flash addresses, below RAM, and are not copied there.
 # Run as: cmake -DOBJDUMP=objdump -DBINARY=program [-DRAM_START=0x20000000]
-#               -P check_rodata.cmake
+#               [-DSYMBOLS=regex] -P check_rodata.cmake
 foreach(var OBJDUMP BINARY)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "check_rodata.cmake needs -D${var}=...")
@@ -12,21 +13,24 @@ execute_process(COMMAND ${OBJDUMP} -t -C ${BINARY} OUTPUT_VARIABLE table RESULT_
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "${OBJDUMP} failed on ${BINARY}")
 endif()
-string(REGEX MATCHALL "[^\n]*edgeattn::positional_encoding_table<[^\n]*" found "${table}")
+if(NOT DEFINED SYMBOLS)
+  set(SYMBOLS "edgeattn::positional_encoding_table<")
+endif()
+string(REGEX MATCHALL "[^\n]*${SYMBOLS}[^\n]*" found "${table}")
 if(NOT found)
-  message(FATAL_ERROR "no edgeattn::positional_encoding_table symbol in ${BINARY}")
+  message(FATAL_ERROR "no symbol matching ${SYMBOLS} in ${BINARY}")
 endif()
 if(DEFINED RAM_START)
   math(EXPR ram_start "${RAM_START}" OUTPUT_FORMAT DECIMAL)
 endif()
 foreach(line IN LISTS found)
   if(NOT line MATCHES "^([0-9a-fA-F]+) .*[ \t]\\.rodata[ \t]")
-    message(FATAL_ERROR "a positional table is not in .rodata:\n  ${line}")
+    message(FATAL_ERROR "a table is not in .rodata:\n  ${line}")
   endif()
   if(DEFINED RAM_START)
     math(EXPR address "0x${CMAKE_MATCH_1}" OUTPUT_FORMAT DECIMAL)
     if(NOT address LESS ram_start)
-      message(FATAL_ERROR "a positional table is in RAM (at or above ${RAM_START}):\n  ${line}")
+      message(FATAL_ERROR "a table is in RAM (at or above ${RAM_START}):\n  ${line}")
     endif()
   endif()
   message(STATUS "in .rodata: ${line}")
