@@ -22,10 +22,10 @@
 /// Compile time and the compilers' constexpr limits (entries = MaxPositions
 /// x RotaryDims; GCC 12, Clang 14, at their default limits): GCC builds a
 /// 2048 x 64 table in about 2 s and up to 524288 entries (4096 x 128, 20 s);
-/// larger ones need -fconstexpr-ops-limit=<64 x entries>, and MaxPositions
-/// above 262144 -fconstexpr-loop-limit=<MaxPositions>. Clang builds up to
+/// larger ones need -fconstexpr-ops-limit=N with N = 64 x entries, and
+/// MaxPositions above 262144 -fconstexpr-loop-limit=MaxPositions. Clang builds up to
 /// 131072 entries (2048 x 64, 1 s); larger ones need
-/// -fconstexpr-steps=<16 x entries> (8192 x 128: 7 s; GCC with
+/// -fconstexpr-steps=N with N = 16 x entries (8192 x 128: 7 s; GCC with
 /// -fconstexpr-ops-limit=67108864: 80 s).
 #ifndef EDGEATTN_ROPE_HPP
 #define EDGEATTN_ROPE_HPP
@@ -74,8 +74,12 @@ struct RopeTable {
 
     /// @return the table as edgeattn_rope::table takes it
     constexpr const float *data() const { return values; }
-    /// @return cos of pair `pair` (< RotaryDims / 2) at `position` (< MaxPositions)
+    /// @param position a row, < MaxPositions
+    /// @param pair     a pair, < RotaryDims / 2
+    /// @return cos of pair `pair` at `position`
     constexpr float cos(std::size_t position, std::size_t pair) const { return values[position * RotaryDims + pair]; }
+    /// @param position a row, < MaxPositions
+    /// @param pair     a pair, < RotaryDims / 2
     /// @return sin of pair `pair` at `position`
     constexpr float sin(std::size_t position, std::size_t pair) const {
         return values[position * RotaryDims + RotaryDims / 2 + pair];
@@ -85,6 +89,7 @@ struct RopeTable {
     /// edgeattn_attention_options::rope of a KV cache call).
     /// @param layout    which features pair up
     /// @param positions (B) first positions, or NULL (see edgeattn_rope)
+    /// @return an edgeattn_rope over this table
     constexpr edgeattn_rope rope(edgeattn_rope_layout layout = EDGEATTN_ROPE_NEOX,
                                  const std::int32_t *positions = nullptr) const {
         return edgeattn_rope{values, MaxPositions, RotaryDims, layout, positions};
@@ -93,9 +98,11 @@ struct RopeTable {
 
 /// The table of theta and position_scale, for a constexpr variable:
 /// `static constexpr auto table = edgeattn::rope_table<2048, 64>(500000.0);`
-/// @tparam MaxPositions rows @tparam RotaryDims rotated features per head
+/// @tparam MaxPositions rows
+/// @tparam RotaryDims   rotated features per head
 /// @param theta          base of the frequencies; 0 means 10000
 /// @param position_scale linear position scaling; 0 means 1
+/// @return the table
 template <std::size_t MaxPositions, std::size_t RotaryDims>
 constexpr RopeTable<MaxPositions, RotaryDims> rope_table(double theta = 0.0, double position_scale = 0.0) {
     return RopeTable<MaxPositions, RotaryDims>(theta, position_scale);
