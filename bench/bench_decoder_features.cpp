@@ -73,22 +73,7 @@ void decode_window(benchmark::State &state, DecoderShape s, size_t sinks) {
     if (w.status) return fail(state, "edgeattn_mha_pack", w.status);
     FilledCache c(s, s.len, dims, w, EDGEATTN_DTYPE_F32, s.len - sinks, sinks, s.len + s.len * 3 / 10);
     if (c.status) return fail(state, c.failed, c.status);
-    Floats x = random_floats(s.batch * s.d_model, 12), out = alloc_floats(s.batch * s.d_model);
-    size_t ws_bytes = 0;
-    if (edgeattn_status st = workspace_size(EDGEATTN_OP_KV_CACHE_ATTEND, dims, 0, ws_bytes))
-        return fail(state, "edgeattn_workspace_size", st);
-    auto ws = alloc_bytes(ws_bytes);
-    auto call = [&] {
-        return edgeattn_kv_cache_attend_packed(&c.cache, &dims, x.get(), w.packed.get(), w.bytes,
-                                               nullptr, ws.get(), ws_bytes, out.get(), nullptr);
-    };
-    if (edgeattn_status st = call()) return fail(state, "edgeattn_kv_cache_attend_packed", st);
-    for (auto _ : state) {
-        call();
-        benchmark::DoNotOptimize(out.get());
-        benchmark::ClobberMemory();
-    }
-    set_decode_counters(state, s, 2 * s.d_model * s.d_model * sizeof(float));
+    time_attend(state, s, dims, w, c);
 }
 
 // A decode step with no projection: store one token's projected key and

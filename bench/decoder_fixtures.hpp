@@ -117,6 +117,30 @@ inline void set_decode_counters(benchmark::State &state, const DecoderShape &s, 
     state.counters["weights_KiB"] = static_cast<double>(weight_bytes) / 1024.0;
 }
 
+// Times one new query per batch element over the filled cache `c`:
+// edgeattn_kv_cache_attend_packed, no mask (W_q projection, attention of
+// the heads over the cache, W_o projection).
+inline void time_attend(benchmark::State &state, const DecoderShape &s, const edgeattn_attention_dims &dims,
+                        const PackedWeights &w, FilledCache &c) {
+    Floats x = random_floats(s.batch * s.d_model, 12), out = alloc_floats(s.batch * s.d_model);
+    size_t ws_bytes = 0;
+    if (edgeattn_status st = workspace_size(EDGEATTN_OP_KV_CACHE_ATTEND, dims, 0, ws_bytes))
+        return fail(state, "edgeattn_workspace_size", st);
+    auto ws = alloc_bytes(ws_bytes);
+    auto call = [&] {
+        return edgeattn_kv_cache_attend_packed(&c.cache, &dims, x.get(), w.packed.get(), w.bytes, nullptr, ws.get(),
+                                               ws_bytes, out.get(), nullptr);
+    };
+    if (edgeattn_status st = call()) return fail(state, "edgeattn_kv_cache_attend_packed", st);
+    for (auto _ : state) {
+        call();
+        benchmark::DoNotOptimize(out.get());
+        benchmark::ClobberMemory();
+    }
+    // W_q and W_o: 2 d^2 floats.
+    set_decode_counters(state, s, 2 * s.d_model * s.d_model * sizeof(float));
+}
+
 // The rows of bench_decoder_features.cpp (RoPE, window cache,
 // projection-free calls), registered with the others.
 void register_feature_benchmarks();

@@ -35,12 +35,18 @@ target_include_directories(test_kernels PRIVATE ${PROJECT_SOURCE_DIR}/src)
 target_sources(test_streaming PRIVATE reference.cpp)
 target_sources(test_packed_weights PRIVATE reference.cpp)
 
+# One doctest program, tests/<name>.cpp with the extra sources given, built
+# with the tests' options and run by CTest under its own name.
+function(edgeattn_doctest_test name)
+  add_executable(${name} ${name}.cpp ${ARGN} $<TARGET_OBJECTS:edgeattn_doctest_main>)
+  target_link_libraries(${name} PRIVATE edgeattn::edgeattn edgeattn_doctest)
+  edgeattn_test_options(${name})
+  add_test(NAME ${name} COMMAND ${name})
+endfunction()
+
 # Hardening: numeric edge cases on every path (the test loops over
 # the paths itself).
-add_executable(test_numeric_edges test_numeric_edges.cpp reference.cpp $<TARGET_OBJECTS:edgeattn_doctest_main>)
-target_link_libraries(test_numeric_edges PRIVATE edgeattn::edgeattn edgeattn_doctest)
-edgeattn_test_options(test_numeric_edges)
-add_test(NAME test_numeric_edges COMMAND test_numeric_edges)
+edgeattn_doctest_test(test_numeric_edges reference.cpp)
 
 # Allocation-freedom at run time: replaces malloc & co. and operator new /
 # delete with counting versions (glibc's __libc_* underneath). Not under the
@@ -120,47 +126,29 @@ add_test(NAME hygiene.table_in_rodata
 
 # Decoder: edgeattn::KVCache (kv_cache.hpp) against the float64
 # reference on every path (the test loops over the paths itself).
-add_executable(test_kv_cache_module test_kv_cache_module.cpp reference.cpp $<TARGET_OBJECTS:edgeattn_doctest_main>)
-target_link_libraries(test_kv_cache_module PRIVATE edgeattn::edgeattn edgeattn_doctest)
-edgeattn_test_options(test_kv_cache_module)
-add_test(NAME test_kv_cache_module COMMAND test_kv_cache_module)
+edgeattn_doctest_test(test_kv_cache_module reference.cpp)
 
 # Decoder: masks, grouped-query heads, the KV cache and the
 # projection against the float64 reference on long shapes, and every
 # refusal of the decoder calls (the test loops over the paths itself).
-add_executable(test_decoder test_decoder.cpp reference.cpp $<TARGET_OBJECTS:edgeattn_doctest_main>)
-target_link_libraries(test_decoder PRIVATE edgeattn::edgeattn edgeattn_doctest)
-edgeattn_test_options(test_decoder)
-add_test(NAME test_decoder COMMAND test_decoder)
+edgeattn_doctest_test(test_decoder reference.cpp)
 
 # Reduced precision: int8 / fp16 weights against the float64
 # reference with the dequantised weights, the converters, the refusals
 # (the test loops over the paths itself).
-add_executable(test_reduced_precision test_reduced_precision.cpp reference.cpp $<TARGET_OBJECTS:edgeattn_doctest_main>)
-target_link_libraries(test_reduced_precision PRIVATE edgeattn::edgeattn edgeattn_doctest)
-edgeattn_test_options(test_reduced_precision)
-add_test(NAME test_reduced_precision COMMAND test_reduced_precision)
+edgeattn_doctest_test(test_reduced_precision reference.cpp)
 
 # Bits independent of the work split: every masked op at 1..8 threads and
 # workspaces sized for 1, 3 and 8, NaN / inf at masked positions (the test
 # loops over the paths itself).
 # edgeattn_workspace_size for one call and for a decoder step's set.
-add_executable(test_workspace_query test_workspace_query.cpp $<TARGET_OBJECTS:edgeattn_doctest_main>)
-target_link_libraries(test_workspace_query PRIVATE edgeattn::edgeattn edgeattn_doctest)
-edgeattn_test_options(test_workspace_query)
-add_test(NAME test_workspace_query COMMAND test_workspace_query)
+edgeattn_doctest_test(test_workspace_query)
 
 # The 0.x names: each deprecated wrapper gives its 1.0 call's bits and the
 # float64 answer.
-add_executable(test_deprecated_names test_deprecated_names.cpp reference.cpp $<TARGET_OBJECTS:edgeattn_doctest_main>)
-target_link_libraries(test_deprecated_names PRIVATE edgeattn::edgeattn edgeattn_doctest)
-edgeattn_test_options(test_deprecated_names)
-add_test(NAME test_deprecated_names COMMAND test_deprecated_names)
+edgeattn_doctest_test(test_deprecated_names reference.cpp)
 
-add_executable(test_split_invariance test_split_invariance.cpp $<TARGET_OBJECTS:edgeattn_doctest_main>)
-target_link_libraries(test_split_invariance PRIVATE edgeattn::edgeattn edgeattn_doctest)
-edgeattn_test_options(test_split_invariance)
-add_test(NAME test_split_invariance COMMAND test_split_invariance)
+edgeattn_doctest_test(test_split_invariance)
 
 # Workspace bounds: every op with a workspace given exactly
 # *_workspace_size() bytes between guard bytes (outputs, packed weights and
@@ -180,43 +168,27 @@ endforeach()
 # output), edited structs refused, a refused append writing nothing, int8
 # rows byte by byte against an independent computation, NaN and infinities
 # against the fp32 cache, workspace sizes (the test loops over the paths itself).
-add_executable(test_kv_cache_contract test_kv_cache_contract.cpp reference.cpp $<TARGET_OBJECTS:edgeattn_doctest_main>)
-target_link_libraries(test_kv_cache_contract PRIVATE edgeattn::edgeattn edgeattn_doctest)
-edgeattn_test_options(test_kv_cache_contract)
-add_test(NAME test_kv_cache_contract COMMAND test_kv_cache_contract)
+edgeattn_doctest_test(test_kv_cache_contract reference.cpp)
 
 # Argument placement: each struct a call takes by pointer, copied into the
 # workspace or an output, gives the same bits; an output over an array the
 # call reads is an overlap; enums holding any int get their status (the
 # by-value ones passed from C: enum_args_from_c.c).
-add_executable(test_argument_placement test_argument_placement.cpp enum_args_from_c.c reference.cpp
-  $<TARGET_OBJECTS:edgeattn_doctest_main>)
-target_link_libraries(test_argument_placement PRIVATE edgeattn::edgeattn edgeattn_doctest)
-edgeattn_test_options(test_argument_placement)
-add_test(NAME test_argument_placement COMMAND test_argument_placement)
+edgeattn_doctest_test(test_argument_placement enum_args_from_c.c reference.cpp)
 
 # Window KV caches, projection-free cache calls and the sliding-window
 # mask against the float64 reference: setup rules, ring placement,
 # attention over wrapped rings in stream order, typed storage, truncation,
 # thread-count independence (the test loops over the paths itself).
-add_executable(test_window_cache test_window_cache.cpp reference.cpp $<TARGET_OBJECTS:edgeattn_doctest_main>)
-target_link_libraries(test_window_cache PRIVATE edgeattn::edgeattn edgeattn_doctest)
-edgeattn_test_options(test_window_cache)
-add_test(NAME test_window_cache COMMAND test_window_cache)
+edgeattn_doctest_test(test_window_cache reference.cpp)
 
 # RoPE fused into the KV cache calls: a wrapping window stream against
 # float64 on every path and storage, and bit for bit the projection-free
 # calls on rows rotated by edgeattn_rope_apply.
-add_executable(test_rope_cache test_rope_cache.cpp reference.cpp $<TARGET_OBJECTS:edgeattn_doctest_main>)
-target_link_libraries(test_rope_cache PRIVATE edgeattn::edgeattn edgeattn_doctest)
-edgeattn_test_options(test_rope_cache)
-add_test(NAME test_rope_cache COMMAND test_rope_cache)
+edgeattn_doctest_test(test_rope_cache reference.cpp)
 
 # 100,000 tokens through a window cache, each step against the float64
 # reference: label `long`, which the instrumented runs (valgrind, ASan,
 # TSan in .ci/hardening.sh) leave out.
-add_executable(test_window_stream test_window_stream.cpp reference.cpp $<TARGET_OBJECTS:edgeattn_doctest_main>)
-target_link_libraries(test_window_stream PRIVATE edgeattn::edgeattn edgeattn_doctest)
-edgeattn_test_options(test_window_stream)
-add_test(NAME test_window_stream COMMAND test_window_stream)
+edgeattn_doctest_test(test_window_stream reference.cpp)
 set_tests_properties(test_window_stream PROPERTIES LABELS long)

@@ -16,6 +16,7 @@
 #include <new>
 
 #include "report.hpp"
+#include "stack_probe.hpp"
 
 namespace {
 
@@ -63,15 +64,6 @@ alignas(64) float X[B * N * D];
 alignas(64) float output[B * N * D];
 alignas(64) float attention_weights[B * H * N * N];
 
-constexpr std::size_t stack_probe_words = 4096;  // 16 KiB below main's frame
-constexpr std::uint32_t stack_paint = 0x5AC5AC5Au;
-
-std::uint32_t *stack_pointer() {
-    std::uint32_t *sp;
-    __asm__ volatile("mov %0, sp" : "=r"(sp));
-    return sp;
-}
-
 }  // namespace
 
 int main() {
@@ -80,14 +72,9 @@ int main() {
     std::int32_t lens[B];
     for (std::size_t b = 0; b < B; ++b) lens[b] = static_cast<std::int32_t>(N - b);
     const edgeattn::ValidLens valid_lens{EDGEATTN_VALID_LENS_PER_BATCH, lens};
-    // Paint the free stack (nothing else runs: no interrupts are enabled),
-    // call, then find the deepest word the call overwrote.
-    volatile std::uint32_t *const top = stack_pointer() - 16, *const bottom = top - stack_probe_words;
-    for (volatile std::uint32_t *p = bottom; p < top; ++p) *p = stack_paint;
-    const edgeattn::Status st = module->forward(X, &valid_lens, output, attention_weights);
-    volatile std::uint32_t *deepest = bottom;
-    while (deepest < top && *deepest == stack_paint) ++deepest;
-    const std::size_t stack_bytes = static_cast<std::size_t>(top - deepest) * 4;
+    edgeattn::Status st{};
+    const std::size_t stack_bytes =
+        firmware::stack_used(16, [&] { st = module->forward(X, &valid_lens, output, attention_weights); });
     firmware::Line() << "PositionalSelfAttention<batch " << B << ", tokens " << N << ", d " << D << ", heads " << H
                      << ", max_len " << MaxLen << ">"
 #if defined(FOOTPRINT_INT8)
@@ -98,5 +85,5 @@ int main() {
                      << sizeof weights << " bytes (flash), stack " << stack_bytes
                      << " bytes; forward status " << static_cast<int>(st);
     // A call deeper than the probe would not have been measured.
-    return st == EDGEATTN_OK && deepest > bottom ? 0 : 1;
+    return st == EDGEATTN_OK && stack_bytes < firmware::stack_probe_words * 4 ? 0 : 1;
 }

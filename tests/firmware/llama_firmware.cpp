@@ -12,19 +12,11 @@
 
 #include "llama_decode.h"
 #include "report.hpp"
+#include "stack_probe.hpp"
 
 extern "C" std::uint32_t __data_load__[], __data_start__[], __data_end__[], __bss_end__[];
 
 namespace {
-
-constexpr std::size_t stack_probe_words = 4096;  // 16 KiB below main's frame
-constexpr std::uint32_t stack_paint = 0x5AC5AC5Au;
-
-std::uint32_t *stack_pointer() {
-    std::uint32_t *sp;
-    __asm__ volatile("mov %0, sp" : "=r"(sp));
-    return sp;
-}
 
 std::size_t bytes_between(const void *from, const void *to) {
     return static_cast<std::size_t>(reinterpret_cast<std::uintptr_t>(to) - reinterpret_cast<std::uintptr_t>(from));
@@ -38,13 +30,9 @@ int main() {
     llama_result r{};
     const llama_path paths[] = {LLAMA_FUSED, LLAMA_PROJECTION_FREE};
     for (const llama_path path : paths) {
-        volatile std::uint32_t *const top = stack_pointer() - 64, *const bottom = top - stack_probe_words;
-        for (volatile std::uint32_t *p = bottom; p < top; ++p) *p = stack_paint;
-        const int bad = llama_decode(path, &r);
-        volatile std::uint32_t *deepest = bottom;
-        while (deepest < top && *deepest == stack_paint) ++deepest;
-        if (deepest == bottom) failed = 1;  // deeper than the probe: not measured
-        const std::size_t stack = static_cast<std::size_t>(top - deepest) * 4;
+        int bad = 0;
+        const std::size_t stack = firmware::stack_used(64, [&] { bad = llama_decode(path, &r); });
+        if (stack == firmware::stack_probe_words * 4) failed = 1;  // deeper than the probe: not measured
         if (stack > deepest_stack) deepest_stack = stack;
         {
             firmware::Line line;
