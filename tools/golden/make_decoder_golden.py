@@ -172,8 +172,8 @@ class Rope:
     computed here in float64 from the formula (no table):
       x' = x cos a - y sin a,   y' = y cos a + x sin a.
     A negative p rotates by the negative angle. Features from dims on pass.
-    The library rotates with a float32 table of cos and sin (each within
-    2^-25 relative of the exact value, the angle computed in double): the
+    The library rotates with a float32 table of cos and sin (each within 2^-24
+    relative and 2^-25 absolute of the exact value, the angle in double): the
     rotated rows then differ from these by about 2^-24 relative, far below
     the cases' bar (rel. L2 1e-5)."""
 
