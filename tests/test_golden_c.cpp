@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -59,11 +60,16 @@ bool is_masked_attention(const Case &c) {
 
 // A kv_cache_decode case whose every step is accepted and truncates
 // nothing, and whose every token sees a key (every_row_sees_a_key): its
-// output is then the causal attention of all T tokens however they are fed.
-// False for any other case.
+// output is then the causal attention of all T tokens however they are fed
+// (RoPE and a sliding-window mask depend on a token's position only). Not a
+// window cache: a step of several tokens into a full window overwrites rows
+// its earlier queries would have seen one token a step. False for any other
+// case.
 bool every_row_sees_a_key(const Case &c);
 bool plain_decode(const Case &c) {
     if (c.op != "kv_cache_decode") return false;
+    if (const Param *w = c.find_param("window"))
+        if (w->value != 0) return false;
     const Tensor *status = c.find(Role::expect, "chunk_status");
     const Tensor *trunc = c.find(Role::input, "truncate");
     if (!status) return false;
@@ -210,6 +216,42 @@ TEST_CASE("golden decoder cases are present") {
     CHECK(gqa >= 4);       // multi-head and decode with H_kv < H
     CHECK(cache_full >= 1); // a step refused with EDGEATTN_ERR_CACHE_FULL
     CHECK(truncating >= 1); // edgeattn_kv_cache_truncate between steps
+}
+
+// The cases of RoPE (fused into the cache calls, both layouts, partial,
+// offsets), window caches (with sinks, wrapping; fp32 and int8), the
+// sliding-window mask, projection-free calls and rope_apply are there.
+TEST_CASE("golden RoPE and window-cache cases are present") {
+    std::size_t rope = 0, gptj = 0, partial = 0, offsets = 0, window = 0, sinks = 0, typed_window = 0,
+                mask_window = 0, projection_free = 0, rope_apply = 0;
+    auto value = [](const Case &c, const char *key) {
+        const Param *p = c.find_param(key);
+        return p ? p->value : 0;
+    };
+    for (const auto &[name, in] : golden_cases()) {
+        rope_apply += in.op == "rope_apply";
+        if (in.op != "kv_cache_decode") continue;
+        const std::int64_t dims = value(in, "rope_dims"), H = value(in, "num_heads");
+        rope += dims > 0;
+        gptj += dims > 0 && value(in, "rope_layout") == 1;
+        partial += dims > 0 && H > 0 && dims < value(in, "num_hiddens") / H;
+        offsets += in.find(Role::input, "rope_offset") != nullptr;
+        window += value(in, "window") > 0;
+        sinks += value(in, "sinks") > 0;
+        typed_window += value(in, "window") > 0 && value(in, "cache_type") != 0;
+        mask_window += value(in, "mask_window") > 0;
+        projection_free += value(in, "projection_free") == 1;
+    }
+    CHECK(rope >= 4);
+    CHECK(gptj >= 1);
+    CHECK(partial >= 1);
+    CHECK(offsets >= 1);
+    CHECK(window >= 3);
+    CHECK(sinks >= 2);
+    CHECK(typed_window >= 1);
+    CHECK(mask_window >= 1);
+    CHECK(projection_free >= 1);
+    CHECK(rope_apply >= 1);
 }
 
 // A decode whose steps are all accepted, that truncates nothing and whose

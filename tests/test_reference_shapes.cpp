@@ -19,7 +19,9 @@
 
 #include <edgeattn/edgeattn.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -754,38 +756,126 @@ struct GoldenMha {
     }
 };
 
+// A param, or `dflt` when the case leaves it out.
+std::int64_t param_or(const edgeattn_conform::Case &c, const char *key, std::int64_t dflt) {
+    const edgeattn_conform::Param *p = c.find_param(key);
+    return p ? p->value : dflt;
+}
+
+// RoPE of a case's params (FORMAT.md), in double from the angle formula
+// p / scale * theta^(-2i / dims): rotates every head of row x (heads *
+// head_size) at position p in place.
+struct GoldenRope {
+    std::size_t dims = 0, layout = 0;
+    double theta = 10000, scale = 1;
+    explicit GoldenRope(const edgeattn_conform::Case &c)
+        : dims(static_cast<std::size_t>(param_or(c, "rope_dims", 0))),
+          layout(static_cast<std::size_t>(param_or(c, "rope_layout", 0))) {
+        if (param_or(c, "rope_theta", 0)) theta = static_cast<double>(param_or(c, "rope_theta", 0));
+        if (param_or(c, "rope_scale", 0)) scale = static_cast<double>(param_or(c, "rope_scale", 0));
+    }
+    void rotate(double *x, std::size_t width, std::size_t head_size, double p) const {
+        for (std::size_t h0 = 0; dims && h0 < width; h0 += head_size)
+            for (std::size_t i = 0; i < dims / 2; ++i) {
+                const std::size_t u = layout ? 2 * i : i, v = layout ? 2 * i + 1 : i + dims / 2;
+                const double a = p / scale * std::pow(theta, -2.0 * static_cast<double>(i) / static_cast<double>(dims));
+                const double xu = x[h0 + u], xv = x[h0 + v];
+                x[h0 + u] = xu * std::cos(a) - xv * std::sin(a);
+                x[h0 + v] = xv * std::cos(a) + xu * std::sin(a);
+            }
+    }
+};
+
+// rows (n, in) W^T + b in double; W, b empty: the rows as they are.
+std::vector<double> project(const std::vector<double> &x, std::size_t n, std::size_t in, const std::vector<double> &W,
+                            const std::vector<double> &b, std::size_t out) {
+    if (W.empty()) return x;
+    std::vector<double> y(n * out);
+    edgeattn_ref::linear(n, in, out, x.data(), W.data(), b.empty() ? nullptr : b.data(), y.data());
+    return y;
+}
+
+// I (n, n), for the reference's projections of rows already projected.
+std::vector<double> identity(std::size_t n) {
+    std::vector<double> I(n * n, 0.0);
+    for (std::size_t i = 0; i < n; ++i) I[i * n + i] = 1.0;
+    return I;
+}
+
 // kv_cache_decode, simulated on token indices: the cache of batch element b
-// holds the tokens `held`; a step truncates, refuses when full, else appends
-// its tokens and runs causal multi-head attention of them over the held ones.
+// holds the tokens `held` (a window cache: the first `sinks` and the last
+// `window`, in that order), each at its stream position; a step truncates,
+// refuses when full (no window), else appends its tokens and runs causal
+// multi-head attention of them over the held ones. The projections run
+// here, so that RoPE rotates the projected queries and keys at their
+// positions (+ rope_offset[b]); the reference's attention then gets them
+// with identity projections (exact in double) and the case's W_o (identity
+// when projection_free).
 std::vector<double> reference_decode(const edgeattn_conform::Case &c, const std::string &name) {
     const std::size_t B = dim(c, "X", 0), T = dim(c, "X", 1), d = dim(c, "X", 2);
     const std::size_t h = param(c, "num_hiddens"), H = param(c, "num_heads"), Hkv = param(c, "num_kv_heads");
+    const std::size_t hs = h / H, h_kv = Hkv * hs;
     const std::size_t capacity = param(c, "capacity");
+    const std::size_t window = static_cast<std::size_t>(param_or(c, "window", 0));
+    const std::size_t sinks = static_cast<std::size_t>(param_or(c, "sinks", 0));
+    const bool projection_free = param_or(c, "projection_free", 0) == 1;
+    const GoldenRope rope(c);
     const std::vector<double> X = input(c, "X"), chunks = input(c, "chunks"), truncate = input(c, "truncate");
-    const GoldenMha W(c);
+    std::vector<double> offset(B, 0.0);
+    if (c.find(edgeattn_conform::Role::input, "rope_offset")) offset = input(c, "rope_offset");
+    std::vector<double> Wq, Wk, Wv, Wo = identity(h), bq, bk, bv, bo;
+    if (!projection_free) {
+        const GoldenMha W(c);
+        Wq = W.W[0], Wk = W.W[1], Wv = W.W[2], Wo = W.W[3];
+        if (W.bias) bq = W.b[0], bk = W.b[1], bv = W.b[2], bo = W.b[3];
+    }
+    const std::vector<double> Iq = identity(h), Ik = identity(h_kv);
+    const edgeattn_ref::MhaWeights attend_weights{Iq.data(), Ik.data(), Ik.data(), Wo.data(),
+                                                  nullptr,   nullptr,   nullptr,   bo.empty() ? nullptr : bo.data()};
+    // Every token's projections (B*T rows); its rotation waits for its position.
+    const std::vector<double> Qp = project(X, B * T, d, Wq, bq, h), Kp = project(X, B * T, d, Wk, bk, h_kv),
+                              Vp = project(X, B * T, d, Wv, bv, h_kv);
     std::vector<double> status;
-    std::vector<std::size_t> held;
-    std::size_t t0 = 0;
+    std::vector<std::size_t> held, where;  // tokens and their stream positions, in the order attention reads them
+    std::size_t t0 = 0, stream = 0;
     std::vector<std::vector<double>> outputs(B);
     for (std::size_t s = 0; s < chunks.size(); ++s) {
         const std::size_t n = static_cast<std::size_t>(chunks[s]);
-        if (truncate[s] >= 0) held.resize(static_cast<std::size_t>(truncate[s]));
-        if (held.size() + n > capacity) {
+        if (truncate[s] >= 0) {
+            held.resize(static_cast<std::size_t>(truncate[s]));
+            where.resize(held.size());
+            stream = held.size();
+        }
+        if (!window && held.size() + n > capacity) {
             status.push_back(-16);
             t0 += n;
             continue;
         }
         status.push_back(0);
-        for (std::size_t t = 0; t < n; ++t) held.push_back(t0 + t);
+        for (std::size_t t = 0; t < n; ++t) {
+            held.push_back(t0 + t);
+            where.push_back(stream++);
+            if (window && held.size() > capacity) {
+                held.erase(held.begin() + static_cast<std::ptrdiff_t>(sinks));
+                where.erase(where.begin() + static_cast<std::ptrdiff_t>(sinks));
+            }
+        }
         const std::size_t K = held.size();
         for (std::size_t b = 0; b < B; ++b) {
-            std::vector<double> queries(n * d), keys(K * d), o(n * h), w(H * n * K);
-            for (std::size_t t = 0; t < n; ++t)
-                for (std::size_t e = 0; e < d; ++e) queries[t * d + e] = X[(b * T + t0 + t) * d + e];
-            for (std::size_t j = 0; j < K; ++j)
-                for (std::size_t e = 0; e < d; ++e) keys[j * d + e] = X[(b * T + held[j]) * d + e];
+            std::vector<double> queries(n * h), keys(K * h_kv), values(K * h_kv), o(n * h), w(H * n * K);
+            for (std::size_t t = 0; t < n; ++t) {
+                std::copy_n(Qp.begin() + static_cast<std::ptrdiff_t>((b * T + t0 + t) * h), h, queries.begin() + t * h);
+                rope.rotate(&queries[t * h], h, hs, static_cast<double>(stream - n + t) + offset[b]);
+            }
+            for (std::size_t j = 0; j < K; ++j) {
+                const std::ptrdiff_t row = static_cast<std::ptrdiff_t>((b * T + held[j]) * h_kv);
+                std::copy_n(Kp.begin() + row, h_kv, keys.begin() + j * h_kv);
+                std::copy_n(Vp.begin() + row, h_kv, values.begin() + j * h_kv);
+                rope.rotate(&keys[j * h_kv], h_kv, hs, static_cast<double>(where[j]) + offset[b]);
+            }
             Mask all = golden_mask(c, t0, n, capacity);
             all.causal = true;
+            all.window = static_cast<std::size_t>(param_or(c, "mask_window", 0));
             // This batch element's share of the mask, as a batch of one.
             Mask m = all;
             if (all.ranges_kind == Mask::per_batch) m.ranges.assign(all.ranges.begin() + 2 * b, all.ranges.begin() + 2 * b + 2);
@@ -796,8 +886,8 @@ std::vector<double> reference_decode(const edgeattn_conform::Case &c, const std:
                 m.bias.assign(all.bias.begin() + b * per, all.bias.begin() + (b + 1) * per);
                 m.bias_batch = 1;
             }
-            edgeattn_ref::multi_head_attention_masked(1, n, K, d, d, d, h, H, Hkv, queries.data(), keys.data(),
-                                                      keys.data(), edgeattn_ref::ValidLens{}, m, W.weights(),
+            edgeattn_ref::multi_head_attention_masked(1, n, K, h, h_kv, h_kv, h, H, Hkv, queries.data(), keys.data(),
+                                                      values.data(), edgeattn_ref::ValidLens{}, m, attend_weights,
                                                       o.data(), w.data());
             outputs[b].insert(outputs[b].end(), o.begin(), o.end());
         }
@@ -807,6 +897,18 @@ std::vector<double> reference_decode(const edgeattn_conform::Case &c, const std:
     std::vector<double> out;
     for (std::size_t b = 0; b < B; ++b) out.insert(out.end(), outputs[b].begin(), outputs[b].end());
     return out;
+}
+
+// op rope_apply: X (B, T, heads, head_size), token t of batch element b at positions[b] + t.
+std::vector<double> reference_rope_apply(const edgeattn_conform::Case &c) {
+    const std::size_t B = dim(c, "X", 0), T = dim(c, "X", 1), width = dim(c, "X", 2) * dim(c, "X", 3);
+    std::vector<double> Y = input(c, "X"), positions(B, 0.0);
+    if (c.find(edgeattn_conform::Role::input, "positions")) positions = input(c, "positions");
+    const GoldenRope rope(c);
+    for (std::size_t b = 0; b < B; ++b)
+        for (std::size_t t = 0; t < T; ++t)
+            rope.rotate(&Y[(b * T + t) * width], width, dim(c, "X", 3), positions[b] + static_cast<double>(t));
+    return Y;
 }
 
 // The reference's output named `name` for the case, computed in double.
@@ -845,6 +947,7 @@ std::vector<double> reference_output(const edgeattn_conform::Case &c, const std:
         return out;
     }
     if (op == "kv_cache_decode") return reference_decode(c, name);
+    if (op == "rope_apply") return reference_rope_apply(c);
     const std::size_t B = dim(c, "queries", 0), Q = dim(c, "queries", 1), K = dim(c, "keys", 1);
     const std::size_t qs = dim(c, "queries", 2), ks = dim(c, "keys", 2), vs = dim(c, "values", 2);
     std::vector<double> q = input(c, "queries"), k = input(c, "keys"), v = input(c, "values");

@@ -700,6 +700,63 @@ bool run_linear(Runner &r) {
     return r.status(edgeattn_dense(&d, x.data(), &W.m, bp, ws, bytes, r.buffer("y")), "edgeattn_dense");
 }
 
+// RoPE params (FORMAT.md, "RoPE and window caches"): rope_dims (0 or absent:
+// none), rope_layout (0 NeoX, 1 GPT-J), rope_theta (0: 10000), rope_scale
+// (0: 1), rope_max_positions; the table made by edgeattn_rope_table.
+struct RopeInputs {
+    std::vector<float> table;
+    edgeattn_rope rope{};  // table NULL: none; positions set per call
+};
+
+bool read_rope(Runner &r, RopeInputs &ri) {
+    std::size_t dims = 0, layout = 0, theta = 0, scale = 0, max_positions = 0;
+    if (!r.param("rope_dims", 0, dims) || !r.param("rope_layout", 0, layout) || !r.param("rope_theta", 0, theta) ||
+        !r.param("rope_scale", 0, scale) || !r.param("rope_max_positions", 0, max_positions))
+        return false;
+    if (dims == 0) {
+        for (const char *key : {"rope_layout", "rope_theta", "rope_scale", "rope_max_positions"})
+            if (r.c().find_param(key)) return r.fail(std::string("param '") + key + "' given without rope_dims");
+        return true;
+    }
+    std::size_t n = 0;
+    if (!capped_count({max_positions, dims}, n))
+        return r.fail("the RoPE table (rope_max_positions, rope_dims) has more than " + std::to_string(kMaxElements) +
+                      " elements");
+    const edgeattn_rope_table_config config{max_positions, dims, static_cast<double>(theta),
+                                            static_cast<double>(scale)};
+    ri.table.assign(n ? n : 1, 0.0f);
+    if (!r.status(edgeattn_rope_table(&config, ri.table.data(), n), "edgeattn_rope_table")) return false;
+    ri.rope.table = ri.table.data();
+    ri.rope.max_positions = max_positions;
+    ri.rope.rotary_dims = dims;
+    ri.rope.layout = static_cast<edgeattn_rope_layout>(layout);  // any int: the library checks it
+    return true;
+}
+
+// Y = RoPE(X) (FORMAT.md, "RoPE and window caches"): X (B,T,heads,head_size),
+// positions i32 (B) optional, through edgeattn_rope_apply.
+bool run_rope_apply(Runner &r) {
+    std::vector<float> X;
+    Shape sx;
+    RopeInputs ri;
+    if (!r.allow({"X", "positions"}, {"rope_dims", "rope_layout", "rope_theta", "rope_scale", "rope_max_positions"}) ||
+        !r.f32("X", 4, X, sx) || !read_rope(r, ri))
+        return false;
+    if (!ri.rope.table) return r.fail("op rope_apply needs param 'rope_dims'");
+    std::vector<std::int32_t> positions;
+    if (r.has("positions")) {
+        Shape sp;
+        if (!r.i32("positions", 1, positions, sp)) return false;
+        if (sp != Shape{sx[0]})
+            return r.fail("input 'positions' has shape " + shape_string(sp) + ", expected (B) = " +
+                          shape_string({sx[0]}));
+        ri.rope.positions = positions.data();
+    }
+    const edgeattn_rope_dims dims{sx[0], sx[1], sx[2], sx[3]};
+    if (!r.output("Y", sx, true) || !r.expects_known()) return false;
+    return r.status(edgeattn_rope_apply(&dims, &ri.rope, X.data(), r.buffer("Y")), "edgeattn_rope_apply");
+}
+
 // Self-attention decoding over a KV cache (FORMAT.md, "Decoding"): X (B,T,d) fed
 // in steps of chunks[s] tokens; before step s every batch element is
 // truncated to truncate[s] (when >= 0); the step stores its tokens
@@ -713,8 +770,10 @@ bool run_kv_cache_decode(Runner &r) {
     edgeattn_attention_dims d{};
     std::size_t capacity = 0;
     if (!r.allow({"X", "chunks", "truncate", "W_q", "W_k", "W_v", "W_o", "b_q", "b_k", "b_v", "b_o", "key_ranges",
-                  "bias", "W_q_scales", "W_k_scales", "W_v_scales", "W_o_scales"},
-                 {"num_hiddens", "num_heads", "num_kv_heads", "bias", "capacity", "weight_type", "cache_type"}) ||
+                  "bias", "W_q_scales", "W_k_scales", "W_v_scales", "W_o_scales", "rope_offset"},
+                 {"num_hiddens", "num_heads", "num_kv_heads", "bias", "capacity", "weight_type", "cache_type", "window",
+                  "sinks", "rope_dims", "rope_layout", "rope_theta", "rope_scale", "rope_max_positions", "mask_window",
+                  "projection_free"}) ||
         !r.f32("X", 3, X, sx) || !r.param("num_hiddens", -1, d.num_hiddens) ||
         !r.param("num_heads", -1, d.num_heads) || !r.param("num_kv_heads", 0, d.num_kv_heads) ||
         !r.param("capacity", -1, capacity))
@@ -728,8 +787,33 @@ bool run_kv_cache_decode(Runner &r) {
     d.keys = capacity;
     d.query_size = d.key_size = d.value_size = dm;
     MhaWeights m;
-    std::size_t h_kv = 0;
-    if (!kv_hiddens(r, d, h_kv) || !read_mha_weights(r, d, h_kv, m)) return false;
+    std::size_t h_kv = 0, projection_free = 0;
+    if (!kv_hiddens(r, d, h_kv) || !r.param("projection_free", 0, projection_free)) return false;
+    if (projection_free > 1) return r.fail("param 'projection_free' must be 0 or 1");
+    if (projection_free) {
+        // X holds the projected rows: queries = keys = values (so h_kv = h),
+        // and the output is the concatenated heads. No weights to read or pack.
+        for (const char *n : {"W_q", "W_k", "W_v", "W_o", "b_q", "b_k", "b_v", "b_o"})
+            if (r.has(n)) return r.fail(std::string("input '") + n + "' given with param projection_free = 1");
+        const edgeattn_weight_matrix none{EDGEATTN_DTYPE_NONE, nullptr, nullptr};
+        m.w.W_q = m.w.W_k = m.w.W_v = m.w.W_o = none;
+    } else if (!read_mha_weights(r, d, h_kv, m)) {
+        return false;
+    }
+    const bool packed = r.packed_weights() && !projection_free;
+
+    // RoPE (its table), per batch element offsets rope_offset i32 (B).
+    RopeInputs ri;
+    std::vector<std::int32_t> rope_offset, rope_start(B);
+    if (!read_rope(r, ri)) return false;
+    if (r.has("rope_offset")) {
+        Shape so;
+        if (!ri.rope.table) return r.fail("input 'rope_offset' given without param rope_dims");
+        if (!r.i32("rope_offset", 1, rope_offset, so)) return false;
+        if (so != Shape{B})
+            return r.fail("input 'rope_offset' has shape " + shape_string(so) + ", expected (B) = " +
+                          shape_string({B}));
+    }
 
     // The steps: chunks > 0 summing to T, truncate -1 or a length.
     std::vector<std::int32_t> chunks, trunc;
@@ -781,19 +865,35 @@ bool run_kv_cache_decode(Runner &r) {
     std::size_t cache_type = 0;
     if (!r.param("cache_type", 0, cache_type)) return false;
     if (cache_type > EDGEATTN_DTYPE_INT8) return r.fail("param 'cache_type' must be 0 (f32), 1 (fp16) or 2 (int8)");
-    const edgeattn_kv_cache_config config{B, H_kv, head_size, capacity, static_cast<edgeattn_dtype>(cache_type), 0, 0};
+    std::size_t window = 0, sinks = 0, mask_window = 0;
+    if (!r.param("window", 0, window) || !r.param("sinks", 0, sinks) || !r.param("mask_window", 0, mask_window))
+        return false;
+    const edgeattn_kv_cache_config config{B, H_kv, head_size, capacity, static_cast<edgeattn_dtype>(cache_type),
+                                          window, sinks};
     const std::size_t cache_bytes = edgeattn_kv_cache_memory_size(&config);
     if (cache_bytes == 0)
         return r.fail("edgeattn_kv_cache_memory_size(batch " + std::to_string(B) + ", kv heads " +
                       std::to_string(H_kv) + ", head size " + std::to_string(head_size) + ", capacity " +
-                      std::to_string(capacity) + ") gave 0");
+                      std::to_string(capacity) + ", window " + std::to_string(window) + ", sinks " +
+                      std::to_string(sinks) + ") gave 0");
     Aligned cache_mem, store_ws, attend_ws;
     edgeattn_kv_cache cache{};
     if (!r.alloc(cache_bytes, cache_mem, "a KV cache") ||
         !r.status(edgeattn_kv_cache_setup(&cache, &config, cache_mem.p, cache_bytes), "edgeattn_kv_cache_setup"))
         return false;
-    if (!pack_mha_weights(r, d, m)) return false;
+    if (packed && !pack_mha_weights(r, d, m)) return false;
     const std::size_t packed_bytes = m.packed.size() * sizeof(float);
+    // A call's rope: the stream position (the cache's own, when no offset is
+    // given) plus rope_offset[b] for its first token.
+    auto rope_for = [&](std::size_t first_back) {
+        edgeattn_rope rope = ri.rope;
+        if (rope.table && !rope_offset.empty()) {
+            for (std::size_t b = 0; b < B; ++b)
+                rope_start[b] = cache.positions[b] - static_cast<std::int32_t>(first_back) + rope_offset[b];
+            rope.positions = rope_start.data();
+        }
+        return rope;
+    };
 
     std::vector<float> status(S, 0.0f);
     std::size_t t0 = 0, t_ok = 0;
@@ -815,23 +915,26 @@ bool run_kv_cache_decode(Runner &r) {
         if (!r.workspace_size(attention_request(EDGEATTN_OP_KV_CACHE_STORE, ds, n), store_bytes)) return false;
         if (store_bytes > store_ws.bytes || !store_ws.p)
             if (!r.alloc(store_bytes, store_ws)) return false;
+        edgeattn_attention_options store_options{};
+        store_options.rope = rope_for(0);
         const edgeattn_status a =
-            r.packed_weights()
+            packed
                 ? edgeattn_kv_cache_store_packed(&cache, &ds, n, xs.data(), xs.data(), m.packed.data(), packed_bytes,
-                                                 nullptr, store_ws.p, store_ws.bytes)
-                : edgeattn_kv_cache_store(&cache, &ds, n, xs.data(), xs.data(), &m.w, nullptr, store_ws.p,
+                                                 &store_options, store_ws.p, store_ws.bytes)
+                : edgeattn_kv_cache_store(&cache, &ds, n, xs.data(), xs.data(), &m.w, &store_options, store_ws.p,
                                           store_ws.bytes);
         if (a == EDGEATTN_ERR_CACHE_FULL) {
             status[s] = static_cast<float>(EDGEATTN_ERR_CACHE_FULL);
             continue;
         }
-        if (!r.status(a, r.packed_weights() ? "edgeattn_kv_cache_store_packed" : "edgeattn_kv_cache_store"))
-            return false;
+        if (!r.status(a, packed ? "edgeattn_kv_cache_store_packed" : "edgeattn_kv_cache_store")) return false;
 
         edgeattn_attention_options options{};
+        options.rope = rope_for(n);
         edgeattn_attention_mask &mask = options.mask;
         mask = mk.mask;
         mask.causal = 1;
+        mask.window = mask_window;
         if (per_query) {
             for (std::size_t b = 0; b < B; ++b)
                 for (std::size_t i = 0; i < n; ++i)
@@ -853,13 +956,12 @@ bool run_kv_cache_decode(Runner &r) {
         if (attend_bytes > attend_ws.bytes || !attend_ws.p)
             if (!r.alloc(attend_bytes, attend_ws)) return false;
         const edgeattn_status q =
-            r.packed_weights()
+            packed
                 ? edgeattn_kv_cache_attend_packed(&cache, &ds, xs.data(), m.packed.data(), packed_bytes, &options,
                                                   attend_ws.p, attend_ws.bytes, ys.data(), nullptr)
                 : edgeattn_kv_cache_attend(&cache, &ds, xs.data(), &m.w, &options, attend_ws.p, attend_ws.bytes,
                                            ys.data(), nullptr);
-        if (!r.status(q, r.packed_weights() ? "edgeattn_kv_cache_attend_packed" : "edgeattn_kv_cache_attend"))
-            return false;
+        if (!r.status(q, packed ? "edgeattn_kv_cache_attend_packed" : "edgeattn_kv_cache_attend")) return false;
         for (std::size_t b = 0; b < B; ++b)
             std::copy(ys.begin() + static_cast<std::ptrdiff_t>(b * n * h),
                       ys.begin() + static_cast<std::ptrdiff_t>((b + 1) * n * h),
@@ -892,6 +994,7 @@ bool run_case(const Case &in, Case &out, std::string &err, std::size_t max_threa
     else if (in.op == "self_attention") ok = run_self_attention(r);
     else if (in.op == "linear") ok = run_linear(r);
     else if (in.op == "kv_cache_decode") ok = run_kv_cache_decode(r);
+    else if (in.op == "rope_apply") ok = run_rope_apply(r);
     else return r.fail("unsupported op '" + in.op + "'");
     if (ok) r.results(out);
     return ok;

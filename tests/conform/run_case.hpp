@@ -29,8 +29,11 @@ std::size_t default_max_threads();
 // X + P as queries, keys and values. With packed_weights, multi-head and
 // self-attention pack their weights once (edgeattn_mha_pack) and run
 // edgeattn_mha_packed, kv_cache_decode likewise (edgeattn_kv_cache_store_packed
-// and edgeattn_kv_cache_attend_packed), and linear packs with
-// edgeattn_dense_pack for edgeattn_dense_packed.
+// and edgeattn_kv_cache_attend_packed; a projection-free decode runs
+// unpacked), and linear packs with edgeattn_dense_pack for
+// edgeattn_dense_packed. A decode's RoPE params make a table with
+// edgeattn_rope_table for the cache calls' options.rope; rope_apply runs
+// edgeattn_rope_apply.
 bool run_case(const Case &in, Case &out, std::string &err, std::size_t max_threads = 0,
               bool packed_weights = false);
 

@@ -16,7 +16,8 @@
 // call's edgeattn_attention_options; kv_cache_decode step by step (truncate,
 // edgeattn_kv_cache_store, edgeattn_kv_cache_attend with causal = 1 and the
 // step's rows of key_ranges and bias), a refused step (cache full) recorded
-// and skipped.
+// and skipped; the cache calls given the case's RoPE, window cache, sliding
+// mask and projection-free matrices; op rope_apply through edgeattn_rope_apply.
 // Then RoPE (rope_checks.cpp): the runtime and flash tables, the rotation.
 // It reports one line per check over semihosting and ends with
 // "N passed, N failed"; the exit status (QEMU's) is 0 only if all passed.
@@ -569,6 +570,11 @@ struct Decode {
     edgeattn_weights w{};           // each matrix in the stored type of param weight_type
     Mask mask;                      // key_ranges (B,2) or (B,T,2), bias (Bb,Hb,T,capacity)
     edgeattn_attention_dims d{};    // queries set per step
+    std::size_t window = 0, sinks = 0;  // a window cache (params window, sinks)
+    edgeattn_rope_table_config rope{};  // params rope_*: rotary_dims 0 is none
+    long rope_layout = 0;
+    const std::int32_t *rope_offset = nullptr;  // (B) or null
+    bool projection_free = false;   // X holds the projected rows; every matrix EDGEATTN_DTYPE_NONE
 };
 
 bool read_decode(Check &k, const golden_case &c, Decode &z) {
@@ -596,8 +602,19 @@ bool read_decode(Check &k, const golden_case &c, Decode &z) {
     z.X = k.f32("X", {z.B, z.T, z.dm});
     z.chunks = k.i32("chunks", {z.S});
     z.truncate = find(c, role::input, "truncate") ? k.i32("truncate", {z.S}) : nullptr;
-    const bool read = mha_weights_of(k, c, h, h_kv, z.dm, z.dm, z.dm, z.w);
+    z.projection_free = param(c, "projection_free", 0) == 1;
+    const edgeattn_weight_matrix none{EDGEATTN_DTYPE_NONE, nullptr, nullptr};
+    if (z.projection_free) z.w = {none, none, none, none, nullptr, nullptr, nullptr, nullptr};
+    const bool read = z.projection_free || mha_weights_of(k, c, h, h_kv, z.dm, z.dm, z.dm, z.w);
     z.mask = k.mask(z.B, z.T, z.H, z.capacity);
+    z.mask.mask.window = static_cast<std::size_t>(param(c, "mask_window", 0));
+    z.window = static_cast<std::size_t>(param(c, "window", 0));
+    z.sinks = static_cast<std::size_t>(param(c, "sinks", 0));
+    z.rope = {static_cast<std::size_t>(param(c, "rope_max_positions", 0)),
+              static_cast<std::size_t>(param(c, "rope_dims", 0)), static_cast<double>(param(c, "rope_theta", 0)),
+              static_cast<double>(param(c, "rope_scale", 0))};
+    z.rope_layout = param(c, "rope_layout", 0);
+    if (find(c, role::input, "rope_offset")) z.rope_offset = k.i32("rope_offset", {z.B});
     if (!z.X || !z.chunks || !read || !k.ok()) return false;
     std::size_t sum = 0;
     for (std::size_t s = 0; s < z.S; ++s) {
@@ -618,27 +635,50 @@ bool read_decode(Check &k, const golden_case &c, Decode &z) {
 }
 
 // The C API's cache with the member calls of edgeattn::KVCache, so one
-// decode loop serves both.
+// decode loop serves both. It also takes a case's RoPE (KVCache's store
+// takes no options): stores rotate their keys, attends their queries, at
+// the stream positions, plus rope_offset[b] when the case gives it.
 struct CCache {
     edgeattn_kv_cache c{};
+    edgeattn_rope rope{};                       // table null: none
+    const std::int32_t *offset = nullptr;       // rope_offset (B) or null
+    std::int32_t *starts = nullptr;             // (B): the rope's positions of a call with offsets
 
+    // The rope of a call whose first token is `back` tokens before the stream's end.
+    edgeattn_rope rope_at(std::size_t back) const {
+        edgeattn_rope r = rope;
+        if (r.table && offset) {
+            for (std::size_t b = 0; b < c.batch; ++b)
+                starts[b] = c.positions[b] - static_cast<std::int32_t>(back) + offset[b];
+            r.positions = starts;
+        }
+        return r;
+    }
     edgeattn_status store(const edgeattn_attention_dims *d, std::size_t n, const float *keys, const float *values,
                           const edgeattn_weights *w, void *ws, std::size_t bytes) {
-        return edgeattn_kv_cache_store(&c, d, n, keys, values, w, nullptr, ws, bytes);
+        edgeattn_attention_options o{};
+        o.rope = rope_at(0);
+        return edgeattn_kv_cache_store(&c, d, n, keys, values, w, &o, ws, bytes);
     }
     edgeattn_status store_packed(const edgeattn_attention_dims *d, std::size_t n, const float *keys,
                                  const float *values, const void *p, std::size_t p_bytes, void *ws,
                                  std::size_t bytes) {
-        return edgeattn_kv_cache_store_packed(&c, d, n, keys, values, p, p_bytes, nullptr, ws, bytes);
+        edgeattn_attention_options o{};
+        o.rope = rope_at(0);
+        return edgeattn_kv_cache_store_packed(&c, d, n, keys, values, p, p_bytes, &o, ws, bytes);
     }
     edgeattn_status attend(const edgeattn_attention_dims *d, const float *q, const edgeattn_weights *w,
                            const edgeattn_attention_options *o, void *ws, std::size_t bytes, float *out) const {
-        return edgeattn_kv_cache_attend(&c, d, q, w, o, ws, bytes, out, nullptr);
+        edgeattn_attention_options with_rope = *o;
+        with_rope.rope = rope_at(d->queries);
+        return edgeattn_kv_cache_attend(&c, d, q, w, &with_rope, ws, bytes, out, nullptr);
     }
     edgeattn_status attend_packed(const edgeattn_attention_dims *d, const float *q, const void *p,
                                   std::size_t p_bytes, const edgeattn_attention_options *o, void *ws,
                                   std::size_t bytes, float *out) const {
-        return edgeattn_kv_cache_attend_packed(&c, d, q, p, p_bytes, o, ws, bytes, out, nullptr);
+        edgeattn_attention_options with_rope = *o;
+        with_rope.rope = rope_at(d->queries);
+        return edgeattn_kv_cache_attend_packed(&c, d, q, p, p_bytes, &with_rope, ws, bytes, out, nullptr);
     }
     edgeattn_status truncate(std::size_t b, std::size_t length) { return edgeattn_kv_cache_truncate(&c, b, length); }
 };
@@ -737,9 +777,9 @@ void c_decode(Check &k, const golden_case &c, bool packed) {
     Decode z;
     if (!read_decode(k, c, z)) return;
     Scratch mem(k);
-    // fp32, or (param cache_type) an int8 / fp16 cache.
+    // fp32, or (param cache_type) an int8 / fp16 cache; a window cache (params window, sinks).
     const edgeattn_kv_cache_config config{z.B, z.H_kv, z.head_size, z.capacity,
-                                          static_cast<edgeattn_dtype>(param(c, "cache_type", 0)), 0, 0};
+                                          static_cast<edgeattn_dtype>(param(c, "cache_type", 0)), z.window, z.sinks};
     const std::size_t cache_bytes = edgeattn_kv_cache_memory_size(&config);
     void *cache_memory = mem.bytes(cache_bytes, "edgeattn_kv_cache_memory_size");
     std::size_t packed_bytes = 0;
@@ -752,20 +792,60 @@ void c_decode(Check &k, const golden_case &c, bool packed) {
     }
     if (!cache_memory || !k.ok()) return;
     CCache cache;
+    if (z.rope.rotary_dims) {  // the RoPE table (params rope_*), in the arena
+        const std::size_t floats = z.rope.max_positions * z.rope.rotary_dims;
+        float *table = mem.take<float>(floats);
+        cache.starts = mem.take<std::int32_t>(z.B);
+        if (!table || !cache.starts) return;
+        k.status(edgeattn_rope_table(&z.rope, table, floats), "edgeattn_rope_table: ");
+        cache.rope = {table, z.rope.max_positions, z.rope.rotary_dims, static_cast<edgeattn_rope_layout>(z.rope_layout),
+                      nullptr};
+        cache.offset = z.rope_offset;
+    }
+    if (!k.ok()) return;
     const edgeattn_status st = edgeattn_kv_cache_setup(&cache.c, &config, cache_memory, cache_bytes);
     if (st != EDGEATTN_OK) return k.fail("edgeattn_kv_cache_setup: ", edgeattn_status_str(st));
     decode(k, z, cache, mem, p, packed_bytes);
 }
 
+// op rope_apply: X (B, T, heads, head_size), positions (B) optional; the
+// table from edgeattn_rope_table in the arena.
+void c_rope_apply(Check &k, const golden_case &c) {
+    const tensor *x = find(c, role::input, "X");
+    if (!x || x->rank != 4) return k.fail("no input X of rank 4", "");
+    const edgeattn_rope_dims dims{x->shape[0], x->shape[1], x->shape[2], x->shape[3]};
+    const edgeattn_rope_table_config config{static_cast<std::size_t>(param(c, "rope_max_positions", 0)),
+                                            static_cast<std::size_t>(param(c, "rope_dims", 0)),
+                                            static_cast<double>(param(c, "rope_theta", 0)),
+                                            static_cast<double>(param(c, "rope_scale", 0))};
+    const std::size_t floats = config.max_positions * config.rotary_dims, n = x->count;
+    const float *X = k.f32("X", {dims.batch, dims.tokens, dims.heads, dims.head_size});
+    const std::int32_t *positions = find(c, role::input, "positions") ? k.i32("positions", {dims.batch}) : nullptr;
+    Scratch mem(k);
+    float *table = mem.take<float>(floats);
+    if (!X || !table || !fits(k, n) || !k.ok()) return;
+    k.note("table", floats * sizeof(float));
+    k.status(edgeattn_rope_table(&config, table, floats), "edgeattn_rope_table: ");
+    const edgeattn_rope rope{table, config.max_positions, config.rotary_dims,
+                             static_cast<edgeattn_rope_layout>(param(c, "rope_layout", 0)), positions};
+    k.status(edgeattn_rope_apply(&dims, &rope, X, out_output), "edgeattn_rope_apply: ");
+    k.expect("Y", out_output, n);
+}
+
 void run_c_api(const golden_case &c) {
     const bool attention = same(c.op, "dot_product_attention") || same(c.op, "additive_attention") ||
                            same(c.op, "multi_head_attention") || same(c.op, "self_attention");
+    if (same(c.op, "rope_apply")) {
+        Check k("C API      ", c);
+        return c_rope_apply(k, c);
+    }
     if (same(c.op, "linear") || same(c.op, "kv_cache_decode")) {
         const bool linear = same(c.op, "linear");
         {
             Check k("C API      ", c);
             linear ? c_linear(k, c, false) : c_decode(k, c, false);
         }
+        if (param(c, "projection_free", 0) == 1) return;  // no weights to pack
         Check k("C API packed", c);
         return linear ? c_linear(k, c, true) : c_decode(k, c, true);
     }
@@ -999,6 +1079,7 @@ void run_cpp_api() {
     DECODE(decode_window_bias, 2, 10, 12, 16, 4, 2, 12);
     DECODE(decode_cache_full, 2, 10, 12, 16, 4, 2, 8);
     DECODE(decode_truncate, 2, 12, 12, 16, 4, 4, 12);
+    DECODE(decode_sliding_mask, 2, 10, 12, 16, 4, 2, 12);
 #undef DECODE
 }
 
@@ -1007,6 +1088,11 @@ void run_cpp_api() {
 // those cases run through the C API only.
 bool has_cpp_twin(const golden_case &c) {
     if (same(c.op, "linear") || param(c, "weight_type", 0) != 0 || param(c, "cache_type", 0) != 0) return false;
+    // edgeattn::KVCache's store takes no rope; the window and projection-free
+    // cases run through the C API only, and rope_apply is a C call
+    if (same(c.op, "rope_apply") || param(c, "rope_dims", 0) != 0 || param(c, "window", 0) != 0 ||
+        param(c, "projection_free", 0) != 0)
+        return false;
     if (same(c.op, "dot_product_attention") || same(c.op, "multi_head_attention"))
         return param(c, "num_kv_heads", -1) < 0 && param(c, "causal", -1) < 0 &&
                !find(c, role::input, "key_ranges") && !find(c, role::input, "bias");

@@ -13,6 +13,7 @@ is written row by row so that it reads as the specification:
     start <= j < end        (key_ranges, per batch (B,2) or per query (B,Q,2)),
     j < valid_len           (valid_lens, (B) or (B,Q)),
     j <= i + K - Q          (causal),
+    j > i + K - Q - window  (a sliding window, when > 0),
   one interval [lo, hi). Visible keys score q.k / sqrt(head_size) + bias;
   every other key scores -1e6 whatever its bias (d2l's rule), and the
   softmax runs over all K keys, so a row that sees nothing is uniform 1/K.
@@ -51,11 +52,12 @@ class Mask:
                 and bias_keys >= K (the first K columns of a row are read).
     """
 
-    def __init__(self, causal=False, key_ranges=None, valid_lens=None, bias=None):
+    def __init__(self, causal=False, key_ranges=None, valid_lens=None, bias=None, window=0):
         self.causal = bool(causal)
         self.key_ranges = key_ranges
         self.valid_lens = valid_lens
         self.bias = bias
+        self.window = int(window)
 
     def interval(self, b, i, Q, K):
         """[lo, hi) of the keys row (b, i) sees; empty when hi <= lo."""
@@ -68,6 +70,8 @@ class Mask:
             hi = min(hi, int(v))
         if self.causal:
             hi = min(hi, i + K - Q + 1)
+        if self.window > 0:
+            lo = max(lo, i + K - Q - self.window + 1)
         return lo, hi
 
     def bias_row(self, b, head, i, K):
@@ -159,27 +163,115 @@ def multi_head_attention(queries, keys, values, P, num_heads, num_kv_heads, mask
     return linear(heads, P['W_o'], P.get('b_o')), weights
 
 
+class Rope:
+    """Rotary position embedding of the first `dims` features of every head.
+
+    Pair i (i < dims/2) is features (i, i + dims/2) (layout 0, GPT-NeoX's
+    rotate_half) or (2i, 2i+1) (layout 1, GPT-J's rotate_every_two); a token
+    at position p rotates it by the angle p / scale * theta^(-2i/dims),
+    computed here in float64 from the formula (no table):
+      x' = x cos a - y sin a,   y' = y cos a + x sin a.
+    A negative p rotates by the negative angle. Features from dims on pass.
+    The library rotates with a float32 table of cos and sin (each within 2^-24
+    relative and 2^-25 absolute of the exact value, the angle in double): the
+    rotated rows then differ from these by about 2^-24 relative, far below
+    the cases' bar (rel. L2 1e-5)."""
+
+    def __init__(self, dims, layout=0, theta=10000, scale=1, max_positions=0):
+        assert dims > 0 and dims % 2 == 0 and layout in (0, 1)
+        self.dims, self.layout, self.max_positions = int(dims), int(layout), int(max_positions)
+        self.theta = float(theta) if theta else 10000.0
+        self.scale = float(scale) if scale else 1.0
+
+    def pairs(self):
+        half = self.dims // 2
+        return [(i, i + half) if self.layout == 0 else (2 * i, 2 * i + 1) for i in range(half)]
+
+    def angle(self, p, i):
+        return p / self.scale * self.theta ** (-2.0 * i / self.dims)
+
+    def rotate(self, x, p, head_size):
+        """x (heads * head_size) of one token at position p: every head rotated."""
+        assert abs(p) < self.max_positions, 'a position outside the table'
+        y = np.array(x, dtype=np.float64)
+        for h0 in range(0, x.shape[0], head_size):
+            for i, (u, v) in enumerate(self.pairs()):
+                a = self.angle(p, i)
+                y[h0 + u] = x[h0 + u] * math.cos(a) - x[h0 + v] * math.sin(a)
+                y[h0 + v] = x[h0 + v] * math.cos(a) + x[h0 + u] * math.sin(a)
+        return y
+
+    def rotate_vectorised(self, x, positions, head_size):
+        """x (T, heads * head_size) at positions (T): PyTorch's forms, for the self-check
+        (NeoX: x cos + rotate_half(x) sin; GPT-J: complex multiplication of the pairs)."""
+        T = x.shape[0]
+        xh = x.reshape(T, -1, head_size)
+        r, half = self.dims, self.dims // 2
+        a = (np.asarray(positions, dtype=np.float64)[:, None] / self.scale) * \
+            self.theta ** (-np.arange(0, r, 2, dtype=np.float64) / r)[None, :]
+        out = xh.copy()
+        if self.layout == 0:
+            cos = np.concatenate([np.cos(a), np.cos(a)], axis=1)[:, None, :]
+            sin = np.concatenate([np.sin(a), np.sin(a)], axis=1)[:, None, :]
+            rot = xh[:, :, :r]
+            rotate_half = np.concatenate([-rot[:, :, half:], rot[:, :, :half]], axis=2)
+            out[:, :, :r] = rot * cos + rotate_half * sin
+        else:
+            z = (xh[:, :, 0:r:2] + 1j * xh[:, :, 1:r:2]) * np.exp(1j * a)[:, None, :]
+            out[:, :, 0:r:2], out[:, :, 1:r:2] = z.real, z.imag
+        return out.reshape(T, -1)
+
+
 def kv_cache_decode(X, chunks, truncate, P, num_heads, num_kv_heads, capacity,
-                    key_ranges=None, bias=None):
+                    key_ranges=None, bias=None, window=0, sinks=0, rope=None, rope_offset=None,
+                    mask_window=0, store_rows=None, held_log=None):
     """Decode the T tokens of X (B,T,d) in steps of chunks[s] tokens over a KV cache.
 
-    The cache is simulated as, per batch element, the list of the token
-    indices whose keys/values sit at cache positions 0, 1, ... (a token's
-    projected key/value depends on that token only). Step s: truncate every
-    list to truncate[s] (if >= 0); if any list would exceed `capacity`, the
-    step is refused (CACHE_FULL): nothing appended, no attention, no output.
-    Otherwise append the step's tokens and attend from them (causal, with
-    K = the length after the append) over the cache; the key range and bias
-    rows of token t are row t of key_ranges (B,T,2) / bias (Bb,Hb,T,capacity)
-    and their columns are cache positions.
+    The cache is simulated as, per batch element, the list of the rows it
+    holds in the order attention reads them (a token's projected key/value
+    depends on that token and its position only). Step s: truncate every
+    list to truncate[s] (if >= 0); without a window, if any list would
+    exceed `capacity`, the step is refused (CACHE_FULL): nothing appended, no
+    attention, no output. Otherwise append the step's tokens and attend from
+    them (causal, with K = the length after the append, plus a sliding window
+    of mask_window keys when > 0) over the cache; the key range and bias rows
+    of token t are row t of key_ranges (B,T,2) / bias (Bb,Hb,T,capacity) and
+    their columns are the held rows in that order.
+
+    A window cache (window W > 0, capacity = sinks + W) holds the first
+    `sinks` tokens of the stream and the last W: appending a token to a full
+    one drops the oldest token after the sinks. All of a step's tokens are
+    stored before its attend.
+
+    rope: keys are rotated at their stream position (tokens stored before
+    them since the start, or since a truncate to that length) plus
+    rope_offset[b], before they are stored; queries at the same position of
+    their own token. store_rows(rows, head_size) gives the rows (n, h_kv) as
+    the cache stores them (an int8 / fp16 cache); identity when None.
+    P None: projection-free, X holds the projected rows (queries = keys =
+    values, H_kv = H) and the output is the concatenated heads.
+    held_log: a list that gets, per accepted step and batch element, the
+    stream positions of the held rows in order (for the self-check).
     Returns chunk_status (S) and the accepted tokens' outputs (B, T_ok, h).
     """
     B, T, _ = X.shape
     assert sum(chunks) == T and len(truncate) == len(chunks)
-    Qp = linear(X, P['W_q'], P.get('b_q'))
-    Kp = linear(X, P['W_k'], P.get('b_k'))
-    Vp = linear(X, P['W_v'], P.get('b_v'))
-    cache = [[] for _ in range(B)]
+    assert window == 0 and sinks == 0 or capacity == sinks + window
+    if P is None:
+        assert num_kv_heads == num_heads
+        Qp = Kp = Vp = X
+        h = X.shape[2]
+    else:
+        Qp = linear(X, P['W_q'], P.get('b_q'))
+        Kp = linear(X, P['W_k'], P.get('b_k'))
+        Vp = linear(X, P['W_v'], P.get('b_v'))
+        h = P['W_o'].shape[0]
+    hs = h // num_heads
+    offset = np.zeros(B, dtype=np.int64) if rope_offset is None else np.asarray(rope_offset, dtype=np.int64)
+    keys = [[] for _ in range(B)]     # held key rows, in the order attention reads them
+    values = [[] for _ in range(B)]
+    where = [[] for _ in range(B)]    # their stream positions
+    stream = [0] * B                  # tokens stored since the start (or a truncate)
     status, outputs = [], []
     first = 0
     for n, cut in zip(chunks, truncate):
@@ -187,16 +279,33 @@ def kv_cache_decode(X, chunks, truncate, P, num_heads, num_kv_heads, capacity,
         first += n
         if cut >= 0:
             for b in range(B):
-                assert cut <= len(cache[b]), 'truncate past the current length'
-                del cache[b][cut:]
-        if any(len(cache[b]) + n > capacity for b in range(B)):
+                assert cut <= len(keys[b]), 'truncate past the current length'
+                assert not window or stream[b] <= capacity, 'truncate of a wrapped window cache'
+                del keys[b][cut:], values[b][cut:], where[b][cut:]
+                stream[b] = cut
+        if not window and any(len(keys[b]) + n > capacity for b in range(B)):
             status.append(CACHE_FULL)
             continue
         status.append(0)
-        step_out = np.zeros((B, n, P['W_o'].shape[0]))
+        step_out = np.zeros((B, n, h))
         for b in range(B):
-            cache[b].extend(tokens)
-            # one batch element at a time (its own K = len(cache[b])); the mask
+            pos = [stream[b] + i for i in range(n)]
+            stream[b] += n
+            k_new, v_new, q = Kp[b, tokens], Vp[b, tokens], Qp[b, tokens]
+            if rope is not None:
+                k_new = np.array([rope.rotate(k_new[i], pos[i] + offset[b], hs) for i in range(n)])
+                q = np.array([rope.rotate(q[i], pos[i] + offset[b], hs) for i in range(n)])
+            if store_rows is not None:
+                k_new, v_new = store_rows(k_new, hs), store_rows(v_new, hs)
+            for i in range(n):
+                keys[b].append(k_new[i])
+                values[b].append(v_new[i])
+                where[b].append(pos[i])
+                if window and len(keys[b]) > capacity:
+                    del keys[b][sinks], values[b][sinks], where[b][sinks]
+            if held_log is not None:
+                held_log.append(list(where[b]))
+            # one batch element at a time (its own K = len(keys[b])); the mask
             # of a one-element batch holds this element's rows for the step's tokens
             ranges = None
             if key_ranges is not None:
@@ -205,12 +314,11 @@ def kv_cache_decode(X, chunks, truncate, P, num_heads, num_kv_heads, capacity,
             if bias is not None:
                 bb = b if bias.shape[0] > 1 else 0
                 step_bias = bias[bb:bb + 1][:, :, tokens, :]
-            mask = Mask(causal=True, key_ranges=ranges, bias=step_bias)
-            heads, _ = attend_heads(Qp[b:b + 1, tokens], Kp[b:b + 1, cache[b]], Vp[b:b + 1, cache[b]],
+            mask = Mask(causal=True, key_ranges=ranges, bias=step_bias, window=mask_window)
+            heads, _ = attend_heads(q[None], np.array(keys[b])[None], np.array(values[b])[None],
                                     num_heads, num_kv_heads, mask)
-            step_out[b] = linear(heads[0], P['W_o'], P.get('b_o'))
+            step_out[b] = heads[0] if P is None else linear(heads[0], P['W_o'], P.get('b_o'))
         outputs.append(step_out)
-    h = P['W_o'].shape[0]
     out = np.concatenate(outputs, axis=1) if outputs else np.zeros((B, 0, h))
     return np.array(status, dtype=np.int32), out
 
@@ -423,21 +531,61 @@ def linear_case(name, g, rows, in_f, out_f, with_bias):
 
 
 def decode_case(name, g, B, chunks, truncate, d, h, num_heads, num_kv_heads, bias, capacity,
-                key_ranges=None, score_bias=None):
+                key_ranges=None, score_bias=None, window=0, sinks=0, rope=None, rope_offset=None,
+                mask_window=0, projection_free=False):
     T = sum(chunks)
     X = randn(g, B, T, d)
-    P = mha_params(g, h, num_heads, num_kv_heads, d, d, d, bias)
+    P = None if projection_free else mha_params(g, h, num_heads, num_kv_heads, d, d, d, bias)
+    held = []
     status, out = kv_cache_decode(X, chunks, truncate, P, num_heads, num_kv_heads, capacity,
-                                  key_ranges, score_bias)
+                                  key_ranges, score_bias, window, sinks, rope, rope_offset, mask_window,
+                                  held_log=held)
     c = Case(name, 'kv_cache_decode').param('num_hiddens', h).param('num_heads', num_heads)
     c.param('num_kv_heads', num_kv_heads).param('bias', bias).param('capacity', capacity)
+    decode_params(c, window, sinks, rope, mask_window, projection_free)
     c.input('X', X).input('chunks', i32(chunks)).input('truncate', i32(truncate))
     for n in ('W_q', 'W_k', 'W_v', 'W_o', 'b_q', 'b_k', 'b_v', 'b_o'):
-        c.optional_input(n, P.get(n))
+        c.optional_input(n, None if P is None else P.get(n))
     c.optional_input('key_ranges', key_ranges).optional_input('bias', score_bias)
+    c.optional_input('rope_offset', None if rope_offset is None else i32(rope_offset))
     c.expect('chunk_status', status).expect('output', out)
     c.ref = dict(kind='decode', X=X, chunks=chunks, truncate=truncate, P=P, H=num_heads, Hkv=num_kv_heads,
-                 capacity=capacity, key_ranges=key_ranges, bias=score_bias, status=status, out=out)
+                 capacity=capacity, key_ranges=key_ranges, bias=score_bias, status=status, out=out,
+                 window=window, sinks=sinks, rope=rope, rope_offset=rope_offset, mask_window=mask_window,
+                 held=held)
+    return c
+
+
+def decode_params(c, window, sinks, rope, mask_window, projection_free):
+    """The optional params of kv_cache_decode (FORMAT.md); each written only when not 0."""
+    if window:
+        c.param('window', window).param('sinks', sinks)
+    if rope is not None:
+        c.param('rope_dims', rope.dims).param('rope_layout', rope.layout)
+        c.param('rope_theta', int(rope.theta)).param('rope_max_positions', rope.max_positions)
+        assert rope.theta == int(rope.theta) and rope.scale == int(rope.scale)
+        if rope.scale != 1:
+            c.param('rope_scale', int(rope.scale))
+    if mask_window:
+        c.param('mask_window', mask_window)
+    if projection_free:
+        c.param('projection_free', 1)
+
+
+def rope_apply_case(name, g, B, T, heads, head_size, rope, positions):
+    """op rope_apply: X (B,T,heads,head_size), token t of batch element b at positions[b] + t."""
+    X = randn(g, B, T, heads, head_size)
+    Y = np.array([[rope.rotate(X[b, t].reshape(-1), positions[b] + t, head_size).reshape(heads, head_size)
+                   for t in range(T)] for b in range(B)])
+    for b in range(B):
+        v = rope.rotate_vectorised(X[b].reshape(T, -1), positions[b] + np.arange(T), head_size)
+        assert_close(v.reshape(T, heads, head_size), Y[b], name + ': rope vs its vectorised form')
+    c = Case(name, 'rope_apply').param('rope_dims', rope.dims).param('rope_layout', rope.layout)
+    c.param('rope_theta', int(rope.theta)).param('rope_max_positions', rope.max_positions)
+    if rope.scale != 1:
+        c.param('rope_scale', int(rope.scale))
+    c.input('X', X).input('positions', i32(positions)).expect('Y', Y)
+    c.ref = dict(kind='rope_apply')
     return c
 
 
@@ -506,6 +654,39 @@ def all_cases():
     # a truncate to the current length (no-op) last
     cs.append(decode_case('decode_truncate', rng_for('decode_truncate'), 2, [5, 1, 1, 2, 1, 1, 1],
                           [-1, -1, -1, 5, -1, 6, 7], 12, 16, 4, 4, 1, 12))
+
+    # RoPE fused into the cache calls: NeoX pairs over the whole head, GQA; batch
+    # element 1 left-padded by 2 with its positions shifted by -2 (its first
+    # real token at 0, the padding at -2, -1: negative angles)
+    cs.append(decode_case('decode_rope_neox', rng_for('decode_rope_neox'), 2, [5, 1, 1, 2, 1], [-1] * 5,
+                          12, 16, 4, 2, 1, 12, key_ranges=i32([[0, 12], [2, 12]]),
+                          rope=Rope(4, 0, 10000, 1, 16), rope_offset=[0, -2]))
+    # GPT-J pairs on 4 of 8 features (partial rotary), theta 500000 (Llama 3),
+    # positions scaled by 1/2 (linear interpolation); a truncate and re-feed:
+    # the re-fed tokens rotate at the truncated positions
+    cs.append(decode_case('decode_rope_gptj_partial', rng_for('decode_rope_gptj_partial'), 2, [4, 1, 2, 1, 1],
+                          [-1, -1, -1, 5, -1], 10, 16, 2, 1, 0, 10, rope=Rope(4, 1, 500000, 2, 12)))
+    # a window cache of 2 sinks + 5 that wraps (13 tokens), keys at their absolute
+    # positions, GQA; a step of 3 into the full window (its first query no longer
+    # sees the 3 oldest rows) and per-query key ranges counted in held order
+    T = 13
+    ranges = np.zeros((2, T, 2), dtype=np.int32)
+    ranges[:, :, 1] = 7
+    ranges[1, 9] = (2, 7)    # batch element 1, token 9: not the sinks
+    cs.append(decode_case('decode_window_sinks', rng_for('decode_window_sinks'), 2, [4, 2, 1, 3, 1, 1, 1],
+                          [-1] * 7, 12, 16, 4, 2, 1, 7, key_ranges=ranges, window=5, sinks=2,
+                          rope=Rope(4, 0, 10000, 1, 16)))
+    # the sliding-window mask (each token sees itself and the 2 before it) on a
+    # prefill of 6, then steps; no rope
+    cs.append(decode_case('decode_sliding_mask', rng_for('decode_sliding_mask'), 2, [6, 1, 2, 1], [-1] * 4,
+                          12, 16, 4, 2, 1, 12, mask_window=3))
+    # projection-free calls (EDGEATTN_DTYPE_NONE): X holds the projected rows,
+    # the output is the heads; RoPE and a window cache without sinks
+    cs.append(decode_case('decode_projection_free', rng_for('decode_projection_free'), 2, [3, 1, 2, 1, 1],
+                          [-1] * 5, 8, 8, 2, 2, 0, 6, window=6, sinks=0, rope=Rope(4, 0, 10000, 1, 10),
+                          projection_free=True))
+    # the rotation on its own: NeoX on 6 of 8 features, 3 heads, batch element 1 from -2
+    cs.append(rope_apply_case('rope_apply', rng_for('rope_apply'), 2, 4, 3, 8, Rope(6, 0, 10000, 1, 8), [3, -2]))
     return cs
 
 
@@ -536,6 +717,8 @@ def self_check(c):
         b, bw = d2l_multi_head_attention(q, k, v, mask.valid_lens, Pf, H)
         assert_close(a, b, c.name + ': row reference vs d2l MHA')
         assert_close(aw, bw, c.name + ': row reference vs d2l MHA weights')
+    elif r['kind'] == 'rope_apply':
+        pass  # checked against the vectorised rotation when made
     elif r['kind'] == 'dot':
         # the causal/range/valid part as one boolean mask, the bias added densely
         q, k, v, mask = r['q'], r['k'], r['v'], r['mask']
@@ -553,6 +736,8 @@ def self_check(c):
         w = e / e.sum(axis=-1, keepdims=True)
         assert_close(w, r['w'], c.name + ': dense mask')
         assert_close(w @ v, r['out'], c.name + ': dense mask output')
+    elif r['kind'] == 'decode' and (r['window'] or r['rope'] is not None or r['mask_window'] or r['P'] is None):
+        check_decode_options(c)
     elif r['kind'] == 'decode':
         X, chunks, P, H, Hkv = r['X'], r['chunks'], r['P'], r['H'], r['Hkv']
         status = list(r['status'])
@@ -580,6 +765,73 @@ def self_check(c):
         if ranges is None and bias is None:
             assert not skip
         c.checked_rows = X.shape[0] * T_ok - len(skip)
+
+
+def check_decode_options(c):
+    """A decode with a window cache, RoPE, a sliding-window mask or no projections,
+    recomputed another way: the held rows from the ring layout the library
+    documents (token at position p >= capacity in row S + (p - S) % W, read
+    sinks first, then the window oldest first), RoPE in its vectorised
+    PyTorch forms, the mask as one dense boolean matrix per step."""
+    r = c.ref
+    X, P, H, Hkv, cap, W, S = r['X'], r['P'], r['H'], r['Hkv'], r['capacity'], r['window'], r['sinks']
+    B = X.shape[0]
+    assert r['bias'] is None
+    if P is None:
+        Qp = Kp = Vp = X
+    else:
+        Qp, Kp, Vp = (linear(X, P[w], P.get(b)) for w, b in (('W_q', 'b_q'), ('W_k', 'b_k'), ('W_v', 'b_v')))
+    h = Qp.shape[2]
+    hs = h // H
+    offset = np.zeros(B, dtype=np.int64) if r['rope_offset'] is None else np.asarray(r['rope_offset'])
+    ring = [None] * cap           # stream position held by each row
+    token_at = {}                 # stream position -> the token last fed there
+    n, first, row, log = 0, 0, 0, iter(r['held'])
+    for chunk, cut, st in zip(r['chunks'], r['truncate'], r['status']):
+        tokens = list(range(first, first + chunk))
+        first += chunk
+        if cut >= 0:
+            n = cut
+        if st != 0:
+            continue
+        for t in tokens:
+            token_at[n] = t
+            ring[n if n < cap else S + (n - S) % W] = n
+            n += 1
+        if n <= cap:
+            order = list(range(n))
+        else:
+            oldest = S + (n - W - S) % W
+            order = list(range(S)) + [S + (oldest - S + k) % W for k in range(W)]
+        held = [ring[j] for j in order]
+        for b in range(B):
+            assert held == next(log), c.name + ': held rows vs the ring layout'
+        K, Q = len(held), chunk
+        toks = [token_at[p] for p in held]
+        for b in range(B):
+            q, k = Qp[b, tokens], Kp[b, toks]
+            if r['rope'] is not None:
+                q = r['rope'].rotate_vectorised(q, np.arange(n - Q, n) + offset[b], hs)
+                k = r['rope'].rotate_vectorised(k, np.asarray(held) + offset[b], hs)
+            i, j = np.arange(Q)[:, None], np.arange(K)[None, :]
+            see = j <= i + K - Q
+            if r['mask_window']:
+                see &= j > i + K - Q - r['mask_window']
+            kr = r['key_ranges']
+            if kr is not None:
+                rg = kr[b][None, :] if kr.ndim == 2 else kr[b, tokens]
+                see &= (j >= rg[:, 0:1]) & (j < rg[:, 1:2])
+            heads = np.zeros((Q, h))
+            for head in range(H):
+                g = head // (H // Hkv)
+                qc, kc = slice(head * hs, (head + 1) * hs), slice(g * hs, (g + 1) * hs)
+                sc = np.where(see, q[:, qc] @ k[:, kc].T / math.sqrt(hs), MASKED_SCORE)
+                e = np.exp(sc - sc.max(axis=1, keepdims=True))
+                heads[:, qc] = (e / e.sum(axis=1, keepdims=True)) @ Vp[b, toks][:, kc]
+            want = heads if P is None else linear(heads, P['W_o'], P.get('b_o'))
+            assert_close(r['out'][b, row:row + Q], want, f'{c.name}: step at {n - Q} recomputed')
+        row += Q
+    assert row == r['out'].shape[1]
 
 
 def check_truncated_decode(c):

@@ -197,6 +197,71 @@ def cache_case(name, kind, B, chunks, d, h, H, Hkv, capacity):
     return c
 
 
+class NearTie(Exception):
+    """A value too near a rounding boundary of the int8 rule (see int8_rows_clear_of_ties)."""
+
+
+def int8_rows_clear_of_ties(rows, head_size, margin=5e-4):
+    """rows (n, h_kv) as an int8 cache stores them, dequantised: one scale per
+    (token, kv head), scale = float32(max |x| / 127), q = round-half-even(x / scale).
+
+    The rows of a RoPE case are rotated in float32 with a float32 table by the
+    library, so they differ from these float64 rows by about 2^-22 relative,
+    and the projections' summation order moves them by as much: a quotient
+    x / scale within `margin` of a half-integer (a largest |x| off by an ulp
+    moves the scale by an ulp, which moves no quotient by more than 2e-5)
+    could round the other way there.
+    Such a row raises NearTie and the case takes other inputs; the margin is
+    over 30 times the error (127 * 2^-22 = 3e-5)."""
+    out = np.zeros_like(rows)
+    for t in range(rows.shape[0]):
+        for g in range(rows.shape[1] // head_size):
+            x = rows[t, g * head_size:(g + 1) * head_size]
+            scale = np.float64(np.float32(np.abs(x).max() / 127.0))
+            assert scale > 0
+            u = x / scale
+            frac = np.abs(u - np.floor(u) - 0.5)
+            if np.any(frac < margin):
+                raise NearTie()
+            out[t, g * head_size:(g + 1) * head_size] = scale * np.clip(np.rint(u), -127, 127)
+    return out
+
+
+def cache_window_case(name, B, chunks, d, h, H, Hkv, window, sinks, rope):
+    """Decoding over a window cache stored as int8 with RoPE: the keys rotated
+    at their absolute positions, then quantised row by row (the library's
+    order); fp32 weights. Inputs drawn again (a fixed sequence of seeds)
+    until no stored value lies near a rounding tie (int8_rows_clear_of_ties)."""
+    T = sum(chunks)
+    for attempt in range(100):
+        g = ref.rng_for(name if attempt == 0 else '%s#%d' % (name, attempt))
+        X = ref.randn(g, B, T, d)
+        P = ref.mha_params(g, h, H, Hkv, d, d, d, 1)
+        try:
+            status, out = ref.kv_cache_decode(X, chunks, [-1] * len(chunks), P, H, Hkv, sinks + window,
+                                              window=window, sinks=sinks, rope=rope,
+                                              store_rows=int8_rows_clear_of_ties)
+            break
+        except NearTie:
+            continue
+    else:
+        raise AssertionError(name + ': no inputs clear of the int8 ties')
+    _, out32 = ref.kv_cache_decode(X, chunks, [-1] * len(chunks), P, H, Hkv, sinks + window,
+                                   window=window, sinks=sinks, rope=rope)
+    assert list(status) == [0] * len(chunks)
+    c = ref.Case(name, 'kv_cache_decode').param('num_hiddens', h).param('num_heads', H)
+    c.param('num_kv_heads', Hkv).param('bias', 1).param('capacity', sinks + window)
+    c.param('cache_type', WEIGHT_TYPE['int8'])
+    ref.decode_params(c, window, sinks, rope, 0, False)
+    c.input('X', X).input('chunks', ref.i32(chunks)).input('truncate', ref.i32([-1] * len(chunks)))
+    for n in ('W_q', 'W_k', 'W_v', 'W_o', 'b_q', 'b_k', 'b_v', 'b_o'):
+        c.input(n, P[n])
+    c.expect('chunk_status', status).expect('output', out)
+    c.error_vs_fp32 = rel_l2(out, out32)
+    c.attempt = attempt
+    return c
+
+
 def additive_case(name, kind):
     """d2l's additive attention example's shapes: queries (2,1,20), keys (2,10,2), values (2,10,4), h = 8."""
     g = ref.rng_for(name)
@@ -234,6 +299,9 @@ def all_cases():
         # the cache itself in int8 / fp16: a prefill of 6 (rows packed), then single tokens
         cs.append(cache_case('decode_cache_' + kind, kind, 2, [6, 1, 1, 2, 1], 10, 32, 4, 2, 12))
         cs.append(additive_case('additive_' + kind, kind))
+    # a window cache of 2 sinks + 4 in int8 that wraps, RoPE (NeoX) at absolute positions
+    cs.append(cache_window_case('decode_window_int8', 2, [3, 1, 2, 1, 2, 1], 10, 16, 4, 2, 4, 2,
+                                ref.Rope(4, 0, 10000, 1, 12)))
     return cs
 
 
