@@ -312,3 +312,45 @@ TEST_CASE("sizeof(KVCache) is its memory: edgeattn_kv_cache_memory_size() and th
     check_memory_size<3, 5, 7, 11>();
     check_memory_size<1, 8, 64, 256>();
 }
+
+TEST_CASE("KVCache with a window and a rope: the C calls' bits") {
+    // KVCache<B 2, H_kv 1, head size 4, 6 rows, window 4, sinks 2> against
+    // the C calls on a cache of the same config, through a stream that wraps.
+    constexpr std::size_t B = 2, Hkv = 1, hs = 4, cap = 6, W = 4, S = 2, h = 8, d = 8;
+    auto cache = std::make_unique<edgeattn::KVCache<B, Hkv, hs, cap, W, S>>();
+    REQUIRE(cache->init_status() == EDGEATTN_OK);
+    const edgeattn_kv_cache_config config{B, Hkv, hs, cap, EDGEATTN_DTYPE_F32, W, S};
+    std::vector<float> memory(edgeattn_kv_cache_memory_size(&config) / 4);
+    edgeattn_kv_cache c{};
+    REQUIRE(edgeattn_kv_cache_setup(&c, &config, memory.data(), memory.size() * 4) == EDGEATTN_OK);
+    std::mt19937 rng(7);
+    const std::vector<float> Wq = random_floats(h * d, rng, 0.3f), Wk = random_floats(hs * d, rng, 0.3f),
+                             Wv = random_floats(hs * d, rng, 0.3f), Wo = random_floats(h * h, rng, 0.3f);
+    const edgeattn_weights w = test_calls::fp32_weights(Wq.data(), Wk.data(), Wv.data(), Wo.data(), nullptr,
+                                                        nullptr, nullptr, nullptr);
+    edgeattn_rope_table_config table_config{32, hs, 0.0, 0.0};
+    std::vector<float> table(32 * hs);
+    REQUIRE(edgeattn_rope_table(&table_config, table.data(), table.size()) == EDGEATTN_OK);
+    edgeattn_attention_options options{};
+    options.rope = {table.data(), 32, hs, EDGEATTN_ROPE_NEOX, nullptr};
+    options.mask.causal = 1;
+    edgeattn_attention_options store_options{};
+    store_options.rope = options.rope;
+    std::vector<float> ws(1 << 14);
+    for (unsigned step = 0; step < 9; ++step) {
+        const std::size_t T = step == 0 ? 3 : 1;
+        const edgeattn_attention_dims dims{B, T, cap, d, d, d, h, 2, Hkv};
+        const std::vector<float> x = random_floats(B * T * d, rng, 1.0f);
+        std::vector<float> a(B * T * h), b(B * T * h);
+        REQUIRE(cache->store(&dims, T, x.data(), x.data(), &w, ws.data(), ws.size() * 4, &store_options) ==
+                EDGEATTN_OK);
+        REQUIRE(cache->attend(&dims, x.data(), &w, &options, ws.data(), ws.size() * 4, a.data()) == EDGEATTN_OK);
+        REQUIRE(edgeattn_kv_cache_store(&c, &dims, T, x.data(), x.data(), &w, &store_options, ws.data(),
+                                        ws.size() * 4) == EDGEATTN_OK);
+        REQUIRE(edgeattn_kv_cache_attend(&c, &dims, x.data(), &w, &options, ws.data(), ws.size() * 4, b.data(),
+                                         nullptr) == EDGEATTN_OK);
+        CHECK(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
+    }
+    CHECK(cache->c_cache().positions[0] == 11);
+    CHECK(cache->length(0) == cap);
+}

@@ -201,7 +201,7 @@ edgeattn_status edgeattn_kv_cache_store(edgeattn_kv_cache *cache,
  * @param values      (B, T, value_size)
  * @param packed      from edgeattn_mha_pack() for these feature sizes and heads
  * @param packed_bytes its size
- * @param options     NULL or zeroed
+ * @param options     NULL, or a rope (as edgeattn_kv_cache_store())
  * @param workspace   edgeattn_workspace_size() bytes for EDGEATTN_OP_KV_CACHE_STORE
  * @param workspace_bytes its size
  * @return the statuses of edgeattn_kv_cache_store(), and ::EDGEATTN_ERR_PACKED_WEIGHTS_MISMATCH

@@ -76,7 +76,7 @@ class KVCache {
     /// values with W_k, W_v (+ b_k, b_v) and writes them after every batch
     /// element's cached positions; lengths grow by `tokens`. Refused whole
     /// (::EDGEATTN_ERR_CACHE_FULL, nothing written) when any batch element
-    /// has fewer than `tokens` free positions.
+    /// of a cache without a window has fewer than `tokens` free positions.
     /// @param dims       batch = Batch, key_size, value_size, num_hiddens,
     ///                   num_heads, num_kv_heads (num_hiddens / num_heads = HeadSize,
     ///                   num_kv_heads or num_heads = KvHeads)
@@ -87,11 +87,12 @@ class KVCache {
     ///                   in any edgeattn_dtype, b_k, b_v or nullptr; W_q, W_o are not read
     /// @param workspace  edgeattn_workspace_size() bytes for EDGEATTN_OP_KV_CACHE_STORE
     /// @param workspace_bytes its size in bytes
+    /// @param options    nullptr, or a rope: the keys rotated before they are stored
     /// @return ::EDGEATTN_OK, or the status edgeattn_kv_cache_store() returns
     Status store(const edgeattn_attention_dims *dims, std::size_t tokens, const float *keys,
                  const float *values, const edgeattn_weights *weights, void *workspace,
-                 std::size_t workspace_bytes) noexcept {
-        return edgeattn_kv_cache_store(&cache_, dims, tokens, keys, values, weights, nullptr,
+                 std::size_t workspace_bytes, const edgeattn_attention_options *options = nullptr) noexcept {
+        return edgeattn_kv_cache_store(&cache_, dims, tokens, keys, values, weights, options,
                                        workspace, workspace_bytes);
     }
 
@@ -104,12 +105,14 @@ class KVCache {
     /// @param packed_bytes its size in bytes
     /// @param workspace  edgeattn_workspace_size() bytes for EDGEATTN_OP_KV_CACHE_STORE
     /// @param workspace_bytes its size in bytes
+    /// @param options    nullptr, or a rope, as for store()
     /// @return ::EDGEATTN_OK, or the status edgeattn_kv_cache_store_packed() returns
     Status store_packed(const edgeattn_attention_dims *dims, std::size_t tokens, const float *keys,
                         const float *values, const void *packed, std::size_t packed_bytes,
-                        void *workspace, std::size_t workspace_bytes) noexcept {
+                        void *workspace, std::size_t workspace_bytes,
+                        const edgeattn_attention_options *options = nullptr) noexcept {
         return edgeattn_kv_cache_store_packed(&cache_, dims, tokens, keys, values, packed,
-                                              packed_bytes, nullptr, workspace, workspace_bytes);
+                                              packed_bytes, options, workspace, workspace_bytes);
     }
 
     /// edgeattn_kv_cache_attend(): multi-head attention of Q new queries
