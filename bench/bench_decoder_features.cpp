@@ -6,8 +6,9 @@
 //                                cache of L rows, beside decode_attend over a
 //                                full cache of L (as fast);
 //   decode_step_noproj           a projection-free decode step (store the
-//                                projected row, attend, no W_q / W_o), beside
-//                                decode_sdpa over the same rows (as fast).
+//                                projected row, attend, no W_q / W_o), and
+//                                decode_attend_noproj its attend alone,
+//                                beside decode_sdpa over the same rows (as fast).
 #include <cstring>
 #include <vector>
 
@@ -79,8 +80,9 @@ void decode_window(benchmark::State &state, DecoderShape s, size_t sinks) {
 // A decode step with no projection: store one token's projected key and
 // value rows (B, 1, h_kv), attend its projected query (B, 1, h) over the
 // L + 1 positions, the output the concatenated heads. Each iteration first
-// truncates back to L, as decode_step does.
-void decode_step_noproj(benchmark::State &state, DecoderShape s) {
+// truncates back to L, as decode_step does. decode_attend_noproj: the
+// attend alone, over the L + 1 positions.
+void decode_step_noproj(benchmark::State &state, DecoderShape s, bool with_store) {
     const size_t h = s.d_model, h_kv = s.kv_heads * s.head_dim();
     edgeattn_attention_dims dims = decode_dims(s, s.len + 1);
     PackedWeights w(s, dims);
@@ -98,12 +100,16 @@ void decode_step_noproj(benchmark::State &state, DecoderShape s) {
     if (edgeattn_status st = workspace_size(EDGEATTN_OP_KV_CACHE_STORE, dims, 1, app_bytes))
         return fail(state, "edgeattn_workspace_size (store)", st);
     auto att_ws = alloc_bytes(att_bytes), app_ws = alloc_bytes(app_bytes);
-    auto step = [&]() -> edgeattn_status {
+    auto store = [&]() -> edgeattn_status {
         for (size_t b = 0; b < s.batch; ++b)
             if (edgeattn_status st = edgeattn_kv_cache_truncate(&c.cache, b, s.len)) return st;
-        if (edgeattn_status st = edgeattn_kv_cache_store(&c.cache, &dims, 1, kv.get(), kv.get(), &none,
-                                                         nullptr, app_ws.get(), app_bytes))
-            return st;
+        return edgeattn_kv_cache_store(&c.cache, &dims, 1, kv.get(), kv.get(), &none, nullptr, app_ws.get(),
+                                       app_bytes);
+    };
+    if (edgeattn_status st = store()) return fail(state, "projection-free store", st);
+    auto step = [&]() -> edgeattn_status {
+        if (with_store)
+            if (edgeattn_status st = store()) return st;
         return edgeattn_kv_cache_attend(&c.cache, &dims, q.get(), &none, nullptr, att_ws.get(), att_bytes,
                                         out.get(), nullptr);
     };
@@ -125,7 +131,10 @@ void register_feature_benchmarks() {
     for (const auto &s : decode_shapes) {
         configure(benchmark::RegisterBenchmark(name("decode_window", "edgeattn", s).c_str(), decode_window, s, 0));
         configure(benchmark::RegisterBenchmark(name("decode_window_sinks", "edgeattn", s).c_str(), decode_window, s, 4));
-        configure(benchmark::RegisterBenchmark(name("decode_step_noproj", "edgeattn", s).c_str(), decode_step_noproj, s));
+        configure(benchmark::RegisterBenchmark(name("decode_step_noproj", "edgeattn", s).c_str(), decode_step_noproj, s,
+                                               true));
+        configure(benchmark::RegisterBenchmark(name("decode_attend_noproj", "edgeattn", s).c_str(), decode_step_noproj,
+                                               s, false));
     }
 }
 
