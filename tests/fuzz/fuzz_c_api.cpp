@@ -28,7 +28,9 @@
 // hostile window and sinks), EDGEATTN_DTYPE_NONE matrices (the cache
 // calls' projection-free rows; refused by every other op), the mask's
 // sliding window (a store refuses it), additive attention with a mask, and
-// options.rope's refusals (RopeGen).
+// options.rope (RopeGen): refused by every op but the cache calls, which
+// rotate with valid ropes (the model rotates its keys and queries in
+// double) and refuse hostile ones.
 //
 // Every buffer is its own heap block of exactly its size, so ASan reports
 // any read or write past what the dimensions allow.
@@ -560,31 +562,64 @@ std::size_t workspace_query(edgeattn_op op, const edgeattn_attention_dims &d, st
     return edgeattn_workspace_size(&r, 1, threads, &bytes) == EDGEATTN_OK ? bytes : 0;
 }
 
-// options.rope, drawn in this one place (extended inputs only): mostly
-// none; else some fields set. The ops other than the KV cache calls refuse
-// any nonzero field (EDGEATTN_ERR_OPTION_NOT_SUPPORTED); the cache calls
-// refuse fields without a table (EDGEATTN_ERR_BAD_ROPE) and get no table here.
+// What a KV cache call tells RopeGen: the sizes its rope is checked
+// against, the tokens it rotates, and the memory a hostile rope may be
+// aimed into.
+struct RopeCall {
+    std::size_t head_size = 0;       // the cache's
+    std::size_t dims_head_size = 0;  // h / H of the call's dims (0: no heads)
+    std::size_t batch = 0;           // the call's dims.batch
+    std::size_t count = 0;           // tokens rotated per batch element: a store's T, an attend's Q
+    bool writes_cache = false;       // a store: the cache's arrays are outputs
+    bool checked = false;            // the cache is the one setup made, of the dims' sizes: positions are read
+    std::vector<std::int64_t> default_first;  // per cache batch element, without rope positions
+    std::vector<const Buffer *> cache_buffers;  // the cache struct and memory (cache_rules' own)
+    std::vector<std::pair<const void *, std::size_t>> cache_arrays;  // keys, values, lengths, positions
+};
+
+// options.rope, drawn in this one place (extended inputs only).
+//
+// Ops other than the KV cache calls: mostly none, else some fields set,
+// refused (EDGEATTN_ERR_OPTION_NOT_SUPPORTED).
+//
+// KV cache calls (choose and rules with a RopeCall): mostly none or a
+// valid rope; its table (its own heap block of exactly max_positions x
+// rotary_dims floats) made by edgeattn_rope_table from a drawn theta and
+// position scale, or raw finite values (the calls only read the table, so
+// any values test the formula), either layout, whole or partial rotary,
+// positions NULL (the stream's) or a drawn per-batch array, negative ones
+// too. Sometimes hostile: fields without a table, rotary_dims odd, 0 or
+// past the head size, max_positions 0 or a table whose bytes overflow,
+// a layout outside the enum (EDGEATTN_ERR_BAD_ROPE, _SIZE_OVERFLOW),
+// positions out of range (_ROPE_POSITION), a table or positions
+// misaligned (_MISALIGNED) or inside another argument (the workspace, an
+// output, the cache's arrays: _OVERLAP where that is written; an input,
+// or the cache an attend only reads, are fine: the positions may be the
+// cache's own).
 struct RopeGen {
     edgeattn_rope api{};
+    Buffer table{Role::input, false}, pos{Role::input, false};  // cache calls
+    std::size_t rotary_dims = 0, max_positions = 0;
+    int layout = EDGEATTN_ROPE_NEOX;
 
     bool any() const {
-        int layout;
-        std::memcpy(&layout, &api.layout, sizeof layout);
-        return api.table || api.max_positions || api.rotary_dims || layout != 0 || api.positions;
+        int l;
+        std::memcpy(&l, &api.layout, sizeof l);
+        return api.table || api.max_positions || api.rotary_dims || l != 0 || api.positions;
     }
     void choose(Input &in, bool cache_call) {
-        static const float table[8] = {1.0f, 1.0f, 0.0f, 0.0f, 0.5f, 0.5f, 0.75f, 0.75f};  // (2, 4)
+        static const float table_[8] = {1.0f, 1.0f, 0.0f, 0.0f, 0.5f, 0.5f, 0.75f, 0.75f};  // (2, 4)
         static const std::int32_t positions[8] = {0, 1, 2, 3, 0, 1, 2, 3};
         api = edgeattn_rope{};
         if (!in.extended || in.byte() < 200) return;
         const std::uint8_t fields = in.byte();
-        if (fields & 1 && !cache_call) api.table = table;
+        if (fields & 1 && !cache_call) api.table = table_;
         if (fields & 2) api.max_positions = fields & 64 ? in.dim() : 2;
         if (fields & 4) api.rotary_dims = fields & 128 ? in.dim() : 2 + 2 * (in.byte() % 2);
         if (fields & 8) {
             const std::uint8_t l = in.byte();
-            const int layout = l < 128 ? EDGEATTN_ROPE_GPTJ : l < 192 ? -1 : in.in.ConsumeIntegral<int>();
-            std::memcpy(&api.layout, &layout, sizeof layout);  // C may store any int there
+            const int bad = l < 128 ? EDGEATTN_ROPE_GPTJ : l < 192 ? -1 : in.in.ConsumeIntegral<int>();
+            std::memcpy(&api.layout, &bad, sizeof bad);  // C may store any int there
         }
         if (fields & 16) api.positions = positions;
         if (!any()) api.rotary_dims = 2;  // at least one field
@@ -592,6 +627,191 @@ struct RopeGen {
     void rules(Call &call, bool cache_call) const {
         if (!any()) return;
         call.allow(cache_call && !api.table ? EDGEATTN_ERR_BAD_ROPE : EDGEATTN_ERR_OPTION_NOT_SUPPORTED);
+    }
+
+    // A KV cache call's rope; its buffers join call.buffers (after the
+    // call's own are placed and spoiled).
+    void choose(Input &in, Call &call, const RopeCall &rc) {
+        api = edgeattn_rope{};
+        if (!in.extended) return;
+        const std::uint8_t kind = in.byte();
+        if (kind < 80) return;
+        if (kind < 96) {  // fields without a table
+            choose(in, true);
+            if (!any()) api.rotary_dims = 2;
+            return;
+        }
+        const std::uint8_t rb = in.byte();
+        const std::size_t half = std::min<std::size_t>(rc.head_size, 64) / 2;
+        if (half && rb < 224) rotary_dims = 2 * (1 + rb % half);  // whole or partial
+        else switch (rb % 4) {
+                case 0: rotary_dims = 0; break;
+                case 1: rotary_dims = 1 + 2 * (rb / 4 % 4); break;  // odd
+                case 2: rotary_dims = rc.head_size + 1 + rb / 4 % 2; break;
+                default: rotary_dims = rc.head_size + 2; break;
+            }
+        const std::uint8_t mb = in.byte();
+        max_positions = mb < 40 ? 1 + mb % 8 : mb < 244 ? 8 + mb : mb < 250 ? 0 : SIZE_MAX / 2 + mb % 2;
+        if (max_positions < SIZE_MAX / 4 && rotary_dims && max_positions * rotary_dims > kMaxElements)
+            max_positions = kMaxElements / rotary_dims;
+        const std::uint8_t lb = in.byte();
+        layout = lb < 112 ? EDGEATTN_ROPE_NEOX : lb < 224 ? EDGEATTN_ROPE_GPTJ
+                 : lb < 232 ? 2 : lb < 240 ? -1 : lb < 248 ? INT_MIN : in.in.ConsumeIntegral<int>();
+        claim(table, max_positions, rotary_dims);
+        table.allocate(table.overflow ? 64 : table.claimed);
+        fill_table(in);
+        api.table = reinterpret_cast<const float *>(aim(in, call, rc, table));
+        api.max_positions = max_positions;
+        api.rotary_dims = rotary_dims;
+        std::memcpy(&api.layout, &layout, sizeof layout);  // C may store any int there
+        call.buffers.push_back(&table);
+        const std::uint8_t pb = in.byte();
+        if (pb < 112 || !rc.batch || rc.batch > 64) return;
+        claim(pos, rc.batch, 1, 1, 1, sizeof(std::int32_t));
+        pos.allocate(pos.claimed);
+        for (std::size_t b = 0; b < rc.batch; ++b) {
+            const std::uint8_t v = in.byte();
+            const std::int64_t m = static_cast<std::int64_t>(std::min<std::size_t>(max_positions, INT32_MAX));
+            const std::int64_t edge[4] = {m - 1, 1 - m, m, -m};
+            std::int32_t p = static_cast<std::int32_t>(v % 48) - 16;
+            if (v >= 200) p = static_cast<std::int32_t>(edge[v % 4]);
+            if (v >= 224) p = v % 3 == 0 ? INT32_MIN : v % 3 == 1 ? INT32_MAX : -INT32_MAX;
+            if (v >= 248) p = in.in.ConsumeIntegral<std::int32_t>();
+            std::memcpy(pos.mem.get() + sizeof p * b, &p, sizeof p);
+        }
+        api.positions = reinterpret_cast<const std::int32_t *>(aim(in, call, rc, pos));
+        call.buffers.push_back(&pos);
+    }
+
+    // The table's values: edgeattn_rope_table's (valid sizes) or raw
+    // multiples of 1/64 below 2 in size.
+    void fill_table(Input &in) {
+        const std::uint8_t vb = in.byte();
+        const bool sizes_ok = !table.overflow && rotary_dims && rotary_dims % 2 == 0 && max_positions;
+        if (sizes_ok && vb < 144) {
+            static const double thetas[8] = {0.0, 10000.0, 500000.0, 1e6, 2.0, 100.0, 1.5, 1.0};
+            static const double scales[8] = {0.0, 1.0, 0.25, 2.0, 8.0, 40.0, 1.0 / 3, 0.5};
+            const edgeattn_rope_table_config config{max_positions, rotary_dims, thetas[vb % 8], scales[vb / 8 % 8]};
+            const edgeattn_status st = edgeattn_rope_table(&config, table.f(), max_positions * rotary_dims);
+            FUZZ_CHECK(st == EDGEATTN_OK, "rope_table refused a valid config", st);
+            return;
+        }
+        for (std::size_t i = 0; i + 4 <= table.bytes; i += 4) {
+            const float v = static_cast<float>(in.in.ConsumeIntegral<std::int8_t>()) / 64.0f;
+            std::memcpy(table.mem.get() + i, &v, 4);
+        }
+    }
+
+    // Where b goes: mostly its own block; sometimes misaligned, or inside
+    // another argument's block or one of the cache's arrays (all it claims
+    // within). Returns the pointer the call gets.
+    static unsigned char *aim(Input &in, Call &call, const RopeCall &rc, Buffer &b) {
+        const std::uint8_t how = in.byte();
+        if (how < 216 || b.overflow) return b.ptr;
+        if (how < 230) {
+            if (b.bytes < 4) return b.ptr;
+            b.ptr += 1 + how % 3;  // the call must refuse it before it reads there
+            b.avail -= 1 + how % 3;
+            return b.ptr;
+        }
+        std::vector<std::pair<unsigned char *, std::size_t>> targets;
+        for (Buffer *x : call.buffers)
+            if (x != &b && x->mem && !x->opaque && std::find(rc.cache_buffers.begin(), rc.cache_buffers.end(), x) ==
+                                                        rc.cache_buffers.end())
+                targets.push_back({x->mem.get(), x->bytes});
+        for (const auto &a : rc.cache_arrays)
+            targets.push_back({static_cast<unsigned char *>(const_cast<void *>(a.first)), a.second});
+        if (targets.empty()) return b.ptr;
+        const auto &t = targets[in.byte() % targets.size()];
+        if (b.claimed > t.second) return b.ptr;
+        const std::size_t off = in.byte() % ((t.second - b.claimed) / 4 + 1) * 4;
+        b.ptr = t.first + off;
+        b.avail = t.second - off;
+        return b.ptr;
+    }
+
+    // The statuses a KV cache call's rope calls for.
+    void rules(Call &call, const RopeCall &rc) const {
+        if (!any()) return;
+        if (!api.table) {
+            call.allow(EDGEATTN_ERR_BAD_ROPE);
+            return;
+        }
+        const std::size_t rd = rotary_dims;
+        if (!rd || rd % 2 || rd > rc.head_size || (rc.dims_head_size && rd > rc.dims_head_size) || !max_positions ||
+            (layout != EDGEATTN_ROPE_NEOX && layout != EDGEATTN_ROPE_GPTJ))
+            call.allow(EDGEATTN_ERR_BAD_ROPE);
+        if (table.overflow) {
+            call.allow(EDGEATTN_ERR_SIZE_OVERFLOW);
+            return;
+        }
+        auto misaligned = [](const void *p) { return reinterpret_cast<std::uintptr_t>(p) % 4 != 0; };
+        if (misaligned(api.table)) call.allow(EDGEATTN_ERR_MISALIGNED);
+        if (misaligned(api.positions)) {  // not readable: nothing more to check
+            call.allow(EDGEATTN_ERR_MISALIGNED);
+            return;
+        }
+        const std::pair<const void *, std::size_t> read[2] = {{api.table, table.claimed},
+                                                              {api.positions, api.positions ? pos.claimed : 0}};
+        for (const auto &r : read) {
+            for (const Buffer *x : call.buffers)
+                if (x->role != Role::input && x->ptr && !x->overflow &&
+                    std::find(rc.cache_buffers.begin(), rc.cache_buffers.end(), x) == rc.cache_buffers.end() &&
+                    overlaps(r.first, r.second, x->ptr, x->claimed))
+                    call.allow(EDGEATTN_ERR_OVERLAP);
+            if (rc.writes_cache)
+                for (const auto &a : rc.cache_arrays)
+                    if (overlaps(r.first, r.second, a.first, a.second)) call.allow(EDGEATTN_ERR_OVERLAP);
+        }
+        if (!rc.checked || !max_positions) return;
+        // every position first + t, t < count, within (-max_positions, max_positions)
+        const std::int64_t m = static_cast<std::int64_t>(std::min<std::size_t>(max_positions, INT64_MAX / 4));
+        for (std::size_t b = 0; b < rc.batch && b < rc.default_first.size(); ++b) {
+            std::int64_t first = rc.default_first[b];
+            if (api.positions) {
+                std::int32_t p;
+                std::memcpy(&p, reinterpret_cast<const unsigned char *>(api.positions) + sizeof p * b, sizeof p);
+                first = p;
+            }
+            if (first <= -m || first >= m || rc.count > static_cast<std::uint64_t>(m - first))
+                call.allow(EDGEATTN_ERR_ROPE_POSITION);
+        }
+    }
+
+    bool active() const { return api.table != nullptr; }
+    // Batch element b's first position (after a successful call).
+    std::int64_t first(std::size_t b, std::int64_t default_first) const {
+        return api.positions ? pos.at<std::int32_t>(b) : default_first;
+    }
+    // The rotation of `count` tokens of `heads` heads of head_size features
+    // (token t at rows + t * stride, position first + t), in double from the
+    // table's floats as the call was given them: pair i of a head, x and y,
+    // becomes x c - y s, y c + x s (s negated at a negative position). The
+    // features' sizes (feature_sizes) go along: |c| sx + |s| sy, which with
+    // the rotation's own two roundings per feature keeps each feature within
+    // (in_size + 4) eps of its size (projected_score_error's in_size + 2).
+    void rotate(double *rows, double *sizes, std::size_t count, std::size_t heads, std::size_t head_size,
+                std::size_t stride, std::int64_t first_position) const {
+        if (!active()) return;
+        const std::size_t half = rotary_dims / 2;
+        for (std::size_t t = 0; t < count; ++t) {
+            const std::int64_t p = first_position + static_cast<std::int64_t>(t);
+            const std::size_t row = static_cast<std::size_t>(p < 0 ? -p : p);
+            FUZZ_CHECK(row < max_positions, "a call rotated at a position past the table", 0);
+            for (std::size_t hd = 0; hd < heads; ++hd)
+                for (std::size_t i = 0; i < half; ++i) {
+                    const double c = table.at<float>(row * rotary_dims + i),
+                                 s = (p < 0 ? -1.0 : 1.0) * table.at<float>(row * rotary_dims + half + i);
+                    const std::size_t base = t * stride + hd * head_size,
+                                      xi = base + (layout == EDGEATTN_ROPE_NEOX ? i : 2 * i),
+                                      yi = base + (layout == EDGEATTN_ROPE_NEOX ? i + half : 2 * i + 1);
+                    const double x = rows[xi], y = rows[yi], sx = sizes[xi], sy = sizes[yi];
+                    rows[xi] = x * c - y * s;
+                    rows[yi] = y * c + x * s;
+                    sizes[xi] = std::fabs(c) * sx + std::fabs(s) * sy;
+                    sizes[yi] = std::fabs(c) * sy + std::fabs(s) * sx;
+                }
+        }
     }
 };
 
@@ -831,6 +1051,17 @@ double dot_score_error(std::size_t B, std::size_t Q, std::size_t K, std::size_t 
                 worst = std::fmax(worst, 2.0 * err);
             }
     return worst;
+}
+
+// What adding a mask's bias does to a score in float32: it rounds at
+// |score| + |bias| (the score's own part is in the score's bound), and a
+// large bias takes most of the score's bits (a bias of -12345, an output
+// block's fill read as the bias, moves weights by 2e-4) (x2 to spare).
+double bias_rounding(const edgeattn_ref::Mask &mask) {
+    double largest = 0.0;
+    for (double x : mask.bias)
+        if (std::isfinite(x)) largest = std::fmax(largest, std::fabs(x));
+    return 2.0 * 0x1p-24 * largest;
 }
 
 // A dot-product call's sizes (key_size 0 mostly: "the same as query_size"),
@@ -1472,13 +1703,13 @@ void fuzz_multi_head_masked(Input &in) {
     const std::vector<double> q = doubles(a.q, D.batch * D.queries * D.query_size),
                               k = doubles(a.k, D.batch * D.keys * D.key_size),
                               v = doubles(a.v, D.batch * D.keys * D.value_size);
+    const edgeattn_ref::Mask mask = m.reference(0, D.batch, D.queries, D.keys);
     edgeattn_ref::multi_head_attention_masked(D.batch, D.queries, D.keys, D.query_size, D.key_size, D.value_size, h,
-                                              H, Hkv, q.data(), k.data(), v.data(), a.lens.reference(),
-                                              m.reference(0, D.batch, D.queries, D.keys), ref.get(), out.data(),
-                                              wts.data());
+                                              H, Hkv, q.data(), k.data(), v.data(), a.lens.reference(), mask,
+                                              ref.get(), out.data(), wts.data());
     const MhaAllowance allow = mha_allowance(D.batch, D.queries, D.keys, D.query_size, D.key_size, D.value_size, h,
                                              H, Hkv, q.data(), k.data(), v.data(), ref.get());
-    a.check(out, wts, allow.score_error, allow.value_scale);
+    a.check(out, wts, allow.score_error + bias_rounding(mask), allow.value_scale);
 }
 
 // edgeattn_sdpa with valid_lens and a mask in the options.
@@ -1670,6 +1901,11 @@ struct KvFuzz {
     std::vector<std::size_t> n;             // lengths: rows held
     std::vector<std::size_t> tokens;        // positions: tokens stored since setup or reset
     std::vector<std::vector<std::size_t>> P;  // per batch element: each held row's stream position
+    // Whether a held key was rotated (its features then carry the
+    // rotation's two roundings: projected_score_error's in_size + 2), and
+    // what the cached keys' comparison allows for those roundings.
+    bool keys_rotated = false;
+    double key_extra = 0.0;
 
     explicit KvFuzz(Input &i) : in(i) {}
     edgeattn_kv_cache *cache() { return reinterpret_cast<edgeattn_kv_cache *>(st.mem.get()); }
@@ -1933,6 +2169,29 @@ struct KvFuzz {
         }
     }
 
+    // The rope of a cache call: RopeGen's draw and rules, the positions
+    // without a rope array first[b] (a store's stream positions, an
+    // attend's less Q).
+    RopeCall rope_call(const edgeattn_attention_dims &e, bool valid, std::size_t count, bool writes) const {
+        RopeCall rc;
+        rc.head_size = cS;
+        rc.dims_head_size = e.num_heads ? e.num_hiddens / e.num_heads : 0;
+        rc.batch = e.batch;
+        rc.count = count;
+        rc.writes_cache = writes;
+        rc.checked = valid && matches(e);
+        rc.cache_buffers = {&st, &mem};
+        if (!valid) return rc;
+        const std::int64_t back = writes ? 0 : static_cast<std::int64_t>(std::min<std::size_t>(count, INT64_MAX / 4));
+        for (std::size_t b = 0; b < cB; ++b) rc.default_first.push_back(static_cast<std::int64_t>(tokens[b]) - back);
+        const std::size_t floats = cB * cH * cap * cS * sizeof(float);
+        rc.cache_arrays = {{saved.keys, floats},
+                           {saved.values, floats},
+                           {saved.lengths, cB * sizeof(std::int32_t)},
+                           {saved.positions, cB * sizeof(std::int32_t)}};
+        return rc;
+    }
+
     void store() {
         const bool packed = use_packed && in.in.ConsumeBool();
         g_op = packed ? "kv_cache_store_packed" : "kv_cache_store";
@@ -2008,12 +2267,13 @@ struct KvFuzz {
         const bool null_struct = !packed && wb >= 252;  // the packed forms take no struct
         if (null_struct) call.allow(EDGEATTN_ERR_NULL_POINTER);
         // A store takes a rope and no other option: NULL, or (from the
-        // input's hash) a zeroed struct; extended inputs: a rope's fields
-        // without a table, or a mask (its window too) or valid lengths.
+        // input's hash) a zeroed struct; extended inputs: a rope (RopeGen),
+        // or a mask (its window too) or valid lengths.
         edgeattn_attention_options options{};
         RopeGen rope;
-        rope.choose(in, true);
-        rope.rules(call, true);
+        const RopeCall rc = rope_call(e, valid, T, true);
+        rope.choose(in, call, rc);
+        rope.rules(call, rc);
         options.rope = rope.api;
         bool refused_option = false;
         if (in.extended) {
@@ -2057,10 +2317,17 @@ struct KvFuzz {
                                  pk_.data());
             edgeattn_ref::linear(T, e.value_size, kvh, y.data(), r.W[2].data(), r.has_b[2] ? r.b[2].data() : nullptr,
                                  pv.data());
+            std::vector<double> sizes =
+                feature_sizes(T, e.key_size, kvh, x.data(), r.W[1].data(), r.has_b[1] ? r.b[1].data() : nullptr);
+            if (rope.active()) {  // each key at its stream position (or the rope's)
+                rope.rotate(pk_.data(), sizes.data(), T, cH, cS, kvh,
+                            rope.first(b, static_cast<std::int64_t>(tokens[b])));
+                keys_rotated = true;
+                for (double z : sizes)
+                    key_extra = std::fmax(key_extra, static_cast<double>(e.key_size + 4) * 0x1p-24 * z);
+            }
             K[b].insert(K[b].end(), pk_.begin(), pk_.end());
             V[b].insert(V[b].end(), pv.begin(), pv.end());
-            const std::vector<double> sizes =
-                feature_sizes(T, e.key_size, kvh, x.data(), r.W[1].data(), r.has_b[1] ? r.b[1].data() : nullptr);
             K_size[b].insert(K_size[b].end(), sizes.begin(), sizes.end());
             for (std::size_t t = 0; t < T; ++t) P[b].push_back(tokens[b] + t);
             n[b] += T;
@@ -2088,7 +2355,9 @@ struct KvFuzz {
                         got.push_back(saved.values[at]);
                         want.push_back(V[b][t * kvh + g * cS + j]);
                     }
-        if (all_finite(want)) compare("cached keys and values", got.data(), want);
+        // Rotated keys: each feature (key_size + 4) eps of its size off at
+        // most (RopeGen::rotate), past compare's relative bound.
+        if (all_finite(want)) compare("cached keys and values", got.data(), want, key_extra);
     }
 
     void attend() {
@@ -2160,8 +2429,9 @@ struct KvFuzz {
         const bool null_struct = !packed && wb >= 252;  // the packed forms take no struct
         if (null_struct) a.call.allow(EDGEATTN_ERR_NULL_POINTER);
         RopeGen rope;
-        rope.choose(in, true);
-        rope.rules(a.call, true);
+        const RopeCall rc = rope_call(e, valid, Q, false);
+        rope.choose(in, a.call, rc);
+        rope.rules(a.call, rc);
         Options o;  // the mask and rope: the cache's lengths are its valid lengths
         o.set(nullptr, m.get(), &rope);
         const edgeattn_kv_cache *c_arg = a.call.place(in, static_cast<const edgeattn_kv_cache *>(c));
@@ -2193,12 +2463,13 @@ struct KvFuzz {
         const std::size_t kvh = hkv(), qs = e.query_size;
         if (none & 1) r.W[0] = identity(he, qs);  // the queries as given (qs == h)
         if (none & 8) r.W[3] = identity(he, he);  // the output the heads
-        const std::vector<double> eye = identity(kvh, kvh);
+        const std::vector<double> eye = identity(kvh, kvh), eye_q = identity(he, he);
         edgeattn_ref::MhaWeights rw = r.get();
         rw.W_k = rw.W_v = eye.data();
         rw.b_k = rw.b_v = nullptr;
         for (std::size_t b = 0; b < cB; ++b) {
             const std::size_t len = n[b];
+            const edgeattn_ref::Mask mask = m.reference(b, 1, Q, cap);
             std::vector<double> out(Q * he, 0.0), wts(He * Q * cap, 0.0);
             if (len == 0) {  // zero heads: the output is 0 W_o^T + b_o (0 times an infinite weight is NaN)
                 for (std::size_t i = 0; i < Q; ++i)
@@ -2208,10 +2479,20 @@ struct KvFuzz {
                         out[i * he + j] = v;
                     }
             } else {
-                std::vector<double> o(Q * he), w1(He * Q * len);
+                // the queries projected (and rotated) here, into the
+                // reference with an identity W_q
+                std::vector<double> o(Q * he), w1(He * Q * len), qp(Q * he);
                 const std::vector<double> q = doubles_at(a.q, b * Q * qs, Q * qs);
-                edgeattn_ref::multi_head_attention_masked(1, Q, len, qs, kvh, kvh, he, He, cH, q.data(), K[b].data(),
-                                                          V[b].data(), ValidLens{}, m.reference(b, 1, Q, cap), rw,
+                edgeattn_ref::linear(Q, qs, he, q.data(), r.W[0].data(), r.has_b[0] ? r.b[0].data() : nullptr,
+                                     qp.data());
+                std::vector<double> unused(Q * he, 0.0);
+                rope.rotate(qp.data(), unused.data(), Q, He, he / He, he,
+                            rope.first(b, static_cast<std::int64_t>(tokens[b]) - static_cast<std::int64_t>(Q)));
+                edgeattn_ref::MhaWeights rq = rw;
+                rq.W_q = eye_q.data();
+                rq.b_q = nullptr;
+                edgeattn_ref::multi_head_attention_masked(1, Q, len, he, kvh, kvh, he, He, cH, qp.data(), K[b].data(),
+                                                          V[b].data(), ValidLens{}, mask, rq,
                                                           o.data(), w1.data());
                 out = o;
                 for (std::size_t x = 0; x < He * Q; ++x)
@@ -2224,9 +2505,15 @@ struct KvFuzz {
             double score_error = 0.0, largest_value = 0.0;
             if (len > 0) {
                 const std::vector<double> q = doubles_at(a.q, b * Q * qs, Q * qs);
-                const std::vector<double> q_size =
+                std::vector<double> q_size =
                     feature_sizes(Q, qs, he, q.data(), r.W[0].data(), r.has_b[0] ? r.b[0].data() : nullptr);
-                score_error = projected_score_error(q_size, Q, qs, e.key_size, he, He, cH, K_size[b], len);
+                // a rotation's two roundings per feature: in_size + 2
+                std::vector<double> unused(Q * he, 0.0);
+                rope.rotate(unused.data(), q_size.data(), Q, He, he / He, he,
+                            rope.first(b, static_cast<std::int64_t>(tokens[b]) - static_cast<std::int64_t>(Q)));
+                score_error = projected_score_error(q_size, Q, qs + (rope.active() ? 2 : 0),
+                                                    e.key_size + (keys_rotated ? 2 : 0), he, He, cH, K_size[b], len) +
+                              bias_rounding(mask);
                 for (double v : V[b]) largest_value = std::fmax(largest_value, std::fabs(v));
             }
             compare("cache attention output", a.out.f() + b * Q * he, out,
@@ -2267,6 +2554,8 @@ struct KvFuzz {
         cache_rules(call, false, true);
         if (!call.run([&] { return edgeattn_kv_cache_reset(c); })) return;
         FUZZ_CHECK(valid, "reset succeeded on a bad cache", 0);
+        keys_rotated = false;
+        key_extra = 0.0;
         for (std::size_t b = 0; b < cB; ++b) {
             n[b] = 0;
             tokens[b] = 0;
