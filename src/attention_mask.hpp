@@ -23,6 +23,13 @@ struct attention_mask_view {
     size_t bias_batch_stride = 0;     // 0 when broadcast over the batch
     size_t bias_head_stride = 0;      // 0 when broadcast over the heads
     size_t bias_row_stride = 0;
+    // A window KV cache with sinks: its keys are the sinks (stream positions
+    // 0 .. sinks - 1) and then the last tokens; batch element b has dropped
+    // stream_positions[b] - capacity tokens between them once its window
+    // wrapped. Causal then shows a query whose own token has left the
+    // window the sinks at or before its position. nullptr: no sinks.
+    const int32_t *stream_positions = nullptr;
+    size_t sinks = 0, capacity = 0;
 
     // The keys row i of batch element b sees, among `keys`, in a call of
     // `queries` rows (causal puts the queries at the last key positions).

@@ -129,6 +129,11 @@ edgeattn_status attention(const edgeattn_kv_cache *cache, const edgeattn_attenti
                                                   mask, inputs + num_inputs, num_mask_spans))
         return st;
     num_inputs += num_mask_spans;
+    if (c.window && c.sinks) {  // causal past a wrapped window: the sinks by stream position
+        mask.stream_positions = c.positions;
+        mask.sinks = c.sinks;
+        mask.capacity = cap;
+    }
     const kv_attention_layout one = attention_layout(d, cap, 1);
     if (one.bytes == 0) return EDGEATTN_ERR_SIZE_OVERFLOW;
     const void *floats[] = {queries, output, attention_weights, workspace};

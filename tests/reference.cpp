@@ -127,8 +127,11 @@ bool Mask::visible(std::size_t b, std::size_t i, std::size_t j, std::size_t Q, s
                    std::int64_t valid_len) const {
     const std::int64_t jj = static_cast<std::int64_t>(j);
     if (jj >= valid_len) return false;
-    if (causal && jj > static_cast<std::int64_t>(i) + static_cast<std::int64_t>(K) - static_cast<std::int64_t>(Q))
+    if (causal && !key_positions.empty()) {
+        if (key_positions[j] > first_query_position + static_cast<std::int64_t>(i)) return false;
+    } else if (causal && jj > static_cast<std::int64_t>(i) + static_cast<std::int64_t>(K) - static_cast<std::int64_t>(Q)) {
         return false;
+    }
     if (window) {  // (i + K - Q) - j < w, in exact integers whatever w is
         const std::int64_t behind =
             static_cast<std::int64_t>(i) + static_cast<std::int64_t>(K) - static_cast<std::int64_t>(Q) - jj;

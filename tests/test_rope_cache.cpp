@@ -119,7 +119,7 @@ void check_stream(edgeattn_dtype storage, edgeattn_rope_layout layout, std::size
             edgeattn_ref::Mask mask;
             mask.causal = true;
             std::vector<double> heads, attn;
-            window_tests::attend_rows(b, T, held.size(), S + W, H, Hkv, hs, q, stored_keys,
+            window_tests::attend_rows(b, T, held, given + T, S + W, H, Hkv, hs, q, stored_keys,
                                       cache.rows(true, b, held), mask, heads, attn);
             for (std::size_t t = 0; t < T; ++t) {
                 std::vector<float> head_row(heads.begin() + t * h, heads.begin() + (t + 1) * h);

@@ -155,7 +155,7 @@ void run_stream(const scenario &sc, edgeattn_dtype storage, int mask_kind, bool 
                 const std::vector<double> row = project(net.Wq, net.bq, &x[(b * T + t) * d], d, h);
                 std::copy(row.begin(), row.end(), q.begin() + t * h);
             }
-            window_tests::attend_rows(b, T, held[b].size(), cap, sc.H, sc.Hkv, net.hs, q, held_keys[b],
+            window_tests::attend_rows(b, T, held[b], given[b], cap, sc.H, sc.Hkv, net.hs, q, held_keys[b],
                                       held_values[b], m.ref, heads, weights);
             std::copy(weights.begin(), weights.end(), want_weights.begin() + b * sc.H * T * cap);
             for (std::size_t t = 0; t < T; ++t)
@@ -398,8 +398,8 @@ TEST_CASE("projection-free store and attend match the float64 reference and the 
                 for (std::size_t b = 0; b < B; ++b) {
                     const std::vector<std::size_t> held = given.held(total);
                     std::vector<double> qd(q.begin() + b * T * h, q.begin() + (b + 1) * T * h), hb, wb;
-                    window_tests::attend_rows(b, T, held.size(), cap, H, Hkv, net.hs, qd,
-                                              given.rows(false, b, held), given.rows(true, b, held), ref, hb, wb);
+                    window_tests::attend_rows(b, T, held, total, cap, H, Hkv, net.hs, qd, given.rows(false, b, held),
+                                              given.rows(true, b, held), ref, hb, wb);
                     std::copy(hb.begin(), hb.end(), want.begin() + b * T * h);
                 }
                 CHECK(rel_l2(heads.data(), want) < tolerance);
@@ -517,4 +517,63 @@ TEST_CASE("the sliding-window mask matches the float64 reference in sdpa, mha an
     }
     // The cache attend takes the window over its logical keys: run_stream's
     // mask 2 (causal, window 3) over wrapped rings, above.
+}
+
+// A store longer than the window, then a causal attend of all its tokens:
+// query i (stream position T - Q + i) sees the held keys at or before its
+// position, the sinks among them; one whose own token left the window and
+// that has no sink before it sees nothing (d2l: uniform weights).
+TEST_CASE("a causal attend after a store longer than the window sees the sinks at or before each query") {
+    test_paths::path_guard guard;
+    const std::size_t hs = 4;
+    edgeattn_weights none{};
+    none.W_q.type = none.W_k.type = none.W_v.type = none.W_o.type = EDGEATTN_DTYPE_NONE;
+    for (edgeattn_isa isa : paths()) {
+        REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);
+        for (edgeattn_dtype storage : storages)
+            for (std::size_t S : {0, 1, 2})
+                for (std::size_t W : {2, 3, 5})
+                    for (std::size_t T : {W + 1, 2 * W + 3, 3 * W + 4}) {
+                        INFO("isa " << edgeattn_isa_name(isa) << " storage " << storage << " S " << S << " W " << W
+                                    << " T " << T);
+                        window_cache cache(1, 1, hs, S, W, storage);
+                        const std::size_t cap = S + W;
+                        const edgeattn_attention_dims dims{1, T, cap, hs, hs, hs, hs, 1, 1};
+                        const std::vector<float> x = random_floats(T * hs, static_cast<unsigned>(S * 100 + W * 10 + T));
+                        std::size_t bytes = step_workspace_bytes(dims, T, 1);
+                        std::vector<float> ws(bytes / 4), out(T * hs), attn(T * cap);
+                        REQUIRE(edgeattn_kv_cache_store(&cache.c, &dims, T, x.data(), x.data(), &none, nullptr,
+                                                        ws.data(), bytes) == EDGEATTN_OK);
+                        edgeattn_attention_options causal{};
+                        causal.mask.causal = 1;
+                        for (bool weights : {false, true}) {
+                            REQUIRE(edgeattn_kv_cache_attend(&cache.c, &dims, x.data(), &none, &causal, ws.data(),
+                                                             bytes, out.data(), weights ? attn.data() : nullptr) ==
+                                    EDGEATTN_OK);
+                            const std::vector<std::size_t> held = cache.held(T);
+                            const std::vector<double> K = cache.rows(false, 0, held), V = cache.rows(true, 0, held);
+                            std::vector<double> want(T * hs, 0.0), want_weights(T * cap, 0.0);
+                            for (std::size_t i = 0; i < T; ++i) {
+                                std::vector<double> score(held.size(), -1e6);
+                                double top = -INFINITY;
+                                for (std::size_t j = 0; j < held.size(); ++j) {
+                                    if (held[j] <= i) {
+                                        double dot = 0;
+                                        for (std::size_t f = 0; f < hs; ++f) dot += double(x[i * hs + f]) * K[j * hs + f];
+                                        score[j] = dot / 2.0;  // 1 / sqrt(4)
+                                    }
+                                    top = score[j] > top ? score[j] : top;
+                                }
+                                double sum = 0;
+                                for (double &sc : score) sum += (sc = std::exp(sc - top));
+                                for (std::size_t j = 0; j < held.size(); ++j) {
+                                    want_weights[i * cap + j] = score[j] / sum;
+                                    for (std::size_t f = 0; f < hs; ++f) want[i * hs + f] += score[j] / sum * V[j * hs + f];
+                                }
+                            }
+                            CHECK(rel_l2(out.data(), want) < tolerance);
+                            if (weights) CHECK(rel_l2(attn.data(), want_weights) < tolerance);
+                        }
+                    }
+    }
 }

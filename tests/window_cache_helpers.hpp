@@ -110,14 +110,20 @@ struct window_cache {
 };
 
 // One batch element's attention in float64: queries (Q, h) already
-// projected, over L held rows keys / values (L, h_kv); head n reads
+// projected, over the L = held.size() rows keys / values (L, h_kv) held at
+// stream positions `held`, after `given` tokens were stored; head n reads
 // key/value head n / (H / Hkv); heads (Q, h) out, weights (H, Q, cap)
-// (columns past L zero). Visibility and bias by edgeattn_ref::Mask with K = L.
-inline void attend_rows(std::size_t b, std::size_t Q, std::size_t L, std::size_t capacity, std::size_t H,
-                        std::size_t Hkv, std::size_t hs, const std::vector<double> &queries,
-                        const std::vector<double> &keys, const std::vector<double> &values,
-                        const edgeattn_ref::Mask &mask, std::vector<double> &heads, std::vector<double> &weights) {
-    const std::size_t h = H * hs, kvh = Hkv * hs;
+// (columns past L zero). Causal by stream position (query i at
+// given - Q + i sees the held keys at or before it); the rest of the
+// visibility and the bias by edgeattn_ref::Mask with K = L.
+inline void attend_rows(std::size_t b, std::size_t Q, const std::vector<std::size_t> &held, std::size_t given,
+                        std::size_t capacity, std::size_t H, std::size_t Hkv, std::size_t hs,
+                        const std::vector<double> &queries, const std::vector<double> &keys,
+                        const std::vector<double> &values, const edgeattn_ref::Mask &mask, std::vector<double> &heads,
+                        std::vector<double> &weights) {
+    const std::size_t h = H * hs, kvh = Hkv * hs, L = held.size();
+    edgeattn_ref::Mask rest = mask;
+    rest.causal = false;
     heads.assign(Q * h, 0.0);
     weights.assign(H * Q * capacity, 0.0);
     std::vector<double> score(L);
@@ -127,7 +133,8 @@ inline void attend_rows(std::size_t b, std::size_t Q, std::size_t L, std::size_t
             double top = -INFINITY;
             for (std::size_t j = 0; j < L; ++j) {
                 double s = -1e6;
-                if (mask.visible(b, i, j, Q, L, INT64_MAX)) {
+                const bool before = !mask.causal || held[j] + Q <= given + i;  // held[j] <= given - Q + i
+                if (before && rest.visible(b, i, j, Q, L, INT64_MAX)) {
                     double dot = 0;
                     for (std::size_t c = 0; c < hs; ++c) dot += queries[i * h + n * hs + c] * keys[j * kvh + g * hs + c];
                     s = dot / std::sqrt(static_cast<double>(hs)) + mask.bias_at(b, n, i, j, Q);

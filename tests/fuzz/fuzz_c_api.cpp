@@ -2469,7 +2469,11 @@ struct KvFuzz {
         rw.b_k = rw.b_v = nullptr;
         for (std::size_t b = 0; b < cB; ++b) {
             const std::size_t len = n[b];
-            const edgeattn_ref::Mask mask = m.reference(b, 1, Q, cap);
+            edgeattn_ref::Mask mask = m.reference(b, 1, Q, cap);
+            if (W) {  // causal by stream position: the sinks, then the last tokens
+                mask.key_positions.assign(P[b].begin(), P[b].end());
+                mask.first_query_position = static_cast<std::int64_t>(tokens[b]) - static_cast<std::int64_t>(Q);
+            }
             std::vector<double> out(Q * he, 0.0), wts(He * Q * cap, 0.0);
             if (len == 0) {  // zero heads: the output is 0 W_o^T + b_o (0 times an infinite weight is NaN)
                 for (std::size_t i = 0; i < Q; ++i)
