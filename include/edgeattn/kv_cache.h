@@ -101,7 +101,8 @@ edgeattn_status edgeattn_kv_cache_setup(edgeattn_kv_cache *cache,
                                         size_t memory_bytes);
 
 /**
- * Empties every batch element (lengths 0), to decode a new sequence.
+ * Empties every batch element (lengths and positions 0), to decode a new
+ * sequence (a window cache: a new stream).
  * @param cache from edgeattn_kv_cache_setup()
  * @return ::EDGEATTN_OK, or ::EDGEATTN_ERR_NULL_POINTER, ::EDGEATTN_ERR_BAD_CACHE,
  *         ::EDGEATTN_ERR_OVERLAP (the struct inside the cache memory)
@@ -133,13 +134,23 @@ edgeattn_status edgeattn_kv_cache_truncate(edgeattn_kv_cache *cache, size_t batc
  * S + (p - S) % W, and attention reads the ring where it lies, without
  * moving a row. A step that stores T tokens into a full window before its
  * attend has overwritten its oldest T rows: its earlier queries see those
- * of the window that remain.
+ * of the window that remain. Causal is by stream position: a query sees
+ * the held tokens at or before its own, so one whose token has already
+ * left the window (a store longer than W) sees the sinks before it, or,
+ * without sinks, nothing (d2l's rule: uniform weights).
  *
  * Rotary embedding (options->rope): a store rotates each key at its
  * position (positions[b] + t, or rope.positions[b] + t) before it is
  * stored, so the cache holds rotated keys and a window cache's rows keep
- * the rotation of their absolute position; an attend rotates its queries
- * (positions[b] - Q + i, or rope.positions[b] + i).
+ * the rotation of their absolute position (the table must cover the
+ * stream, or the caller passes its own rope.positions); an attend rotates
+ * its queries (positions[b] - Q + i, or rope.positions[b] + i: queries
+ * that are not the last Q tokens stored, as in cross-attention or an
+ * attend before its store, need rope.positions, else they rotate at
+ * negative positions). Every batch element's positions must lie in the
+ * table, an empty one's too (::EDGEATTN_ERR_ROPE_POSITION). The cache's
+ * own positions array is cache memory, which a store writes: pass a copy
+ * as rope.positions (::EDGEATTN_ERR_OVERLAP).
  *
  * Projection-free calls: EDGEATTN_DTYPE_NONE as W_k and W_v of a store
  * (key_size = value_size = h_kv, rows already projected and, without a
@@ -258,7 +269,7 @@ edgeattn_status edgeattn_kv_cache_attend(const edgeattn_kv_cache *cache,
  * @param queries     (B, Q, query_size)
  * @param packed      from edgeattn_mha_pack() for these feature sizes and heads
  * @param packed_bytes its size
- * @param options     NULL, or a mask as for edgeattn_kv_cache_attend()
+ * @param options     NULL, or a mask and a rope as for edgeattn_kv_cache_attend()
  * @param workspace   edgeattn_workspace_size() bytes for EDGEATTN_OP_KV_CACHE_ATTEND
  * @param workspace_bytes its size
  * @param output      (B, Q, h)

@@ -74,7 +74,8 @@ class KVCache {
 
     /// edgeattn_kv_cache_store(): projects `tokens` new tokens' keys and
     /// values with W_k, W_v (+ b_k, b_v) and writes them after every batch
-    /// element's cached positions; lengths grow by `tokens`. Refused whole
+    /// element's cached positions; lengths grow by `tokens` (a window cache:
+    /// up to Capacity). Refused whole
     /// (::EDGEATTN_ERR_CACHE_FULL, nothing written) when any batch element
     /// of a cache without a window has fewer than `tokens` free positions.
     /// @param dims       batch = Batch, key_size, value_size, num_hiddens,
@@ -126,7 +127,7 @@ class KVCache {
     /// @param weights    W_q (num_hiddens, query_size), W_o (num_hiddens, num_hiddens)
     ///                   in any edgeattn_dtype, b_q, b_o or nullptr; W_k, W_v are not read
     /// @param options    nullptr, or a mask over cache positions (bias rows of
-    ///                   bias_keys >= Capacity floats)
+    ///                   bias_keys >= Capacity floats) and a rope (the queries rotated)
     /// @param workspace  edgeattn_workspace_size() bytes for EDGEATTN_OP_KV_CACHE_ATTEND
     /// @param workspace_bytes its size in bytes
     /// @param output     (Batch, Q, num_hiddens)
@@ -215,13 +216,14 @@ class KVCache {
     /// @param batch_index b < Batch
     /// @param length      the new length, at most length(b)
     /// @return ::EDGEATTN_OK, or ::EDGEATTN_ERR_PAST_CACHE_LENGTH (b >= Batch, or
-    ///         `length` above the current length)
+    ///         `length` above the current length), ::EDGEATTN_ERR_OPTION_NOT_SUPPORTED
+    ///         (a window cache whose ring has wrapped)
     Status truncate(std::size_t batch_index, std::size_t length) noexcept {
         return edgeattn_kv_cache_truncate(&cache_, batch_index, length);
     }
 
-    /// edgeattn_kv_cache_reset(): empties every batch element (lengths 0),
-    /// to decode new sequences.
+    /// edgeattn_kv_cache_reset(): empties every batch element (lengths and
+    /// positions 0), to decode new sequences.
     /// @return ::EDGEATTN_OK, or ::EDGEATTN_ERR_BAD_CACHE if the constructor's init failed
     Status reset() noexcept { return edgeattn_kv_cache_reset(&cache_); }
 
