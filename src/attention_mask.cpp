@@ -12,13 +12,7 @@ key_interval attention_mask_view::of_row(size_t b, size_t i, size_t queries, siz
     }
     const size_t end = i + keys >= queries ? i + keys - queries + 1 : 0;  // one past j = i + K - Q
     size_t seen = end;  // causal: one past the last key at or before the query
-    if (stream_positions && end < sinks) {
-        // The query's token left the window: of the keys, only sinks at or
-        // before its stream position P - Q + i = dropped + i + K - Q.
-        const int64_t dropped = static_cast<int64_t>(stream_positions[b]) - static_cast<int64_t>(capacity);
-        const int64_t upto = dropped + static_cast<int64_t>(i + keys) - static_cast<int64_t>(queries) + 1;
-        if (dropped > 0) seen = upto <= 0 ? 0 : upto < static_cast<int64_t>(sinks) ? static_cast<size_t>(upto) : sinks;
-    }
+    if (stream && end < stream->sinks) seen = stream->seen(*stream, b, i, queries, keys);
     if (causal && seen < hi) hi = seen;
     if (window && end > window && end - window > lo) lo = end - window;  // j > i + K - Q - w
     if (lo > keys) lo = keys;

@@ -12,6 +12,18 @@
 namespace edgeattn {
 namespace detail {
 
+// A window KV cache with sinks: its keys are the sinks (stream positions
+// 0 .. sinks - 1) and then the last tokens; batch element b has dropped
+// positions[b] - capacity tokens between them once its window wrapped. A
+// causal query whose own token has left the window sees the sinks at or
+// before its position: `seen` gives one past the last of them. Reached
+// through a pointer, so programs without a window cache do not link it.
+struct stream_causal {
+    const int32_t *positions;
+    size_t sinks, capacity;
+    size_t (*seen)(const stream_causal &s, size_t b, size_t i, size_t queries, size_t keys);
+};
+
 struct attention_mask_view {
     valid_lens_view lens;
     const int32_t *ranges = nullptr;  // [start, end) pairs
@@ -23,13 +35,9 @@ struct attention_mask_view {
     size_t bias_batch_stride = 0;     // 0 when broadcast over the batch
     size_t bias_head_stride = 0;      // 0 when broadcast over the heads
     size_t bias_row_stride = 0;
-    // A window KV cache with sinks: its keys are the sinks (stream positions
-    // 0 .. sinks - 1) and then the last tokens; batch element b has dropped
-    // stream_positions[b] - capacity tokens between them once its window
-    // wrapped. Causal then shows a query whose own token has left the
-    // window the sinks at or before its position. nullptr: no sinks.
-    const int32_t *stream_positions = nullptr;
-    size_t sinks = 0, capacity = 0;
+    // A window KV cache with sinks (kv_cache_attend.cpp): causal by stream
+    // position; nullptr otherwise.
+    const struct stream_causal *stream = nullptr;
 
     // The keys row i of batch element b sees, among `keys`, in a call of
     // `queries` rows (causal puts the queries at the last key positions).

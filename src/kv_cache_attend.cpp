@@ -80,6 +80,18 @@ void regroup_heads(const float *from, float *to, size_t batch, size_t queries, s
             }
 }
 
+// A causal query i of Q over batch element b's K held keys whose own token
+// has left the window (one past logical key i + K - Q is below the sinks):
+// of the keys, the sinks at or before its stream position
+// P - Q + i = dropped + i + K - Q see it.
+size_t sinks_seen(const stream_causal &s, size_t b, size_t i, size_t queries, size_t keys) {
+    const int64_t dropped = static_cast<int64_t>(s.positions[b]) - static_cast<int64_t>(s.capacity);
+    const int64_t end = static_cast<int64_t>(i + keys) - static_cast<int64_t>(queries) + 1;
+    if (dropped <= 0) return end <= 0 ? 0 : static_cast<size_t>(end);
+    const int64_t upto = dropped + end;
+    return upto <= 0 ? 0 : upto < static_cast<int64_t>(s.sinks) ? static_cast<size_t>(upto) : s.sinks;
+}
+
 kv_attention_layout attention_layout(const edgeattn_attention_dims &d, size_t capacity,
                                      size_t threads) {
     return make_kv_attention_layout(d.batch, d.queries, capacity, d.query_size, d.num_hiddens,
@@ -129,11 +141,8 @@ edgeattn_status attention(const edgeattn_kv_cache *cache, const edgeattn_attenti
                                                   mask, inputs + num_inputs, num_mask_spans))
         return st;
     num_inputs += num_mask_spans;
-    if (c.window && c.sinks) {  // causal past a wrapped window: the sinks by stream position
-        mask.stream_positions = c.positions;
-        mask.sinks = c.sinks;
-        mask.capacity = cap;
-    }
+    const stream_causal stream{c.positions, c.sinks, cap, &sinks_seen};
+    if (c.window && c.sinks) mask.stream = &stream;  // causal past a wrapped window: by stream position
     const kv_attention_layout one = attention_layout(d, cap, 1);
     if (one.bytes == 0) return EDGEATTN_ERR_SIZE_OVERFLOW;
     const void *floats[] = {queries, output, attention_weights, workspace};
