@@ -843,6 +843,18 @@ void maybe_none(Input &in, Call &call, std::initializer_list<edgeattn_weight_mat
     call.allow(EDGEATTN_ERR_BAD_WEIGHT_TYPE);
 }
 
+// The options of an op that rotates nothing: its valid lengths and mask,
+// and a rope drawn for it to refuse (extended inputs).
+Options options_refusing_rope(Input &in, Call &call, const edgeattn_valid_lens *lens,
+                              const edgeattn_attention_mask *mask) {
+    RopeGen rope;
+    rope.choose(in, false);
+    rope.rules(call, false);
+    Options o;
+    o.set(lens, mask, &rope);
+    return o;
+}
+
 // fp32 weight matrices over the buffers' pointers (NULL data where a
 // buffer was never made).
 edgeattn_weight_matrix f32_matrix(const float *data) { return {EDGEATTN_DTYPE_F32, data, nullptr}; }
@@ -1089,11 +1101,7 @@ void fuzz_dot_product(Input &in) {
     a.workspace(in, workspace_query(EDGEATTN_OP_SDPA, a.dims, 1 + in.byte() % 4),
                 workspace_query(EDGEATTN_OP_SDPA, a.dims, 1), !zero && ks == d);
     a.finish(in, {});
-    RopeGen rope;
-    rope.choose(in, false);
-    rope.rules(a.call, false);
-    Options o;
-    o.set(a.lens.get(), nullptr, &rope);
+    const Options o = options_refusing_rope(in, a.call, a.lens.get(), nullptr);
     const edgeattn_attention_dims *dims_arg = a.call.place(in, &a.dims);
     const edgeattn_attention_options *options_arg = a.call.place(in, o.get());
     if (!a.call.run([&] {
@@ -1158,11 +1166,7 @@ void fuzz_multi_head(Input &in, bool self) {
     edgeattn_weights w{f32_matrix(W_q.f()), f32_matrix(W_k.f()), f32_matrix(W_v.f()), f32_matrix(W_o.f()),
                        bias(b_q), bias(b_k), bias(b_v), bias(b_o)};
     maybe_none(in, a.call, {&w.W_q, &w.W_k, &w.W_v, &w.W_o});
-    RopeGen rope;
-    rope.choose(in, false);
-    rope.rules(a.call, false);
-    Options o;
-    o.set(a.lens.get(), nullptr, &rope);
+    const Options o = options_refusing_rope(in, a.call, a.lens.get(), nullptr);
     const edgeattn_attention_dims *dims_arg = a.call.place(in, &a.dims);
     const edgeattn_attention_options *options_arg = a.call.place(in, o.get());
     const edgeattn_weights *w_arg = a.call.place(in, &w);
@@ -1683,11 +1687,7 @@ void fuzz_multi_head_masked(Input &in) {
 
     edgeattn_weights w = p.api();
     if (!packed) maybe_none(in, a.call, {&w.W_q, &w.W_k, &w.W_v, &w.W_o});
-    RopeGen rope;
-    rope.choose(in, false);
-    rope.rules(a.call, false);
-    Options o;
-    o.set(a.lens.get(), m.get(), &rope);
+    const Options o = options_refusing_rope(in, a.call, a.lens.get(), m.get());
     const edgeattn_attention_dims *dims_arg = a.call.place(in, &D);
     const edgeattn_attention_options *options_arg = a.call.place(in, o.get());
     const edgeattn_weights *w_arg = packed ? &w : a.call.place(in, &w);
@@ -1735,11 +1735,7 @@ void fuzz_dot_product_masked(Input &in) {
     a.call.ranges_early = zero || ks != d;
     for (Buffer *b : {&a.q, &a.k, &a.v, &a.out, &a.weights}) a.call.ranges_early |= b->overflow;
     for (Buffer *b : {&a.q, &a.k, &a.v, &a.out, &a.ws}) a.call.ranges_early |= !b->ptr;
-    RopeGen rope;
-    rope.choose(in, false);
-    rope.rules(a.call, false);
-    Options o;
-    o.set(a.lens.get(), m.get(), &rope);
+    const Options o = options_refusing_rope(in, a.call, a.lens.get(), m.get());
     const edgeattn_attention_dims *dims_arg = a.call.place(in, &D);
     const edgeattn_attention_options *options_arg = a.call.place(in, o.get());
     if (!a.call.run([&] {
@@ -1795,11 +1791,7 @@ void fuzz_additive(Input &in) {
     w.W_k = f32_matrix(W_k.f());
     w.W_v = f32_matrix(w_v.f());
     maybe_none(in, a.call, {&w.W_q, &w.W_k, &w.W_v});
-    RopeGen rope;
-    rope.choose(in, false);
-    rope.rules(a.call, false);
-    Options o;
-    o.set(a.lens.get(), m.get(), &rope);
+    const Options o = options_refusing_rope(in, a.call, a.lens.get(), m.get());
     const edgeattn_attention_dims *dims_arg = a.call.place(in, &D);
     const edgeattn_attention_options *options_arg = a.call.place(in, o.get());
     const edgeattn_weights *w_arg = a.call.place(in, &w);
