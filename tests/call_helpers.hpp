@@ -10,6 +10,8 @@
 
 #include <edgeattn/edgeattn.h>
 
+#include "workspace_request.hpp"
+
 #include <cstddef>
 
 namespace test_calls {
@@ -31,16 +33,6 @@ inline edgeattn_attention_options options_of(const edgeattn_valid_lens *valid_le
     if (valid_lens) o.valid_lens = *valid_lens;
     if (mask) o.mask = *mask;
     return o;
-}
-
-// The request of an attention or KV cache call on dims (batch, queries, keys); tokens: a store's per batch element.
-inline edgeattn_workspace_request request(edgeattn_op op, const edgeattn_attention_dims &dims,
-                                          std::size_t tokens = 0) {
-    edgeattn_workspace_request r{};
-    r.op = op;
-    r.dims = dims;
-    r.tokens = tokens;
-    return r;
 }
 
 // The request of an edgeattn_dense call on dims.

@@ -5,6 +5,7 @@
 // (masks, linear, kv_cache_decode) follow tests/golden/FORMAT.md, "Decoder
 // cases".
 #include "run_case.hpp"
+#include "../workspace_request.hpp"
 
 #include <edgeattn/edgeattn.h>
 
@@ -295,17 +296,6 @@ private:
     Aligned ws_;
 };
 
-// The workspace request of an attention or KV cache call with dims d
-// (`tokens`: a cache store's tokens per batch element).
-edgeattn_workspace_request attention_request(edgeattn_op op, const edgeattn_attention_dims &d,
-                                             std::size_t tokens = 0) {
-    edgeattn_workspace_request request{};
-    request.op = op;
-    request.dims = d;
-    request.tokens = tokens;
-    return request;
-}
-
 // queries (B,Q,q), keys (B,K,k), values (B,K,v), as dot-product, additive
 // and multi-head attention take them.
 struct Qkv {
@@ -527,7 +517,7 @@ bool prepare_attention(Runner &r, const edgeattn_attention_dims &d, edgeattn_op 
     return r.valid_lens(d.batch, d.queries, c.lens, c.options.valid_lens) &&
            r.output("output", {d.batch, d.queries, out_features}, true) &&
            r.output("attention_weights", weights_shape, false) && r.expects_known() &&
-           r.workspace_size(attention_request(op, d), c.bytes) && r.workspace(c.bytes, c.ws);
+           r.workspace_size(test_calls::request(op, d), c.bytes) && r.workspace(c.bytes, c.ws);
 }
 
 bool run_dot_product(Runner &r) {
@@ -912,7 +902,7 @@ bool run_kv_cache_decode(Runner &r) {
         ds.queries = n;
 
         std::size_t store_bytes = 0;
-        if (!r.workspace_size(attention_request(EDGEATTN_OP_KV_CACHE_STORE, ds, n), store_bytes)) return false;
+        if (!r.workspace_size(test_calls::request(EDGEATTN_OP_KV_CACHE_STORE, ds, n), store_bytes)) return false;
         if (store_bytes > store_ws.bytes || !store_ws.p)
             if (!r.alloc(store_bytes, store_ws)) return false;
         edgeattn_attention_options store_options{};
@@ -952,7 +942,7 @@ bool run_kv_cache_decode(Runner &r) {
             mask.bias_keys = capacity;
         }
         std::size_t attend_bytes = 0;
-        if (!r.workspace_size(attention_request(EDGEATTN_OP_KV_CACHE_ATTEND, ds), attend_bytes)) return false;
+        if (!r.workspace_size(test_calls::request(EDGEATTN_OP_KV_CACHE_ATTEND, ds), attend_bytes)) return false;
         if (attend_bytes > attend_ws.bytes || !attend_ws.p)
             if (!r.alloc(attend_bytes, attend_ws)) return false;
         const edgeattn_status q =

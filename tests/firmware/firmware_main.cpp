@@ -40,6 +40,7 @@
 #include "golden_cases.hpp"
 #include "report.hpp"
 #include "rope_checks.hpp"
+#include "workspace_request.hpp"
 
 using firmware::Line;
 using golden::golden_case;
@@ -274,17 +275,6 @@ bool fits(Check &k, std::size_t floats) {
     return false;
 }
 
-// The workspace request of an attention or KV cache call (`tokens`: a
-// cache store's tokens per batch element).
-edgeattn_workspace_request attention_request(edgeattn_op op, const edgeattn_attention_dims &d,
-                                             std::size_t tokens = 0) {
-    edgeattn_workspace_request r{};
-    r.op = op;
-    r.dims = d;
-    r.tokens = tokens;
-    return r;
-}
-
 // edgeattn_workspace_size of `count` calls for one thread; 0 (and failed)
 // on an error.
 std::size_t workspace_size(Check &k, const edgeattn_workspace_request *calls, std::size_t count = 1) {
@@ -429,7 +419,7 @@ void c_attention(Check &k, const golden_case &c, bool with_weights, bool packed 
     std::size_t out_features = d.value_size, heads = 1;
     if (same(c.op, "dot_product_attention")) {
         options.mask = k.mask(d.batch, d.queries, 1, d.keys).mask;
-        void *ws = workspace(k, workspace_size(k, attention_request(EDGEATTN_OP_SDPA, d)));
+        void *ws = workspace(k, workspace_size(k, test_calls::request(EDGEATTN_OP_SDPA, d)));
         if (!ws || !k.ok() || !fits(k, d.batch * d.queries * d.keys) ||
             !fits(k, d.batch * d.queries * d.value_size))
             return;
@@ -442,7 +432,7 @@ void c_attention(Check &k, const golden_case &c, bool with_weights, bool packed 
         w.W_q = stored_matrix(k, c, "W_q", h, d.query_size);
         w.W_k = stored_matrix(k, c, "W_k", h, d.key_size);
         w.W_v = f32_matrix(k.f32("w_v", {1, h}));
-        void *ws = workspace(k, workspace_size(k, attention_request(EDGEATTN_OP_ADDITIVE, d)));
+        void *ws = workspace(k, workspace_size(k, test_calls::request(EDGEATTN_OP_ADDITIVE, d)));
         if (!w.W_q.data || !w.W_k.data || !w.W_v.data || !ws || !fits(k, d.batch * d.queries * d.keys) ||
             !fits(k, d.batch * d.queries * d.value_size))
             return;
@@ -467,7 +457,7 @@ void c_attention(Check &k, const golden_case &c, bool with_weights, bool packed 
             Scratch mem(k);
             const std::size_t packed_bytes = edgeattn_mha_packed_size(&d, &w);
             void *p = mem.bytes(packed_bytes, "edgeattn_mha_packed_size");
-            const std::size_t ws_bytes = workspace_size(k, attention_request(EDGEATTN_OP_MHA, d));
+            const std::size_t ws_bytes = workspace_size(k, test_calls::request(EDGEATTN_OP_MHA, d));
             void *ws = mem.bytes(ws_bytes, "edgeattn_workspace_size");
             if (!p || !ws) return;
             k.note("packed weights + workspace", mem.used());
@@ -475,7 +465,7 @@ void c_attention(Check &k, const golden_case &c, bool with_weights, bool packed 
             k.status(edgeattn_mha_packed(&d, Q, K, V, p, packed_bytes, &options, ws, ws_bytes, out_output, weights),
                      "edgeattn_mha_packed: ");
         } else {
-            void *ws = workspace(k, workspace_size(k, attention_request(EDGEATTN_OP_MHA, d)));
+            void *ws = workspace(k, workspace_size(k, test_calls::request(EDGEATTN_OP_MHA, d)));
             if (!ws) return;
             k.status(edgeattn_mha(&d, Q, K, V, &w, &options, ws, sizeof arena, out_output, weights), "edgeattn_mha: ");
         }
@@ -514,7 +504,7 @@ void c_self_attention(Check &k, const golden_case &c, bool with_weights) {
                              f32_matrix(k.f32("W_v", {h, h})), f32_matrix(k.f32("W_o", {h, h})),
                              k.optional_f32("b_q", {h}),       k.optional_f32("b_k", {h}),
                              k.optional_f32("b_v", {h}),       k.optional_f32("b_o", {h})};
-    void *ws = workspace(k, workspace_size(k, attention_request(EDGEATTN_OP_MHA, d)));
+    void *ws = workspace(k, workspace_size(k, test_calls::request(EDGEATTN_OP_MHA, d)));
     if (!X || !w.W_q.data || !w.W_k.data || !w.W_v.data || !w.W_o.data || !ws || !fits(k, max_len * h) ||
         !fits(k, B * n * h) || !fits(k, B * heads * n * n))
         return;
@@ -708,8 +698,8 @@ void decode(Check &k, const Decode &z, Cache &cache, Scratch &mem, const void *p
     for (std::size_t s = 0; s < z.S; ++s) {
         edgeattn_attention_dims ds = z.d;
         ds.queries = static_cast<std::size_t>(z.chunks[s]);
-        const edgeattn_workspace_request step[2] = {attention_request(EDGEATTN_OP_KV_CACHE_STORE, ds, ds.queries),
-                                                    attention_request(EDGEATTN_OP_KV_CACHE_ATTEND, ds)};
+        const edgeattn_workspace_request step[2] = {test_calls::request(EDGEATTN_OP_KV_CACHE_STORE, ds, ds.queries),
+                                                    test_calls::request(EDGEATTN_OP_KV_CACHE_ATTEND, ds)};
         const std::size_t bytes = workspace_size(k, step, 2);
         if (bytes == 0) return k.fail("a KV cache workspace size is 0", "");
         ws_bytes = bytes > ws_bytes ? bytes : ws_bytes;
