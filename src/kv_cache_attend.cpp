@@ -172,14 +172,9 @@ edgeattn_status attention(const edgeattn_kv_cache *cache, const edgeattn_attenti
                 scratch);
         Q = ws + one.projected_queries;
     }
-    if (rv.active) {  // rotated in the workspace (given rows copied there first)
-        float *rotated = ws + one.projected_queries;
-        if (Q != rotated) memcpy(rotated, Q, counts.queries * sizeof(float));
-        Q = rotated;
-        for (size_t b = 0; b < d.batch; ++b)
-            rotate_rows(rv, rotated + b * d.queries * h, d.queries, heads, head_size, h,
-                        rope_first_position(rv, b, c.positions, query_offset));
-    }
+    // Queries rotated in the workspace (given rows copied there first).
+    Q = rotate_batch(rv, Q, ws + one.projected_queries, d.batch, d.queries, heads, head_size, c.positions,
+                     query_offset);
     float *heads_out = project_output ? ws + one.concatenated_heads : output;
 
     const size_t kv_heads = c.num_kv_heads, group = heads / kv_heads;

@@ -115,14 +115,9 @@ edgeattn_status append(edgeattn_kv_cache *cache, const edgeattn_attention_dims *
                 scratch);
         V_rows = ws + l.projected_values;
     }
-    if (rv.active) {  // rotated in the workspace (given rows copied there first)
-        float *K = ws + l.projected_keys;
-        if (K_rows != K) memcpy(K, K_rows, key_count * sizeof(float));
-        K_rows = K;
-        for (size_t b = 0; b < d.batch; ++b)
-            rotate_rows(rv, K + b * tokens * kv_h, tokens, c.num_kv_heads, c.head_size, kv_h,
-                        rope_first_position(rv, b, c.positions, 0));
-    }
+    // Keys rotated in the workspace (given rows copied there first).
+    K_rows = rotate_batch(rv, K_rows, ws + l.projected_keys, d.batch, tokens, c.num_kv_heads, c.head_size,
+                          c.positions, 0);
 
     // Token t's head g (columns g*head_size of the rows) goes to the row of
     // stream position positions[b] + t of cache head (b, g). In a window

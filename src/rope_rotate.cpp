@@ -1,10 +1,13 @@
 // The RoPE rotation and its checks (rope_rotate.hpp). The loops are plain
 // C++ the compiler vectorises (NeoX: two contiguous halves; GPT-J: even
-// and odd features); each product is its own statement and Clang's
-// contraction is off here, so no compiler fuses x c - y s into a
-// multiply-add (GCC does not contract under -std=c++17), and the bits are
-// those of the formula on every target.
+// and odd features); each product is its own statement, Clang's
+// contraction is off here and the build compiles this file with
+// -ffp-contract=off (GCC fuses by default for C++), so no compiler fuses
+// x c - y s into a multiply-add, and the bits are those of the formula on
+// every target.
 #include "rope_rotate.hpp"
+
+#include <string.h>
 
 namespace edgeattn {
 namespace detail {
@@ -116,6 +119,17 @@ void rotate_rows(const rope_view &v, float *rows, size_t tokens, size_t heads, s
         if (p < 0) rotate_token<true>(v, rows + t * row_stride, heads, head_size, c);
         else rotate_token<false>(v, rows + t * row_stride, heads, head_size, c);
     }
+}
+
+const float *rotate_batch(const rope_view &v, const float *rows, float *out, size_t batch, size_t tokens,
+                          size_t heads, size_t head_size, const int32_t *default_first, int64_t default_offset) {
+    if (!v.active) return rows;
+    const size_t row = heads * head_size;
+    if (rows != out) memcpy(out, rows, batch * tokens * row * sizeof(float));
+    for (size_t b = 0; b < batch; ++b)
+        rotate_rows(v, out + b * tokens * row, tokens, heads, head_size, row,
+                    rope_first_position(v, b, default_first, default_offset));
+    return out;
 }
 
 }  // namespace detail

@@ -63,6 +63,13 @@ edgeattn_status check_rope_positions(const rope_view &v, size_t tokens, const in
 void rotate_rows(const rope_view &v, float *rows, size_t tokens, size_t heads, size_t head_size, size_t row_stride,
                  int64_t first_position);
 
+// The fused rotation of the KV cache calls: rows (batch, tokens, heads,
+// head_size) rotated at their positions (as rope_first_position) into
+// `out`, copied there first unless they are there already. Returns out, or
+// rows themselves for an inactive rope (nothing copied).
+const float *rotate_batch(const rope_view &v, const float *rows, float *out, size_t batch, size_t tokens,
+                          size_t heads, size_t head_size, const int32_t *default_first, int64_t default_offset);
+
 }  // namespace detail
 }  // namespace edgeattn
 
