@@ -1,4 +1,4 @@
-// edgeattn-bench-peers: edgeattn beside ggml (flash_attn_ext, soft_max_ext)
+// edgeattn-peers: edgeattn beside ggml (flash_attn_ext, soft_max_ext)
 // and ONNX Runtime (Attention, GroupQueryAttention, MultiHeadAttention,
 // Softmax) on the same inputs, one thread each, in one process. The peers
 // are prebuilt libraries opened with dlopen() (bench/peers/fetch.sh puts

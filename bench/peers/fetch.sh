@@ -1,5 +1,5 @@
 #!/bin/sh
-# fetch.sh [DIR]: put the prebuilt peer libraries edgeattn-bench-peers
+# fetch.sh [DIR]: put the prebuilt peer libraries edgeattn-peers
 # opens where it looks for them (DIR, default build-bench/bench/peers):
 #   DIR/ggml/bins/linux-x64/libggml-base.so, libggml-cpu-<variant>.so
 #       ggml 0.25.1 (llama.cpp 0ad4a86), CPU libraries for every x86-64 level,

@@ -70,7 +70,7 @@ std::string model(const Node &node, const std::vector<ValueInfo> &inputs, const 
     // ModelProto {ir_version = 1, producer_name = 2, graph = 7, opset_import = 8 {domain = 1, version = 2}}
     std::string m;
     int_field(m, 1, ir_version);
-    bytes_field(m, 2, "edgeattn-bench-peers");
+    bytes_field(m, 2, "edgeattn-peers");
     bytes_field(m, 7, g);
     for (const auto &o : opsets) {
         std::string op;

@@ -53,7 +53,7 @@ bool start(const std::string &path, Runtime *rt, std::string *why) {
         a.ReleaseStatus(st);
         return false;
     };
-    return ok(a.CreateEnv(LOGGING_LEVEL_ERROR, "edgeattn-bench-peers", &rt->env), "CreateEnv") &&
+    return ok(a.CreateEnv(LOGGING_LEVEL_ERROR, "edgeattn-peers", &rt->env), "CreateEnv") &&
            ok(a.CreateSessionOptions(&rt->options), "CreateSessionOptions") &&
            ok(a.SetIntraOpNumThreads(rt->options, 1), "SetIntraOpNumThreads") &&
            ok(a.SetInterOpNumThreads(rt->options, 1), "SetInterOpNumThreads") &&
