@@ -127,4 +127,20 @@ Inputs make_inputs(const Shape &shape) {
     return in;
 }
 
+void add_read_bound(const Inputs &in, std::vector<Impl> *impls) {
+    if (in.shape.kind != Kind::decode) return;
+    const std::size_t n = in.shape.b * in.shape.a * kHeadDim;
+    Floats k = in.k, v = in.v;
+    auto sink = std::make_shared<float>(0.0f);
+    auto call = [k, v, n, sink] {
+        // 8 independent sums: the adds keep up with the loads
+        float s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+        const float *a = k.get(), *b = v.get();
+        for (std::size_t i = 0; i < n; i += 8)
+            for (std::size_t j = 0; j < 8; ++j) s[j] += a[i + j] + b[i + j];
+        *static_cast<volatile float *>(sink.get()) = s[0] + s[1] + s[2] + s[3] + s[4] + s[5] + s[6] + s[7];
+    };
+    impls->push_back({"read bound", Dtype::f32, "sum of the fp32 K and V", call, nullptr, 2.0 * n * sizeof(float)});
+}
+
 }  // namespace peers

@@ -63,6 +63,10 @@ struct Impl {
 
 void add_edgeattn(const Inputs &in, std::vector<Impl> *impls);
 
+// Decode rows: "read bound", a plain sum over the fp32 K and V (no output
+// to check), the bandwidth a call that only reads them could reach.
+void add_read_bound(const Inputs &in, std::vector<Impl> *impls);
+
 namespace ggml {
 struct Api;
 struct backend;
