@@ -198,12 +198,13 @@ std::string table(const std::vector<Row> &rows, std::vector<std::string> *misses
             };
             std::map<std::string, Best> best;
             for (const Impl &impl : row.impls) {
-                if (impl.dtype != dt) continue;
-                const double us = median(g_calls[bench_name(row, impl)]);
+                auto measured = g_calls.find(bench_name(row, impl));
+                if (impl.dtype != dt || measured == g_calls.end()) continue;  // filtered out
+                const double us = median(measured->second);
                 Best &b = best[impl.library];
                 if (std::isnan(b.us) || us < b.us) b = {us, impl.kv_bytes, impl.what};
             }
-            if (best.empty()) continue;
+            if (best.empty() || (best.size() == 1 && best.count("read bound"))) continue;
             const Best ea = best.count("edgeattn") ? best["edgeattn"] : Best{};
             auto cell = [&](const char *lib) {
                 if (!best.count(lib)) return std::string("—");

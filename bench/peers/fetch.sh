@@ -6,22 +6,27 @@
 #       from the npm package @node-llama-cpp/linux-x64 3.22.1 (MIT)
 #   DIR/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime.so.1
 #       ONNX Runtime 1.30.0 (CPU), from the npm package onnxruntime-node (MIT)
-# `npm pack` downloads each package's tarball; no install scripts run and
-# nothing else is installed. Needs npm and the npm registry; about 100 MB.
+# `npm pack` downloads each package's tarball (120 MB); no install script
+# runs and nothing is installed. Only the Linux x86-64 libraries and
+# package.json are unpacked (75 MB). Needs npm and the
+# npm registry.
 set -eu
 DIR=${1:-build-bench/bench/peers}
 mkdir -p "$DIR"
 DIR=$(cd "$DIR" && pwd)
-unpack() {  # unpack SPEC SUBDIR
-    if [ -f "$DIR/$2/package.json" ]; then
+unpack() {  # unpack SPEC SUBDIR MEMBER...: the package's MEMBERs into DIR/SUBDIR
+    if [ -f "$DIR/$2/.unpacked" ]; then
         echo "$DIR/$2: already there"
         return 0
     fi
-    tgz=$(cd "$DIR" && npm pack --silent "$1" | tail -n 1)
-    mkdir -p "$DIR/$2"
-    tar xzf "$DIR/$tgz" -C "$DIR/$2" --strip-components=1
+    spec=$1 sub=$2
+    shift 2
+    tgz=$(cd "$DIR" && npm pack --silent "$spec" | tail -n 1)
+    mkdir -p "$DIR/$sub"
+    tar xzf "$DIR/$tgz" -C "$DIR/$sub" --strip-components=1 --wildcards package/package.json "$@"
     rm -f "$DIR/$tgz"
-    echo "$DIR/$2: $1"
+    touch "$DIR/$sub/.unpacked"
+    echo "$DIR/$sub: $spec"
 }
-unpack @node-llama-cpp/linux-x64@3.22.1 ggml
-unpack onnxruntime-node@1.30.0 onnxruntime-node
+unpack @node-llama-cpp/linux-x64@3.22.1 ggml package/LICENSE 'package/bins/linux-x64/*'
+unpack onnxruntime-node@1.30.0 onnxruntime-node 'package/bin/napi-v*/linux/x64/*'
