@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <dlfcn.h>
 
+#include <cstdio>
 #include <cstring>
 
 namespace peers::ggml {
@@ -82,7 +83,16 @@ bool load(const std::string &dir, const std::string &variant, Api *api, std::str
                     sym(cpu, "ggml_threadpool_new", &api->threadpool_new, why) &&
                     sym(cpu, "ggml_backend_cpu_set_threadpool", &api->backend_cpu_set_threadpool, why) &&
                     sym(cpu, "ggml_backend_score", &api->backend_score, why);
-    return ok;
+    if (!ok) return false;
+    int major = -1, minor = -1;
+    const char *version = api->version();
+    if (std::sscanf(version, "%d.%d", &major, &minor) != 2 || major != 0 || minor < kTestedMinor[0] ||
+        minor > kTestedMinor[1]) {
+        *why = std::string("ggml: version ") + version + ", not one whose C API ggml_api.hpp was checked against (0." +
+               std::to_string(kTestedMinor[0]) + " to 0." + std::to_string(kTestedMinor[1]) + ")";
+        return false;
+    }
+    return true;
 }
 
 }  // namespace peers::ggml

@@ -4,10 +4,12 @@
 // headers are not needed: every call below passes only pointers, scalars,
 // enums and the three-field ggml_init_params, and reads no struct field
 // (tensor data through ggml_get_data). These declarations follow ggml.h,
-// ggml-backend.h and ggml-cpu.h of ggml 0.21 and 0.25; load() prints
-// ggml_version() and ggml_commit() of the libraries it opened, and every
-// output is checked against a float64 reference before anything is timed,
-// so an ABI change shows up as a failed check, not as a wrong number.
+// ggml-backend.h and ggml-cpu.h, checked against ggml 0.21 (its headers)
+// and 0.25.1 (the libraries fetch.sh gets). At run time load() refuses a
+// ggml_version() outside 0.21 to 0.25 (kTestedMinor), the versions whose
+// signatures were compared, and every output is checked against a float64
+// reference before anything is timed, so an ABI change shows up as a
+// refusal or a failed check, not as a wrong number.
 #ifndef EDGEATTN_BENCH_PEERS_GGML_API_HPP
 #define EDGEATTN_BENCH_PEERS_GGML_API_HPP
 
@@ -36,6 +38,9 @@ struct init_params {
     void *mem_buffer;
     bool no_alloc;
 };
+
+// ggml_version() "0.MINOR.PATCH" with MINOR in this range
+constexpr int kTestedMinor[2] = {21, 25};
 
 struct Api {
     // libggml-base

@@ -41,6 +41,11 @@ bool load(const std::string &path, Api *api, std::string *why) {
     at(&api->ReleaseStatus, 93);
     at(&api->ReleaseValue, 96);
     api->version = base->GetVersionString();
+    // GetApi(1) is served by every 1.x; a 2.x may renumber the table
+    if (api->version.compare(0, 2, "1.") != 0) {
+        *why = "onnxruntime: version " + api->version + ": ort_api.hpp's table indices are ONNX Runtime 1.x's";
+        return false;
+    }
     return true;
 }
 
