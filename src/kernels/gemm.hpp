@@ -162,25 +162,30 @@ void gemm_wide_tile_kernel(size_t kc, const float *const *a, const T *const *pan
                            bool accumulate) {
     constexpr size_t W = B::size, NV = gemm_tile<B>::vectors, NR = NV * W;
     B acc[Rows][G][NV];
+#pragma GCC unroll 16
     for (size_t i = 0; i < Rows; ++i)
+#pragma GCC unroll 16
         for (size_t g = 0; g < G; ++g)
+#pragma GCC unroll 16
             for (size_t v = 0; v < NV; ++v) acc[i][g][v] = B(0.0f);
     for (size_t k = 0; k < kc; ++k) {
-#pragma GCC unroll 4
+#pragma GCC unroll 16
         for (size_t g = 0; g < G; ++g) {
             B bv[NV];
-#pragma GCC unroll 4
+#pragma GCC unroll 16
             for (size_t v = 0; v < NV; ++v) bv[v] = load_weights<B>(panels[g] + k * panel_stride + v * W);
-#pragma GCC unroll 2
+#pragma GCC unroll 16
             for (size_t i = 0; i < Rows; ++i) {
                 const B ai(a[i][k]);
-#pragma GCC unroll 4
+#pragma GCC unroll 16
                 for (size_t v = 0; v < NV; ++v) acc[i][g][v] = fma(ai, bv[v], acc[i][g][v]);
             }
         }
     }
     const B alpha_b(alpha);
+#pragma GCC unroll 16
     for (size_t g = 0; g < G; ++g)
+#pragma GCC unroll 16
         for (size_t i = 0; i < Rows; ++i)
             store_full_tile_row<B>(acc[i][g], c + i * ldc + g * NR, alpha_b,
                                    col_scale ? col_scale + g * NR : nullptr, bias ? bias + g * NR : nullptr,
