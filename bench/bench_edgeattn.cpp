@@ -2,6 +2,7 @@
 // add (impl "memcpy"). The naive loops (impl "naive") are in naive.cpp, in
 // the same program.
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -133,17 +134,33 @@ void mha(benchmark::State &state, AttentionShape s, bool weights, bool packed,
 
 // The library's projection y = x W^T (src/linear.hpp, internal): its GEMM
 // kernel with its own split of columns over OpenMP threads. `gemm` packs W^T
-// on every call, as the unpacked entry points do; `gemm_packed` multiplies
-// by W^T packed once before timing, as the *_packed entry points do.
-void gemm(benchmark::State &state, GemmShape s, bool prepacked) {
+// on every call, as the unpacked entry points do (a few rows read W in
+// place instead); `gemm_packed` multiplies by W^T packed once before timing,
+// as the *_packed entry points do. `type`: how W is stored (int8 with one
+// scale per output channel, binary16, float).
+void gemm(benchmark::State &state, GemmShape s, bool prepacked, edgeattn_dtype type) {
     const size_t M = s.M, N = s.N, K = s.K;
     Floats A = random_floats(M * K, 10), W = random_floats(N * K, 11), C = alloc_floats(M * N);
+    Floats scales = alloc_floats(N);
+    std::vector<int8_t> w8(N * K);
+    std::vector<uint16_t> w16(N * K);
+    const void *data = W.get();
+    if (type == EDGEATTN_DTYPE_INT8) {
+        for (size_t i = 0; i < N * K; ++i) w8[i] = static_cast<int8_t>(std::lround(W.get()[i] * 127.0f));
+        for (size_t j = 0; j < N; ++j) scales.get()[j] = 1.0f / 127.0f;
+        data = w8.data();
+    } else if (type == EDGEATTN_DTYPE_F16) {
+        if (edgeattn_status st = edgeattn_float_to_half(N * K, W.get(), w16.data()))
+            return fail(state, "edgeattn_float_to_half", st);
+        data = w16.data();
+    }
     size_t packed_floats = 0;
     edgeattn::detail::packed_floats(K, N, packed_floats);
     Floats packed = alloc_floats(packed_floats);
     const edgeattn::detail::kernel_table &k = edgeattn::detail::active_kernels();
-    const edgeattn::detail::stored_matrix given = {EDGEATTN_DTYPE_F32, W.get(), nullptr},
-                                          panels = {EDGEATTN_DTYPE_F32, packed.get(), nullptr};
+    const float *row_scales = type == EDGEATTN_DTYPE_INT8 ? scales.get() : nullptr;
+    const edgeattn::detail::stored_matrix given = {type, data, row_scales},
+                                          panels = {type, packed.get(), row_scales};
     if (prepacked) edgeattn::detail::pack_weights_transposed(K, N, given, packed.get());
     for (auto _ : state) {
         if (prepacked)
@@ -155,6 +172,12 @@ void gemm(benchmark::State &state, GemmShape s, bool prepacked) {
     }
     set_flops(state, 2.0 * M * N * K);
 }
+
+// A decode step's projections: one token (or a few) through a layer's
+// weights, which packing must not slow (the packed weights are read the
+// same number of times as the caller's).
+constexpr GemmShape few_row_gemm_shapes[] = {{1, 128, 128}, {1, 512, 512}, {1, 2048, 512},
+                                             {2, 512, 512}, {4, 512, 512}};
 
 // ------------------------------------------------------------------ posenc
 
@@ -206,8 +229,24 @@ void register_benchmarks() {
                                                EDGEATTN_DTYPE_F16));
     }
     for (const auto &s : gemm_shapes) {
-        configure(benchmark::RegisterBenchmark(name("gemm", "edgeattn", s).c_str(), gemm, s, false));
-        configure(benchmark::RegisterBenchmark(name("gemm_packed", "edgeattn", s).c_str(), gemm, s, true));
+        configure(benchmark::RegisterBenchmark(name("gemm", "edgeattn", s).c_str(), gemm, s, false,
+                                               EDGEATTN_DTYPE_F32));
+        configure(benchmark::RegisterBenchmark(name("gemm_packed", "edgeattn", s).c_str(), gemm, s, true,
+                                               EDGEATTN_DTYPE_F32));
+    }
+    for (const auto &s : few_row_gemm_shapes) {
+        configure(benchmark::RegisterBenchmark(name("gemm", "edgeattn", s).c_str(), gemm, s, false,
+                                               EDGEATTN_DTYPE_F32));
+        configure(benchmark::RegisterBenchmark(name("gemm_packed", "edgeattn", s).c_str(), gemm, s, true,
+                                               EDGEATTN_DTYPE_F32));
+        configure(benchmark::RegisterBenchmark(name("gemm_int8", "edgeattn", s).c_str(), gemm, s, false,
+                                               EDGEATTN_DTYPE_INT8));
+        configure(benchmark::RegisterBenchmark(name("gemm_packed_int8", "edgeattn", s).c_str(), gemm, s, true,
+                                               EDGEATTN_DTYPE_INT8));
+        configure(benchmark::RegisterBenchmark(name("gemm_fp16", "edgeattn", s).c_str(), gemm, s, false,
+                                               EDGEATTN_DTYPE_F16));
+        configure(benchmark::RegisterBenchmark(name("gemm_packed_fp16", "edgeattn", s).c_str(), gemm, s, true,
+                                               EDGEATTN_DTYPE_F16));
     }
     for (const auto &s : posenc_shapes) {
         configure(benchmark::RegisterBenchmark(name("posenc", "edgeattn", s).c_str(), posenc, s));

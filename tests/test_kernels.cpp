@@ -5,7 +5,10 @@
 // tested against the golden cases.)
 #include <doctest/doctest.h>
 
+#include "edgeattn/convert.h"
 #include "kernels/kernel_table.hpp"
+#include "edgeattn/detail/workspace_layout.hpp"
+#include "linear.hpp"
 
 #include <cmath>
 #include <cstdint>
@@ -158,6 +161,78 @@ TEST_CASE("packed matrix product against float64, every tile edge") {
             for (size_t i = 0; i < M; ++i)  // the padding columns of C are untouched
                 for (size_t n = N; n < ldc; ++n) REQUIRE((C[i * ldc + n] == 0.5f && D[i * ldc + n] == 0.5f));
         }
+    }
+}
+
+// A block of one to four rows (a decode token's projections) goes through
+// wide tiles of several panels side by side, more rows through the row
+// tiles: each row must come out with the same bits either way, and every
+// stored type within the bar of a float64 product. N spans whole groups of
+// panels and a remainder on every path; K two depth blocks.
+TEST_CASE("packed products of 1 to 4 rows: the same bits as in a block of 5, every stored type") {
+    std::mt19937 rng(11);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    constexpr size_t all_rows = 5;
+    for (const kernel_table *k : supported_paths()) {
+        INFO("path " << std::string(edgeattn_isa_name(k->isa)));
+        for (edgeattn_dtype type : {EDGEATTN_DTYPE_F32, EDGEATTN_DTYPE_INT8, EDGEATTN_DTYPE_F16})
+            for (size_t N : {32u, 133u, 290u})
+                for (size_t K : {9u, 300u}) {
+                    INFO("type " << int(type) << " N " << N << " K " << K);
+                    const size_t lda = K + 1, ldc = N + 3;
+                    std::vector<float> A(all_rows * lda), Wf(N * K), scales(N), bias(N);
+                    std::vector<int8_t> W8(N * K);
+                    std::vector<uint16_t> W16(N * K);
+                    for (float &v : A) v = u(rng);
+                    for (float &v : bias) v = u(rng);
+                    for (size_t j = 0; j < N; ++j) scales[j] = 0.01f + 0.001f * static_cast<float>(j % 7);
+                    for (size_t i = 0; i < N * K; ++i) {
+                        W8[i] = static_cast<int8_t>(static_cast<int>(rng() % 255) - 127);
+                        Wf[i] = u(rng);
+                    }
+                    REQUIRE(edgeattn_float_to_half(N * K, Wf.data(), W16.data()) == EDGEATTN_OK);
+                    REQUIRE(edgeattn_half_to_float(N * K, W16.data(), Wf.data()) == EDGEATTN_OK);
+                    const void *data = type == EDGEATTN_DTYPE_INT8 ? static_cast<const void *>(W8.data())
+                                       : type == EDGEATTN_DTYPE_F16 ? static_cast<const void *>(W16.data())
+                                                                    : static_cast<const void *>(Wf.data());
+                    const float *row_scales = type == EDGEATTN_DTYPE_INT8 ? scales.data() : nullptr;
+                    size_t floats = 0;
+                    REQUIRE(edgeattn::detail::packed_floats(K, N, floats));
+                    std::vector<float> packed(floats);
+                    edgeattn::detail::pack_weights_transposed(K, N, {type, data, row_scales}, packed.data());
+                    auto product = [&](size_t M, float *C) {
+                        if (type == EDGEATTN_DTYPE_F32)
+                            k->gemm_packed(M, N, K, 1.0f, A.data(), lda, packed.data(),
+                                           edgeattn::detail::max_panel_width, bias.data(), C, ldc, false);
+                        else
+                            edgeattn::detail::stored_kernels(*k, type).gemm_packed(
+                                M, N, K, A.data(), lda, packed.data(), row_scales, bias.data(), C, ldc);
+                    };
+                    std::vector<float> block(all_rows * ldc, 0.5f);
+                    product(all_rows, block.data());
+                    double worst = 0.0;
+                    for (size_t i = 0; i < all_rows; ++i)
+                        for (size_t j = 0; j < N; ++j) {
+                            double dot = 0.0;
+                            for (size_t kk = 0; kk < K; ++kk) {
+                                const double w = type == EDGEATTN_DTYPE_INT8
+                                                     ? double(scales[j]) * W8[j * K + kk] : double(Wf[j * K + kk]);
+                                dot += double(A[i * lda + kk]) * w;
+                            }
+                            const double want = dot + bias[j];
+                            worst = std::fmax(worst, std::fabs(block[i * ldc + j] - want) / (1.0 + std::fabs(want)));
+                        }
+                    CHECK(worst < 1e-5);
+                    for (size_t M = 1; M < all_rows; ++M) {
+                        std::vector<float> C(all_rows * ldc, 0.5f);
+                        product(M, C.data());
+                        for (size_t i = 0; i < M; ++i) {
+                            INFO("rows " << M << " row " << i);
+                            REQUIRE(std::memcmp(&C[i * ldc], &block[i * ldc], N * sizeof(float)) == 0);
+                            for (size_t j = N; j < ldc; ++j) REQUIRE(C[i * ldc + j] == 0.5f);
+                        }
+                    }
+                }
     }
 }
 

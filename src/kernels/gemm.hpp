@@ -76,6 +76,24 @@ void pack(const float *b, size_t ldb, size_t k, size_t n, float *packed) {
     }
 }
 
+// One row of a full tile (NR columns) leaves its accumulators:
+// c = acc * (col_scale * alpha) (+ bias), or c += acc * (col_scale * alpha).
+// The multiply-add is one fma, never a product and a sum the compiler may
+// or may not fuse depending on where this is inlined: the row tiles and
+// the wide tiles then give the same bits, so a column's result does not
+// depend on which kernel the split of columns over threads gave it.
+template <class B>
+inline void store_full_tile_row(const B *acc, float *c, B alpha_b, const float *col_scale,
+                                const float *bias, bool accumulate) {
+    constexpr size_t W = B::size, NV = gemm_tile<B>::vectors;
+    for (size_t v = 0; v < NV; ++v) {
+        const B factor = col_scale ? B::load_unaligned(col_scale + v * W) * alpha_b : alpha_b;
+        const float *addend = accumulate ? c + v * W : bias ? bias + v * W : nullptr;
+        const B r = addend ? fma(acc[v], factor, B::load_unaligned(addend)) : acc[v] * factor;
+        r.store_unaligned(c + v * W);
+    }
+}
+
 // One Rows x NR tile (Rows <= MR): c = alpha * a . panel (+ bias), or
 // c += alpha * a . panel. Row k of the panel starts at panel + k *
 // panel_stride (NR, or a multiple of it for weights packed once in
@@ -105,19 +123,8 @@ void gemm_tile_kernel(size_t kc, const float *const *a, const T *panel, size_t p
     }
     const B alpha_b(alpha);
     if (cols == NR) {
-        B factor[NV];
-        for (size_t v = 0; v < NV; ++v)
-            factor[v] = col_scale ? B::load_unaligned(col_scale + v * W) * alpha_b : alpha_b;
         for (size_t i = 0; i < Rows; ++i)
-            for (size_t v = 0; v < NV; ++v) {
-                float *out = c + i * ldc + v * W;
-                B r = acc[i][v] * factor[v];
-                if (accumulate)
-                    r += B::load_unaligned(out);
-                else if (bias)
-                    r += B::load_unaligned(bias + v * W);
-                r.store_unaligned(out);
-            }
+            store_full_tile_row<B>(acc[i], c + i * ldc, alpha_b, col_scale, bias, accumulate);
         return;
     }
     for (size_t i = 0; i < Rows; ++i) {
@@ -140,6 +147,83 @@ template <class B, class T, size_t... R>
 gemm_tile_fn<T> tile_kernel_for_rows(size_t rows, std::index_sequence<R...>) {
     static constexpr gemm_tile_fn<T> kernels[] = {&gemm_tile_kernel<B, R + 1, T>...};
     return kernels[rows - 1];
+}
+
+// Rows x (G * NR) of full panels for a block of one or two rows (a decode
+// token's projections): an Rows x NR tile has only Rows * NV independent
+// sums, too few to hide the multiply-add latency (a one-row tile on AVX2:
+// 2 chains, a quarter of the FMA throughput; packed weights ran 1.3-2x
+// slower than the same weights read in place). G panels side by side give
+// Rows * G * NV chains. Each column's sum is the same chain of fma over k
+// as in gemm_tile_kernel, so the bits do not depend on which kernel ran.
+template <class B, size_t Rows, size_t G, class T>
+void gemm_wide_tile_kernel(size_t kc, const float *const *a, const T *const *panels, size_t panel_stride,
+                           float *c, size_t ldc, float alpha, const float *col_scale, const float *bias,
+                           bool accumulate) {
+    constexpr size_t W = B::size, NV = gemm_tile<B>::vectors, NR = NV * W;
+    B acc[Rows][G][NV];
+#pragma GCC unroll 16
+    for (size_t i = 0; i < Rows; ++i)
+#pragma GCC unroll 16
+        for (size_t g = 0; g < G; ++g)
+#pragma GCC unroll 16
+            for (size_t v = 0; v < NV; ++v) acc[i][g][v] = B(0.0f);
+    for (size_t k = 0; k < kc; ++k) {
+#pragma GCC unroll 16
+        for (size_t g = 0; g < G; ++g) {
+            B bv[NV];
+#pragma GCC unroll 16
+            for (size_t v = 0; v < NV; ++v) bv[v] = load_weights<B>(panels[g] + k * panel_stride + v * W);
+#pragma GCC unroll 16
+            for (size_t i = 0; i < Rows; ++i) {
+                const B ai(a[i][k]);
+#pragma GCC unroll 16
+                for (size_t v = 0; v < NV; ++v) acc[i][g][v] = fma(ai, bv[v], acc[i][g][v]);
+            }
+        }
+    }
+    const B alpha_b(alpha);
+#pragma GCC unroll 16
+    for (size_t g = 0; g < G; ++g)
+#pragma GCC unroll 16
+        for (size_t i = 0; i < Rows; ++i)
+            store_full_tile_row<B>(acc[i][g], c + i * ldc + g * NR, alpha_b,
+                                   col_scale ? col_scale + g * NR : nullptr, bias ? bias + g * NR : nullptr,
+                                   accumulate);
+}
+
+// Panels side by side for a block of `rows` rows in gemm_wide_tile_kernel:
+// 0 where the tile kernel is used (more rows; the plain C++ path, whose
+// flash the extra kernels would cost). Up to 16 sums: AVX2's 16 registers
+// hold 8 and the loads, AVX-512's 32 hold 16 (4 rows of int8 / binary16
+// weights widened per k ran 1.15-1.2x slower as a 4-row tile than read in
+// place).
+template <class B>
+constexpr size_t wide_tile_panels(size_t rows) {
+    return B::size == 1 ? 0 : rows == 1 ? 4 : rows == 2 ? 2 : rows <= 4 && B::size >= 16 ? 2 : 0;
+}
+
+// The wide tile for a block of `rows` rows (wide_tile_panels<B>(rows) > 0).
+template <class B, class T>
+void gemm_wide_tile(size_t rows, size_t kc, const float *const *a, const T *const *panels,
+                    size_t panel_stride, float *c, size_t ldc, float alpha, const float *col_scale,
+                    const float *bias, bool accumulate) {
+    switch (rows) {
+        case 1:
+            return gemm_wide_tile_kernel<B, 1, wide_tile_panels<B>(1), T>(kc, a, panels, panel_stride, c, ldc,
+                                                                          alpha, col_scale, bias, accumulate);
+        case 2:
+            return gemm_wide_tile_kernel<B, 2, wide_tile_panels<B>(2), T>(kc, a, panels, panel_stride, c, ldc,
+                                                                          alpha, col_scale, bias, accumulate);
+        default:
+            if constexpr (wide_tile_panels<B>(4) > 0) {
+                if (rows == 3)
+                    return gemm_wide_tile_kernel<B, 3, wide_tile_panels<B>(3), T>(
+                        kc, a, panels, panel_stride, c, ldc, alpha, col_scale, bias, accumulate);
+                return gemm_wide_tile_kernel<B, 4, wide_tile_panels<B>(4), T>(
+                    kc, a, panels, panel_stride, c, ldc, alpha, col_scale, bias, accumulate);
+            }
+    }
 }
 
 // C (M,N) = alpha * A (M,K) . P (+ bias (N)), or C += alpha * A . P when
@@ -178,10 +262,23 @@ void gemm_packed_typed(size_t M, size_t N, size_t K, float alpha, const float *A
             const gemm_tile_fn<T> tile = tile_kernel_for_rows<B, T>(rows, std::make_index_sequence<MR>());
             const float *a[MR];
             for (size_t i = 0; i < rows; ++i) a[i] = A + (i0 + i) * lda + k0;
-            for (size_t p0 = 0; p0 < N; p0 += NR)
+            auto panel_at = [&](size_t p0) {
+                return packed + p0 / panel_stride * panel_stride * K + k0 * panel_stride + p0 % panel_stride;
+            };
+            size_t p0 = 0;
+            if constexpr (wide_tile_panels<B>(1) > 0) {
+                const size_t G = wide_tile_panels<B>(rows);
+                for (; G && N - p0 >= G * NR; p0 += G * NR) {
+                    const T *panels[4];
+                    for (size_t g = 0; g < G; ++g) panels[g] = panel_at(p0 + g * NR);
+                    gemm_wide_tile<B, T>(rows, kc, a, panels, panel_stride, C + i0 * ldc + p0, ldc, alpha,
+                                         col_scales ? col_scales + p0 : nullptr,
+                                         bias && !add_to_c ? bias + p0 : nullptr, add_to_c);
+                }
+            }
+            for (; p0 < N; p0 += NR)
                 tile(kc, a,
-                     packed + p0 / panel_stride * panel_stride * K + k0 * panel_stride +
-                         p0 % panel_stride,
+                     panel_at(p0),
                      panel_stride, C + i0 * ldc + p0, ldc, N - p0 < NR ? N - p0 : NR, alpha,
                      col_scales ? col_scales + p0 : nullptr, bias && !add_to_c ? bias + p0 : nullptr,
                      add_to_c);

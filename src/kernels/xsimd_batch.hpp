@@ -125,6 +125,16 @@ xsimd::batch<float, A> partial_load(const float *p, size_t n, float fill,
 }
 
 #if defined(__AVX512F__)
+// xsimd 8.1 has no AVX-512 fma of its own: its generic one is x * y + z,
+// which GCC fuses or not depending on the code it is inlined into, so the
+// same sum could round differently in two kernels (a row tile and a wide
+// tile of the same columns). One fused instruction, always, as on AVX2.
+inline xsimd::batch<float, xsimd::avx512f> fma(const xsimd::batch<float, xsimd::avx512f> &x,
+                                               const xsimd::batch<float, xsimd::avx512f> &y,
+                                               const xsimd::batch<float, xsimd::avx512f> &z) {
+    return _mm512_fmadd_ps(x, y, z);
+}
+
 inline void partial_store(const xsimd::batch<float, xsimd::avx512f> &v, float *p, size_t n,
                           batch_tag<xsimd::batch<float, xsimd::avx512f>>) {
     _mm512_mask_storeu_ps(p, static_cast<__mmask16>((1u << n) - 1u), v);
