@@ -39,8 +39,10 @@ void decode_attend(benchmark::State &state, DecoderShape s) {
 // cache back to L (edgeattn_kv_cache_truncate: one store), so each step is
 // the same step.
 // decode_step_int8 / decode_step_fp16: the same step with weights and
-// cache both stored in that type.
-void decode_step(benchmark::State &state, DecoderShape s, edgeattn_dtype type) {
+// cache both stored in that type. decode_step_borrowed(_int8): the same
+// step through the unpacked calls, reading the weights as the caller holds
+// them (packing must not make a one-token step slower).
+void decode_step(benchmark::State &state, DecoderShape s, edgeattn_dtype type, bool packed) {
     const edgeattn_attention_dims dims = decode_dims(s, s.len + 1);
     PackedWeights w(s, dims, type);
     if (w.status) return fail(state, "edgeattn_mha_pack", w.status);
@@ -59,6 +61,13 @@ void decode_step(benchmark::State &state, DecoderShape s, edgeattn_dtype type) {
     auto step = [&]() -> edgeattn_status {
         for (size_t b = 0; b < s.batch; ++b)
             if (edgeattn_status st = edgeattn_kv_cache_truncate(&c.cache, b, s.len)) return st;
+        if (!packed) {
+            if (edgeattn_status st = edgeattn_kv_cache_store(&c.cache, &dims, 1, x.get(), x.get(), &w.given,
+                                                             nullptr, app_ws.get(), app_bytes))
+                return st;
+            return edgeattn_kv_cache_attend(&c.cache, &dims, x.get(), &w.given, &causal, att_ws.get(),
+                                            att_bytes, out.get(), nullptr);
+        }
         if (edgeattn_status st = edgeattn_kv_cache_store_packed(&c.cache, &dims, 1, x.get(), x.get(),
                                                                 w.packed.get(), w.bytes, nullptr,
                                                                 app_ws.get(), app_bytes))
@@ -212,17 +221,27 @@ void register_benchmarks() {
     for (const auto &s : decode_shapes) {
         configure(benchmark::RegisterBenchmark(name("decode_attend", "edgeattn", s).c_str(), decode_attend, s));
         configure(benchmark::RegisterBenchmark(name("decode_step", "edgeattn", s).c_str(), decode_step, s,
-                                               EDGEATTN_DTYPE_F32));
+                                               EDGEATTN_DTYPE_F32, true));
         configure(benchmark::RegisterBenchmark(name("decode_step_int8", "edgeattn", s).c_str(), decode_step, s,
-                                               EDGEATTN_DTYPE_INT8));
+                                               EDGEATTN_DTYPE_INT8, true));
         configure(benchmark::RegisterBenchmark(name("decode_step_fp16", "edgeattn", s).c_str(), decode_step, s,
-                                               EDGEATTN_DTYPE_F16));
+                                               EDGEATTN_DTYPE_F16, true));
         configure(benchmark::RegisterBenchmark(name("decode_sdpa", "edgeattn", s).c_str(), decode_sdpa, s));
         // The bounds, under each decode op so that compare prints them beside it.
         for (const char *op : {"decode_attend", "decode_step", "decode_sdpa"}) {
             configure(benchmark::RegisterBenchmark(name(op, "memcpy", s).c_str(), decode_memcpy, s));
             configure(benchmark::RegisterBenchmark(name(op, "memread", s).c_str(), decode_memread, s));
         }
+    }
+    for (const auto &s : step_shapes) {
+        configure(benchmark::RegisterBenchmark(name("decode_step", "edgeattn", s).c_str(), decode_step, s,
+                                               EDGEATTN_DTYPE_F32, true));
+        configure(benchmark::RegisterBenchmark(name("decode_step_borrowed", "edgeattn", s).c_str(), decode_step,
+                                               s, EDGEATTN_DTYPE_F32, false));
+        configure(benchmark::RegisterBenchmark(name("decode_step_int8", "edgeattn", s).c_str(), decode_step, s,
+                                               EDGEATTN_DTYPE_INT8, true));
+        configure(benchmark::RegisterBenchmark(name("decode_step_borrowed_int8", "edgeattn", s).c_str(),
+                                               decode_step, s, EDGEATTN_DTYPE_INT8, false));
     }
     for (const auto &s : prefill_shapes) {
         configure(benchmark::RegisterBenchmark(name("prefill", "edgeattn", s).c_str(), prefill, s, false));

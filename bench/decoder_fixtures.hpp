@@ -26,6 +26,7 @@ struct PackedWeights {
     std::vector<uint16_t> f16;
     std::unique_ptr<unsigned char[], FreeDeleter> packed;
     size_t bytes = 0;
+    edgeattn_weights given = {};  // the same weights as the caller holds them (the unpacked calls)
     edgeattn_status status = EDGEATTN_OK;
 
     PackedWeights(const DecoderShape &s, const edgeattn_attention_dims &dims,
@@ -55,6 +56,7 @@ struct PackedWeights {
             }
         }
         if (status) return;
+        given = w;
         bytes = edgeattn_mha_packed_size(&dims, &w);
         packed = alloc_bytes(bytes);
         status = edgeattn_mha_pack(&dims, &w, packed.get(), bytes);

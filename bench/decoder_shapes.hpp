@@ -37,6 +37,11 @@ constexpr DecoderShape decode_shapes[] = {{1, 128, 512, 8, 8},
                                           {1, 4096, 512, 8, 2},
                                           {1, 4096, 512, 8, 1}};
 
+// decode_step and decode_step_borrowed side by side: a small GPT-style
+// decoder (d_model 128, 4 heads), where the projections weigh most of a
+// step, and the 512-wide one of decode_shapes.
+constexpr DecoderShape step_shapes[] = {{1, 128, 128, 4, 4}, {1, 1024, 128, 4, 4}, {1, 1024, 512, 8, 8}};
+
 // prefill, prefill_causal (multi-head self-attention, packed weights) and,
 // where kv_heads == heads, prefill_sdpa, prefill_sdpa_causal (the attention
 // core: batch*heads dot-product attentions of len x len, d = d_model/heads).
