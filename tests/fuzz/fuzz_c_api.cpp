@@ -878,8 +878,8 @@ struct ScoreGen {
             weights_output < 0 || weights_output > 3 || alignment < 0 || alignment > 2 || !finite(alibi) ||
             alibi < 0.0f)
             call.allow(EDGEATTN_ERR_BAD_OPTION);
-        else if (alibi > 0.0f && !alibi_taken)
-            call.allow(EDGEATTN_ERR_OPTION_NOT_SUPPORTED);
+        // Either may come first when both apply.
+        if (finite(alibi) && alibi > 0.0f && !alibi_taken) call.allow(EDGEATTN_ERR_OPTION_NOT_SUPPORTED);
     }
     void apply(Options &o) const {
         if (!any) return;
