@@ -1,8 +1,8 @@
 // ONNX Attention's score semantics (options.scale, softcap, masking,
 // weights_output; mask.alignment, right_window, alibi_max_bias) against the
 // float64 reference (tests/reference.cpp, Mask::row) on every kernel path:
-// edgeattn_sdpa, edgeattn_mha with grouped-query heads, and the KV cache
-// attend over fp32, int8 and fp16 caches, in place and wrapped (a window
+// edgeattn_sdpa, edgeattn_mha (+ _packed) with grouped-query heads, and the
+// KV cache attend (+ _packed) over fp32, int8 and fp16 caches, in place and wrapped (a window
 // cache with sinks, read as a ring), with and without the weights output,
 // over one key block and several (the streaming online softmax).
 #include <doctest/doctest.h>
@@ -165,6 +165,10 @@ TEST_CASE("mha with grouped-query heads: ALiBi slopes (H = 6: both of BLOOM's se
                                               nullptr,    nullptr,    nullptr,    nullptr};
             const edgeattn_attention_dims dims{B, Q, K, qs, qs, qs, h, H, Hkv};
             std::vector<float> ws(test_calls::workspace_bytes(EDGEATTN_OP_MHA, dims, 1) / sizeof(float));
+            const std::size_t packed_bytes = edgeattn_mha_packed_size(&dims, &w);
+            REQUIRE(packed_bytes > 0);
+            std::vector<float> packed(packed_bytes / sizeof(float) + 1);
+            REQUIRE(edgeattn_mha_pack(&dims, &w, packed.data(), packed_bytes) == EDGEATTN_OK);
             for (const combo &c : combos) {
                 edgeattn_attention_options o{};
                 Mask m;
@@ -184,6 +188,14 @@ TEST_CASE("mha with grouped-query heads: ALiBi slopes (H = 6: both of BLOOM's se
                                              with_weights ? wt.data() : nullptr) == EDGEATTN_OK);
                         CHECK(test_paths::rel_l2(out.data(), want) < 2e-5);
                         if (with_weights) check_weights(wt.data(), want_w);
+                        // edgeattn_mha_packed takes the same options.
+                        std::vector<float> out_packed(B * Q * h, 7.0f), wt_packed(B * H * Q * K, 7.0f);
+                        REQUIRE(edgeattn_mha_packed(&dims, x.data(), kx.data(), vx.data(), packed.data(),
+                                                    packed_bytes, &o, ws.data(), ws.size() * sizeof(float),
+                                                    out_packed.data(),
+                                                    with_weights ? wt_packed.data() : nullptr) == EDGEATTN_OK);
+                        CHECK(test_paths::rel_l2(out_packed.data(), want) < 2e-5);
+                        if (with_weights) check_weights(wt_packed.data(), want_w);
                     }
                 }
             }
@@ -269,6 +281,17 @@ void check_cache(edgeattn_dtype storage, std::size_t sinks, std::size_t window, 
         if (with_weights) {
             check_weights(wt.data(), want_w);  // positions past the held rows: 0 in every mode
         }
+        // The packed attend takes the same options.
+        const std::size_t packed_bytes = edgeattn_mha_packed_size(&ad, &w);
+        REQUIRE(packed_bytes > 0);
+        std::vector<float> packed(packed_bytes / sizeof(float) + 1);
+        REQUIRE(edgeattn_mha_pack(&ad, &w, packed.data(), packed_bytes) == EDGEATTN_OK);
+        std::vector<float> out_packed(B * Q * h, 7.0f), wt_packed(B * H * Q * cap, 7.0f);
+        REQUIRE(edgeattn_kv_cache_attend_packed(&cache.c, &ad, queries.data(), packed.data(), packed_bytes, &o,
+                                                ws.data(), ws.size() * sizeof(float), out_packed.data(),
+                                                with_weights ? wt_packed.data() : nullptr) == EDGEATTN_OK);
+        CHECK(test_paths::rel_l2(out_packed.data(), want) < (storage == EDGEATTN_DTYPE_F32 ? 2e-5 : 1e-4));
+        if (with_weights) check_weights(wt_packed.data(), want_w);
     }
 }
 
