@@ -8,9 +8,10 @@
 //   |x| <= 0.4: the Taylor series x - x^3/3 + ... + 21844/6081075 x^13
 //   (the next term is below 4e-9 of tanh at 0.4), where 1 - e would cancel.
 // Error (tests/test_kernels.cpp, against std::tanh in double over every
-// 127th float, every path): at most 3 ULP for tanh (measured 2.25, Zen 4,
-// every path), 4 for c tanh(x / c) (measured 3.34 at c = 30, the division
-// and product adding theirs). NaN stays NaN, +-inf gives +-1 (so an
+// 127th float, every path): at most 4 ULP for tanh, 6 for c tanh(x / c)
+// (the division and product adding theirs). Measured: 2.25 and 3.34 ULP
+// (c = 30) on every x86 path (Zen 4); 3.61 and 5.22 on NEON (aarch64
+// under qemu), whose division is xsimd's refined reciprocal estimate. NaN stays NaN, +-inf gives +-1 (so an
 // infinite score caps to +-c).
 #ifndef EDGEATTN_KERNELS_SOFTCAP_HPP
 #define EDGEATTN_KERNELS_SOFTCAP_HPP
