@@ -94,7 +94,7 @@ TEST_CASE("exp: at most 2 ULP on [-87.33, 88.37], 0 below, inf above, NaN kept")
     }
 }
 
-TEST_CASE("softcap: tanh within 4 ULP over the float line, c tanh(x / c) within 6, NaN kept, +-inf to +-c") {
+TEST_CASE("softcap: tanh within 5 ULP over the float line, c tanh(x / c) within 7, NaN kept, +-inf to +-c") {
     for (const kernel_table *k : supported_paths()) {
         INFO("path " << std::string(edgeattn_isa_name(k->isa)));
         for (float c : {1.0f, 30.0f, 0.125f}) {
@@ -120,7 +120,7 @@ TEST_CASE("softcap: tanh within 4 ULP over the float line, c tanh(x / c) within 
             }
             INFO("c " << c << ": max error " << worst << " ULP at x = " << worst_at << " over " << points);
             CHECK(points > 1000000);
-            CHECK(worst <= (c == 1.0f ? 4.0 : 6.0));
+            CHECK(worst <= (c == 1.0f ? 5.0 : 7.0));
             float specials[] = {std::numeric_limits<float>::quiet_NaN(), -INFINITY, INFINITY, 0.0f, -0.0f};
             k->softcap(specials, 5, c);
             CHECK(std::isnan(specials[0]));

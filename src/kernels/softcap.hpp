@@ -8,10 +8,11 @@
 //   |x| <= 0.4: the Taylor series x - x^3/3 + ... + 21844/6081075 x^13
 //   (the next term is below 4e-9 of tanh at 0.4), where 1 - e would cancel.
 // Error (tests/test_kernels.cpp, against std::tanh in double over every
-// 127th float, every path): at most 4 ULP for tanh, 6 for c tanh(x / c)
+// 127th float, every path): at most 5 ULP for tanh, 7 for c tanh(x / c)
 // (the division and product adding theirs). Measured: 2.25 and 3.34 ULP
-// (c = 30) on every x86 path (Zen 4); 3.61 and 5.22 on NEON (aarch64
-// under qemu), whose division is xsimd's refined reciprocal estimate. NaN stays NaN, +-inf gives +-1 (so an
+// (c = 30) on every x86 path (Zen 4); on NEON, whose division is xsimd's
+// refined reciprocal estimate, 3.61 and 5.22 (aarch64) and 3.85 and 5.22
+// (ARMv7), both under qemu. NaN stays NaN, +-inf gives +-1 (so an
 // infinite score caps to +-c).
 #ifndef EDGEATTN_KERNELS_SOFTCAP_HPP
 #define EDGEATTN_KERNELS_SOFTCAP_HPP
