@@ -9,6 +9,8 @@ set(EDGEATTN_CORE_SOURCES
   src/stored_cache_rows.cpp
   src/ring_cache_rows.cpp
   src/attention_mask.cpp
+  src/alibi.cpp
+  src/score_options.cpp
   src/linear.cpp
   src/dense_api.cpp
   src/reduced_precision.cpp

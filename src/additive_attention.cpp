@@ -80,6 +80,8 @@ extern "C" edgeattn_status edgeattn_additive(const edgeattn_attention_dims *dims
     if (edgeattn_status st = check_attention_mask(mask_of(options), d.batch, d.queries, 1, d.keys, mask,
                                                   params + num_params, num_mask_spans))
         return st;
+    // Its scores are no product: no scale, softcap, ALiBi or score weights.
+    if (edgeattn_status st = read_score_options(options, 0, mask)) return st;
     num_params += num_mask_spans;
     const additive_layout one = make_additive_layout(d.batch, d.queries, d.keys, d.query_size,
                                                      d.key_size, d.value_size, d.num_hiddens, 1);

@@ -3,6 +3,13 @@
 namespace edgeattn {
 namespace detail {
 
+int64_t attention_mask_view::position(size_t b, size_t i, size_t queries, size_t keys) const {
+    size_t last = keys;  // BOTTOM_RIGHT: the queries end at the last key
+    if (alignment == EDGEATTN_ALIGN_TOP_LEFT) last = queries;
+    else if (alignment == EDGEATTN_ALIGN_VALID_END) last = lens.of_row(b, i, keys);
+    return static_cast<int64_t>(i + last) - static_cast<int64_t>(queries);
+}
+
 key_interval attention_mask_view::of_row(size_t b, size_t i, size_t queries, size_t keys) const {
     size_t lo = 0, hi = lens.of_row(b, i, keys);
     if (ranges) {
@@ -10,11 +17,20 @@ key_interval attention_mask_view::of_row(size_t b, size_t i, size_t queries, siz
         lo = static_cast<size_t>(r[0]);  // checked: 0 <= start <= end
         if (static_cast<size_t>(r[1]) < hi) hi = static_cast<size_t>(r[1]);
     }
-    const size_t end = i + keys >= queries ? i + keys - queries + 1 : 0;  // one past j = i + K - Q
+    const int64_t p = position(b, i, queries, keys);
+    const size_t end = p >= 0 ? static_cast<size_t>(p) + 1 : 0;  // one past j = p_i
     size_t seen = end;  // causal: one past the last key at or before the query
-    if (stream && end < stream->sinks) seen = stream->seen(*stream, b, i, queries, keys);
+    // A wrapped window cache counts by stream position (its queries lie at the end).
+    if (stream && end < stream->sinks && alignment != EDGEATTN_ALIGN_TOP_LEFT)
+        seen = stream->seen(*stream, b, i, queries, keys);
     if (causal && seen < hi) hi = seen;
-    if (window && end > window && end - window > lo) lo = end - window;  // j > i + K - Q - w
+    if (window && end > window && end - window > lo) lo = end - window;  // j > p_i - w
+    if (right_window) {  // j < p_i + r, in exact integers whatever r is
+        const size_t until = p >= 0 ? (right_window > keys ? keys : right_window) + static_cast<size_t>(p)
+                             : right_window > static_cast<size_t>(-p) ? right_window - static_cast<size_t>(-p)
+                                                                     : 0;
+        if (until < hi) hi = until;
+    }
     if (lo > keys) lo = keys;
     if (hi < lo) hi = lo;
     return {lo, hi};
@@ -29,11 +45,24 @@ edgeattn_status check_attention_mask(const edgeattn_attention_mask *mask_arg, si
     view.causal = false;
     view.window = 0;
     view.bias = nullptr;
+    view.alignment = EDGEATTN_ALIGN_BOTTOM_RIGHT;
+    view.right_window = 0;
+    view.alibi_max_bias = 0.0f;
+    view.alibi = nullptr;
     edgeattn_attention_mask given;
     if (!read_argument(mask_arg, given)) return EDGEATTN_OK;
     const edgeattn_attention_mask *mask = &given;
     view.causal = mask->causal != 0;
     view.window = mask->window;  // any size: one past every key masks nothing
+    view.right_window = mask->right_window;
+    view.alignment = enum_as_int(mask->alignment);
+    if (view.alignment < EDGEATTN_ALIGN_BOTTOM_RIGHT || view.alignment > EDGEATTN_ALIGN_VALID_END)
+        return EDGEATTN_ERR_BAD_OPTION;
+    const float alibi = mask->alibi_max_bias;
+    if (!(alibi >= 0.0f && alibi <= 3.402823466e38f)) return EDGEATTN_ERR_BAD_OPTION;  // NaN fails too
+    view.alibi_max_bias = alibi;
+    view.alibi_heads = heads;
+    if (alibi > 0.0f) view.alibi = &alibi_scores;
     const int kind = enum_as_int(mask->ranges_kind);  // a C caller may store any int there
     size_t pairs = 0;
     if (kind == EDGEATTN_KEY_RANGES_PER_BATCH) {

@@ -24,6 +24,18 @@ struct stream_causal {
     size_t (*seen)(const stream_causal &s, size_t b, size_t i, size_t queries, size_t keys);
 };
 
+struct attention_mask_view;
+
+// ALiBi's term of a row (src/alibi.cpp): scores of keys [lo, hi) of row i
+// (query head `head`, batch element b, `queries` rows over `keys` keys),
+// the first at `scores`, get -m_head |p_i - pos_j| added. Reached through
+// a pointer, so programs that never set alibi_max_bias do not link it.
+struct alibi_term {
+    void (*add)(const kernel_table &k, const attention_mask_view &mask, size_t b, size_t head, size_t i,
+                size_t queries, size_t keys, size_t lo, size_t hi, float *scores);
+};
+extern const alibi_term alibi_scores;
+
 struct attention_mask_view {
     valid_lens_view lens;
     const int32_t *ranges = nullptr;  // [start, end) pairs
@@ -38,6 +50,23 @@ struct attention_mask_view {
     // A window KV cache with sinks (kv_cache_attend.cpp): causal by stream
     // position; nullptr otherwise.
     const struct stream_causal *stream = nullptr;
+    int alignment = EDGEATTN_ALIGN_BOTTOM_RIGHT;  // where p_i lies (edgeattn_query_alignment)
+    size_t right_window = 0;                     // 0: none; r: keys j < p_i + r
+    // ALiBi: the maximum bias and the heads H its slopes spread over; alibi
+    // non-null exactly when the bias is set.
+    float alibi_max_bias = 0.0f;
+    size_t alibi_heads = 1;
+    const alibi_term *alibi = nullptr;
+    // The options that shape the scores (edgeattn_attention_options).
+    float scale = 0.0f;    // 0: 1/sqrt(d)
+    float softcap = 0.0f;  // 0: none
+    bool exclude = false;  // EDGEATTN_MASKING_EXCLUDE
+    int weights_output = EDGEATTN_WEIGHTS_SOFTMAX;
+
+    // The position p_i of row i of batch element b (alignment), signed: a
+    // row of VALID_END over fewer valid keys than queries lies before key 0.
+    // Out of line, as of_row.
+    int64_t position(size_t b, size_t i, size_t queries, size_t keys) const;
 
     // The keys row i of batch element b sees, among `keys`, in a call of
     // `queries` rows (causal puts the queries at the last key positions).
@@ -46,7 +75,10 @@ struct attention_mask_view {
     key_interval of_row(size_t b, size_t i, size_t queries, size_t keys) const;
 
     // Whether every row sees every key (no valid lengths, ranges, causal or window).
-    bool masks_nothing() const { return !lens.lens && !ranges && !causal && !window; }
+    bool masks_nothing() const { return !lens.lens && !ranges && !causal && !window && !right_window; }
+
+    // Whether visible scores get terms added: the bias, ALiBi.
+    bool adds_terms() const { return bias || alibi; }
 
     // Row i of the bias for batch element b and head `head`, or nullptr.
     const float *bias_row(size_t b, size_t head, size_t i) const {

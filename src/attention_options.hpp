@@ -29,8 +29,28 @@ inline bool has_valid_lens(const edgeattn_attention_options *o) {
 
 inline bool has_mask(const edgeattn_attention_options *o) {
     return o && (o->mask.causal != 0 || enum_as_int(o->mask.ranges_kind) != EDGEATTN_KEY_RANGES_NONE ||
-                 o->mask.bias != nullptr || o->mask.window != 0);
+                 o->mask.bias != nullptr || o->mask.window != 0 ||
+                 enum_as_int(o->mask.alignment) != EDGEATTN_ALIGN_BOTTOM_RIGHT || o->mask.right_window != 0 ||
+                 o->mask.alibi_max_bias != 0.0f || o->mask.alibi_max_bias != o->mask.alibi_max_bias);
 }
+
+// Any of the options that shape the scores set (scale, softcap, masking,
+// weights_output; a NaN counts as set).
+bool has_score_options(const edgeattn_attention_options *o);
+
+struct attention_mask_view;
+
+// What an op takes of the score options: every attention call takes
+// `masking`; the dot-product ops also `scale`, `softcap` and every
+// `weights_output`; those with heads ALiBi.
+enum : unsigned { takes_products = 1u, takes_alibi = 2u };
+
+// Reads the options' score fields into `view` (after check_attention_mask
+// filled it): ::EDGEATTN_ERR_OPTION_NOT_SUPPORTED for one the op does not
+// take (`taken`), ::EDGEATTN_ERR_BAD_OPTION for an invalid value. NULL
+// options: d2l's.
+edgeattn_status read_score_options(const edgeattn_attention_options *o, unsigned taken,
+                                   attention_mask_view &view);
 
 // Any field of the rotary embedding set (a zeroed one is no rotation).
 inline bool has_rope(const edgeattn_attention_options *o) {

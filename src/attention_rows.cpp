@@ -101,12 +101,28 @@ void block_weighted_sum(const kernel_table &k, const attention_slice &s, size_t 
 
 namespace {
 
-// Adds the bias (if any) to the visible scores [lo, hi) of row `row`,
-// whose scores for keys [key0, ...) start at `scores`.
+// Adds the bias and ALiBi (if any) to the visible scores [lo, hi) of row
+// `row`, whose scores for keys [key0, ...) start at `scores`.
 void add_bias(const kernel_table &k, const attention_slice &s, const attention_mask_view &mask,
               size_t row, size_t key0, size_t lo, size_t hi, float *scores) {
-    const float *bias = mask.bias_row(s.batch_index, s.head_index + row % s.group, row / s.group);
+    const size_t head = s.head_index + row % s.group, i = row / s.group;
+    const float *bias = mask.bias_row(s.batch_index, head, i);
     if (bias && lo < hi) k.add(scores + lo - key0, bias + lo, scores + lo - key0, hi - lo);
+    if (mask.alibi && lo < hi)
+        mask.alibi->add(k, mask, s.batch_index, head, i, s.num_queries / s.group, s.num_keys, lo, hi,
+                        scores + lo - key0);
+}
+
+// The factor of Q K^T: the option's, else 1/sqrt(d).
+float score_scale(const attention_mask_view &mask, size_t d) {
+    return mask.scale != 0.0f ? mask.scale : 1.0f / sqrtf(static_cast<float>(d));
+}
+
+// The softcap (if any) of `rows` rows of n scores, ld apart. Out of line:
+// once per block of scores.
+__attribute__((noinline)) void cap_scores(const kernel_table &k, const attention_mask_view &mask, float *scores,
+                                          size_t rows, size_t n, size_t ld) {
+    for (size_t r = 0; r < rows; ++r) k.softcap(scores + r * ld, n, mask.softcap);
 }
 
 // Scores, softmax and weighted sum with whole rows of weights (rows, K) at
@@ -117,14 +133,16 @@ void attention_with_weights(const kernel_table &k, const attention_slice &s, siz
                             size_t ldw, const scratch_slot &slot) {
     // Scores outside every row's visible keys are never read by the softmax.
     const key_interval keys = block_keys(s, mask, row0, rows);
-    const float scale = 1.0f / sqrtf(static_cast<float>(s.d));
+    const float scale = score_scale(mask, s.d);
     const size_t key_block = key_block_for(s.num_keys);
     for (size_t key0 = keys.lo; key0 < keys.hi; key0 += key_block) {
         const size_t n = min_size(key_block, keys.hi - key0);
         const key_interval seeing = rows_seeing(s, mask, row0, rows, key0, n);
-        if (seeing.lo < seeing.hi)
-            block_scores(k, s, row0 + seeing.lo, seeing.hi - seeing.lo, key0, n, scale,
-                         weights + seeing.lo * ldw + key0, ldw, slot);
+        if (seeing.lo < seeing.hi) {
+            float *scores = weights + seeing.lo * ldw + key0;
+            block_scores(k, s, row0 + seeing.lo, seeing.hi - seeing.lo, key0, n, scale, scores, ldw, slot);
+            if (mask.softcap != 0.0f) cap_scores(k, mask, scores, seeing.hi - seeing.lo, n, ldw);
+        }
     }
     softmax_and_weighted_sum(k, s, row0, rows, mask, weights, ldw, slot);
 }
@@ -151,9 +169,10 @@ void streaming_step(const kernel_table &k, const attention_slice &s, size_t row0
                     const attention_mask_view &mask, size_t key0, size_t n, size_t col,
                     const scratch_slot &slot, bool only_visible) {
     const size_t ld = key_block_for(s.num_keys);
-    const float scale = 1.0f / sqrtf(static_cast<float>(s.d));
+    const float scale = score_scale(mask, s.d);
     float *scores = slot.scores + first * ld + col;
     block_scores(k, s, row0 + first, last - first, key0, n, scale, scores, ld, slot);
+    if (mask.softcap != 0.0f) cap_scores(k, mask, scores, last - first, n, ld);
     size_t lo = 0, hi = 0;
     for (size_t r = first; r < last; ++r) {
         float *p = slot.scores + r * ld + col;
@@ -248,7 +267,11 @@ void attention_streaming(const kernel_table &k, const attention_slice &s, size_t
         float row_max = slot.running_max[r], sum = slot.running_sum[r];
         const key_interval iv = row_keys(s, mask, row0 + r);
         const size_t visible = iv.hi - iv.lo;
-        if (visible < K) {
+        if (mask.exclude && visible == 0) {  // a row that sees nothing is zero
+            for (size_t c = 0; c < dv; ++c) out[c] = 0.0f;
+            continue;
+        }
+        if (visible < K && !mask.exclude) {
             // Masked keys score -1e6: they join the maximum and each weighs
             // exp(-1e6 - max), which is 0 unless the visible scores are near
             // -1e6 or there are none (then the row is uniform).
@@ -272,13 +295,65 @@ void attention_streaming(const kernel_table &k, const attention_slice &s, size_t
     }
 }
 
+// EDGEATTN_MASKING_EXCLUDE's softmax: each row over its visible keys alone
+// (the others weigh exactly 0; a row that sees none is all zeros).
+__attribute__((noinline)) void exclusive_softmax(const kernel_table &k, const attention_slice &s, size_t row0,
+                                                 size_t rows, const attention_mask_view &mask, float *weights,
+                                                 size_t ldw) {
+    for (size_t r = 0; r < rows; ++r) {
+        const key_interval iv = row_keys(s, mask, row0 + r);
+        float *w = weights + r * ldw;
+        if (iv.lo < iv.hi) k.masked_softmax_rows(w + iv.lo, w + iv.lo, ldw, 1, iv.hi - iv.lo, nullptr);
+        for (size_t j = 0; j < iv.lo; ++j) w[j] = 0.0f;
+        for (size_t j = iv.hi; j < s.num_keys; ++j) w[j] = 0.0f;
+    }
+}
+
+// EDGEATTN_MASKING_EXCLUDE: the output rows that see no key are zero
+// (whatever the block's weighted sum left there).
+__attribute__((noinline)) void zero_unseeing_rows(const attention_slice &s, size_t row0, size_t rows,
+                                                  const attention_mask_view &mask) {
+    for (size_t r = 0; r < rows; ++r) {
+        const key_interval iv = row_keys(s, mask, row0 + r);
+        if (iv.lo < iv.hi) continue;
+        float *out = s.output + (row0 + r) * s.output_stride;
+        for (size_t c = 0; c < s.dv; ++c) out[c] = 0.0f;
+    }
+}
+
+// The attention weights of an ONNX qk_matmul_output mode other than the
+// softmax (EDGEATTN_WEIGHTS_SCORES, _SOFTCAPPED, _MASKED) for rows [row0,
+// row0 + rows): every key's scaled score, then the softcap, then the bias
+// and ALiBi on the visible keys with the masked ones at -1e6 (d2l) or -inf
+// (exclude). The output was computed without them.
+__attribute__((noinline)) void score_weights(const kernel_table &k, const attention_slice &s, size_t row0,
+                                             size_t rows, const attention_mask_view &mask,
+                                             const scratch_slot &slot) {
+    const size_t K = s.num_keys, ldw = s.weights_stride, key_block = key_block_for(K);
+    float *weights = s.weights + row0 * ldw;
+    for (size_t key0 = 0; key0 < K; key0 += key_block)
+        block_scores(k, s, row0, rows, key0, min_size(key_block, K - key0), score_scale(mask, s.d),
+                     weights + key0, ldw, slot);
+    if (mask.weights_output == EDGEATTN_WEIGHTS_SCORES) return;
+    if (mask.softcap != 0.0f) cap_scores(k, mask, weights, rows, K, ldw);
+    if (mask.weights_output == EDGEATTN_WEIGHTS_SOFTCAPPED) return;
+    const float masked = mask.exclude ? -__builtin_inff() : masked_score;
+    for (size_t r = 0; r < rows; ++r) {
+        const key_interval iv = row_keys(s, mask, row0 + r);
+        float *w = weights + r * ldw;
+        add_bias(k, s, mask, row0 + r, 0, iv.lo, iv.hi, w);
+        for (size_t j = 0; j < iv.lo; ++j) w[j] = masked;
+        for (size_t j = iv.hi; j < K; ++j) w[j] = masked;
+    }
+}
+
 }  // namespace
 
 void softmax_and_weighted_sum(const kernel_table &k, const attention_slice &s, size_t row0,
                               size_t rows, const attention_mask_view &mask, float *weights,
                               size_t ldw, const scratch_slot &slot) {
     const size_t K = s.num_keys;
-    if (mask.bias)
+    if (mask.adds_terms())
         for (size_t r = 0; r < rows; ++r) {
             const key_interval iv = row_keys(s, mask, row0 + r);
             add_bias(k, s, mask, row0 + r, 0, iv.lo, iv.hi, weights + r * ldw);
@@ -293,11 +368,14 @@ void softmax_and_weighted_sum(const kernel_table &k, const attention_slice &s, s
     // When no row's masked keys weigh anything, only the keys some row
     // sees enter the weighted sum (half the products of a causal block).
     bool masked_keys_weigh = false;
-    masked_softmax_in_chunks(
-        k, weights, weights, ldw, rows, K, [&](size_t r) { return row_keys(s, mask, row0 + r); },
-        [&](size_t r, key_interval iv) { masked_keys_weigh = masked_keys_weigh || masked_weigh(r, iv); });
+    if (mask.exclude)
+        exclusive_softmax(k, s, row0, rows, mask, weights, ldw);
+    else
+        masked_softmax_in_chunks(
+            k, weights, weights, ldw, rows, K, [&](size_t r) { return row_keys(s, mask, row0 + r); },
+            [&](size_t r, key_interval iv) { masked_keys_weigh = masked_keys_weigh || masked_weigh(r, iv); });
     const key_interval keys = masked_keys_weigh ? key_interval{0, K} : block_keys(s, mask, row0, rows);
-    weighted_sum(k, s, row0, rows, keys, weights, ldw, slot);
+    if (keys.lo < keys.hi) weighted_sum(k, s, row0, rows, keys, weights, ldw, slot);
     // A row that sees every key sums over the same keys whatever its block.
     // Any other row's zeros leave as +0 (the keys its sum spans, and so the
     // sign of an exact zero, depend on the rows beside it), and if its sum
@@ -312,6 +390,7 @@ void softmax_and_weighted_sum(const kernel_table &k, const attention_slice &s, s
                      slot);
         k.scale_final(out, s.dv, 1.0f);
     }
+    if (mask.exclude) zero_unseeing_rows(s, row0, rows, mask);
 }
 
 void dot_product_attention_block(const kernel_table &k, const attention_slice &s, size_t row0,
@@ -320,7 +399,12 @@ void dot_product_attention_block(const kernel_table &k, const attention_slice &s
     // With a single key block the online softmax has nothing to save and
     // costs a little more (sdpa 1x128x256x4: 133 vs 110 us), so whole rows
     // of scores go to the slot instead.
-    if (s.weights)
+    if (s.weights && mask.weights_output != EDGEATTN_WEIGHTS_SOFTMAX) {
+        attention_slice without = s;
+        without.weights = nullptr;
+        dot_product_attention_block(k, without, row0, rows, mask, slot);
+        score_weights(k, s, row0, rows, mask, slot);
+    } else if (s.weights)
         attention_with_weights(k, s, row0, rows, mask, s.weights + row0 * s.weights_stride,
                                s.weights_stride, slot);
     else if (s.num_keys <= keys_per_block)

@@ -38,7 +38,8 @@ namespace {
 edgeattn_status dot_product_attention(const edgeattn_attention_dims *dims, const float *queries,
                                       const float *keys, const float *values,
                                       const edgeattn_valid_lens *valid_lens,
-                                      const edgeattn_attention_mask *mask_in, void *workspace,
+                                      const edgeattn_attention_mask *mask_in,
+                                      const edgeattn_attention_options *options, void *workspace,
                                       size_t workspace_bytes, float *output,
                                       float *attention_weights) {
     if (!dims || !queries || !keys || !values || !workspace || !output)
@@ -54,6 +55,7 @@ edgeattn_status dot_product_attention(const edgeattn_attention_dims *dims, const
     if (edgeattn_status st = check_attention_mask(mask_in, d.batch, d.queries, 1, d.keys, mask,
                                                   params, num_params))
         return st;
+    if (edgeattn_status st = read_score_options(options, takes_products, mask)) return st;
     if (edgeattn_status st = check_attention_call(d, counts, params, num_params, queries, keys,
                                                   values, valid_lens, workspace, workspace_bytes,
                                                   one.bytes, output, attention_weights, mask.lens))
@@ -84,6 +86,6 @@ extern "C" edgeattn_status edgeattn_sdpa(const edgeattn_attention_dims *dims, co
                                          float *attention_weights) {
     if (edgeattn_status st = refuse_rope(options)) return st;
     return dot_product_attention(dims, queries, keys, values, valid_lens_of(options),
-                                 mask_of(options), workspace, workspace_bytes, output,
+                                 mask_of(options), options, workspace, workspace_bytes, output,
                                  attention_weights);
 }

@@ -103,6 +103,7 @@ kv_attention_layout attention_layout(const edgeattn_attention_dims &d, size_t ca
 // into locals here, before anything is written.
 edgeattn_status attention(const edgeattn_kv_cache *cache, const edgeattn_attention_dims *dims,
                           const float *queries, const edgeattn_attention_mask *mask_in,
+                          const edgeattn_attention_options *options,
                           const edgeattn_weights *weights, unsigned none, const void *packed,
                           size_t packed_bytes, const edgeattn_rope *rope, void *workspace,
                           size_t workspace_bytes, float *output, float *attention_weights) {
@@ -141,6 +142,7 @@ edgeattn_status attention(const edgeattn_kv_cache *cache, const edgeattn_attenti
                                                   mask, inputs + num_inputs, num_mask_spans))
         return st;
     num_inputs += num_mask_spans;
+    if (edgeattn_status st = read_score_options(options, takes_products | takes_alibi, mask)) return st;
     const stream_causal stream{c.positions, c.sinks, cap, &sinks_seen};
     if (c.window && c.sinks) mask.stream = &stream;  // causal past a wrapped window: by stream position
     const kv_attention_layout one = attention_layout(d, cap, 1);
@@ -271,7 +273,7 @@ extern "C" edgeattn_status edgeattn_kv_cache_attend(const edgeattn_kv_cache *cac
     unsigned none = 0;
     if (edgeattn_status st = copy_typed_weights(weights, query_output_projections, typed, none)) return st;
     if (has_valid_lens(options)) return EDGEATTN_ERR_OPTION_NOT_SUPPORTED;
-    return attention(cache, dims, queries, mask_of(options), &typed, none, nullptr, 0, rope_of(options), workspace,
+    return attention(cache, dims, queries, mask_of(options), options, &typed, none, nullptr, 0, rope_of(options), workspace,
                      workspace_bytes, output, attention_weights);
 }
 
@@ -281,6 +283,6 @@ extern "C" edgeattn_status edgeattn_kv_cache_attend_packed(
     void *workspace, size_t workspace_bytes, float *output, float *attention_weights) {
     if (!packed) return EDGEATTN_ERR_NULL_POINTER;
     if (has_valid_lens(options)) return EDGEATTN_ERR_OPTION_NOT_SUPPORTED;
-    return attention(cache, dims, queries, mask_of(options), nullptr, 0, packed, packed_bytes, rope_of(options),
+    return attention(cache, dims, queries, mask_of(options), options, nullptr, 0, packed, packed_bytes, rope_of(options),
                      workspace, workspace_bytes, output, attention_weights);
 }

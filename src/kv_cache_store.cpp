@@ -166,7 +166,8 @@ extern "C" edgeattn_status edgeattn_kv_cache_store(edgeattn_kv_cache *cache,
     edgeattn_weights typed;
     unsigned none = 0;
     if (edgeattn_status st = copy_typed_weights(weights, key_value_projections, typed, none)) return st;
-    if (has_valid_lens(options) || has_mask(options)) return EDGEATTN_ERR_OPTION_NOT_SUPPORTED;
+    if (has_valid_lens(options) || has_mask(options) || has_score_options(options))
+        return EDGEATTN_ERR_OPTION_NOT_SUPPORTED;
     return append(cache, dims, tokens, keys, values, &typed, none, nullptr, 0, rope_of(options), workspace,
                   workspace_bytes);
 }
@@ -176,7 +177,8 @@ extern "C" edgeattn_status edgeattn_kv_cache_store_packed(
     const float *values, const void *packed, size_t packed_bytes,
     const edgeattn_attention_options *options, void *workspace, size_t workspace_bytes) {
     if (!packed) return EDGEATTN_ERR_NULL_POINTER;
-    if (has_valid_lens(options) || has_mask(options)) return EDGEATTN_ERR_OPTION_NOT_SUPPORTED;
+    if (has_valid_lens(options) || has_mask(options) || has_score_options(options))
+        return EDGEATTN_ERR_OPTION_NOT_SUPPORTED;
     return append(cache, dims, tokens, keys, values, nullptr, 0, packed, packed_bytes, rope_of(options),
                   workspace, workspace_bytes);
 }

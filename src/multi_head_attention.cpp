@@ -34,7 +34,7 @@ edgeattn_status multi_head_attention(const edgeattn_attention_dims &d, const flo
                                      const float *keys, const float *values,
                                      const edgeattn_valid_lens *valid_lens,
                                      const edgeattn_attention_mask *mask_in,
-                                     const mha_weights_view &w, void *workspace,
+                                     const edgeattn_attention_options *options, const mha_weights_view &w, void *workspace,
                                      size_t workspace_bytes, float *output,
                                      float *attention_weights) {
     const size_t h = d.num_hiddens, heads = d.num_heads, head_size = h / heads;
@@ -48,6 +48,7 @@ edgeattn_status multi_head_attention(const edgeattn_attention_dims &d, const flo
     if (edgeattn_status st = check_attention_mask(mask_in, d.batch, d.queries, heads, d.keys, mask,
                                                   params, num_params))
         return st;
+    if (edgeattn_status st = read_score_options(options, takes_products | takes_alibi, mask)) return st;
     for (size_t i = 0; i < w.num_spans; ++i) params[num_params++] = w.spans[i];
     if (edgeattn_status st = check_attention_call(d, counts, params, num_params, queries, keys,
                                                   values, valid_lens, workspace, workspace_bytes,
@@ -106,7 +107,7 @@ extern "C" edgeattn_status edgeattn_mha(const edgeattn_attention_dims *dims, con
     if (edgeattn_status st = check_dims(d)) return st;
     mha_weights_view w;  // the weights' descriptor read into the view
     if (edgeattn_status st = view_typed_mha_weights(d, *weights, w)) return st;
-    return multi_head_attention(d, queries, keys, values, valid_lens_of(options), mask_of(options), w,
+    return multi_head_attention(d, queries, keys, values, valid_lens_of(options), mask_of(options), options, w,
                                 workspace, workspace_bytes, output, attention_weights);
 }
 
@@ -124,6 +125,6 @@ extern "C" edgeattn_status edgeattn_mha_packed(const edgeattn_attention_dims *di
     if (edgeattn_status st = check_dims(d)) return st;
     mha_weights_view w;
     if (edgeattn_status st = view_packed_mha_weights(d, packed, packed_bytes, w)) return st;
-    return multi_head_attention(d, queries, keys, values, valid_lens_of(options), mask_of(options), w,
+    return multi_head_attention(d, queries, keys, values, valid_lens_of(options), mask_of(options), options, w,
                                 workspace, workspace_bytes, output, attention_weights);
 }

@@ -196,3 +196,9 @@ edgeattn_doctest_test(test_rope_cache reference.cpp)
 # TSan in .ci/hardening.sh) leave out.
 edgeattn_doctest_test(test_window_stream reference.cpp)
 set_tests_properties(test_window_stream PROPERTIES LABELS long)
+
+# ONNX Attention's score semantics (scale, softcap, masking, weights
+# output, alignment, right window, ALiBi) against the float64 reference on
+# every path: sdpa, grouped-query mha, KV caches of every storage in place
+# and wrapped, 1 vs 4 threads (the test loops over the paths itself).
+edgeattn_doctest_test(test_score_semantics reference.cpp)

@@ -123,19 +123,43 @@ void multi_head_attention(std::size_t B, std::size_t Q, std::size_t K, std::size
     linear(B * Q, h, h, concat.data(), W.W_o, W.b_o, out);
 }
 
+std::int64_t Mask::position(std::size_t i, std::size_t Q, std::size_t K, std::int64_t valid_len) const {
+    const std::int64_t ii = static_cast<std::int64_t>(i), q = static_cast<std::int64_t>(Q),
+                       k = static_cast<std::int64_t>(K);
+    switch (alignment) {
+    case top_left: return ii;
+    case valid_end: return ii + std::min(valid_len, k) - q;
+    case bottom_right: break;
+    }
+    return ii + k - q;
+}
+
+double Mask::alibi_slope(std::size_t head, std::size_t H) const {
+    std::size_t n = 1;
+    while (2 * n <= H) n *= 2;
+    const double m0 = std::pow(2.0, -alibi_max_bias / static_cast<double>(n));
+    const double m1 = std::pow(2.0, -alibi_max_bias / 2.0 / static_cast<double>(n));
+    return head < n ? std::pow(m0, static_cast<double>(head + 1))
+                    : std::pow(m1, static_cast<double>(2 * (head - n) + 1));
+}
+
 bool Mask::visible(std::size_t b, std::size_t i, std::size_t j, std::size_t Q, std::size_t K,
                    std::int64_t valid_len) const {
     const std::int64_t jj = static_cast<std::int64_t>(j);
+    const std::int64_t p = position(i, Q, K, valid_len);
     if (jj >= valid_len) return false;
-    if (causal && !key_positions.empty()) {
+    if (causal && !key_positions.empty() && alignment != top_left) {
         if (key_positions[j] > first_query_position + static_cast<std::int64_t>(i)) return false;
-    } else if (causal && jj > static_cast<std::int64_t>(i) + static_cast<std::int64_t>(K) - static_cast<std::int64_t>(Q)) {
+    } else if (causal && jj > p) {
         return false;
     }
-    if (window) {  // (i + K - Q) - j < w, in exact integers whatever w is
-        const std::int64_t behind =
-            static_cast<std::int64_t>(i) + static_cast<std::int64_t>(K) - static_cast<std::int64_t>(Q) - jj;
+    if (window) {  // p - j < w, in exact integers whatever w is
+        const std::int64_t behind = p - jj;
         if (behind >= 0 && static_cast<std::uint64_t>(behind) >= window) return false;
+    }
+    if (right_window) {  // j - p < r
+        const std::int64_t ahead = jj - p;
+        if (ahead >= 0 && static_cast<std::uint64_t>(ahead) >= right_window) return false;
     }
     if (ranges_kind != none) {
         const std::size_t pair = ranges_kind == per_batch ? b : b * Q + i;
@@ -144,20 +168,48 @@ bool Mask::visible(std::size_t b, std::size_t i, std::size_t j, std::size_t Q, s
     return true;
 }
 
+void Mask::row(std::size_t b, std::size_t head, std::size_t H, std::size_t i, std::size_t Q, std::size_t K,
+               std::size_t d, std::int64_t valid_len, const double *dots, double *probs, double *w) const {
+    const double factor = scale != 0 ? scale : 1.0 / std::sqrt(static_cast<double>(d));
+    const std::int64_t p = position(i, Q, K, valid_len);
+    const bool by_stream = !key_positions.empty() && alignment != top_left;
+    std::vector<double> scaled(K), capped(K), taken(K);
+    std::vector<char> seen(K);
+    bool any = false;
+    for (std::size_t j = 0; j < K; ++j) {
+        scaled[j] = dots[j] * factor;
+        capped[j] = softcap > 0 ? softcap * std::tanh(scaled[j] / softcap) : scaled[j];
+        seen[j] = visible(b, i, j, Q, K, valid_len);
+        any = any || seen[j];
+        double t = capped[j] + bias_at(b, head, i, j, Q);
+        if (alibi_max_bias > 0) {
+            const std::int64_t distance = by_stream ? first_query_position + static_cast<std::int64_t>(i) - key_positions[j]
+                                                    : p - static_cast<std::int64_t>(j);
+            t -= alibi_slope(head, H) * static_cast<double>(distance < 0 ? -distance : distance);
+        }
+        taken[j] = seen[j] ? t : (exclude ? -INFINITY : -1e6);
+    }
+    if (exclude && !any) {
+        for (std::size_t j = 0; j < K; ++j) probs[j] = 0;
+    } else {
+        double mx = -INFINITY;
+        for (std::size_t j = 0; j < K; ++j)
+            if (seen[j] || !exclude) mx = std::max(mx, taken[j]);
+        double sum = 0;
+        for (std::size_t j = 0; j < K; ++j) sum += (probs[j] = (seen[j] || !exclude) ? std::exp(taken[j] - mx) : 0.0);
+        for (std::size_t j = 0; j < K; ++j) probs[j] /= sum;
+    }
+    for (std::size_t j = 0; j < K; ++j)
+        w[j] = weights_output == softmax ? probs[j]
+               : weights_output == scores ? scaled[j]
+               : weights_output == softcapped ? capped[j]
+                                              : taken[j];
+}
+
 double Mask::bias_at(std::size_t b, std::size_t head, std::size_t i, std::size_t j, std::size_t Q) const {
     if (bias.empty()) return 0.0;
     const std::size_t bb = bias_batch == 1 ? 0 : b, hh = bias_heads == 1 ? 0 : head;
     return bias[((bb * bias_heads + hh) * Q + i) * bias_keys + j];
-}
-
-// Softmax of one row of K scores where invisible keys score -1e6.
-static void masked_row_softmax(std::size_t K, const double *scores, const char *seen, double *y) {
-    std::vector<double> row(K);
-    for (std::size_t j = 0; j < K; ++j) row[j] = seen[j] ? scores[j] : -1e6;
-    const double mx = *std::max_element(row.begin(), row.end());
-    double sum = 0;
-    for (std::size_t j = 0; j < K; ++j) sum += (y[j] = std::exp(row[j] - mx));
-    for (std::size_t j = 0; j < K; ++j) y[j] /= sum;
 }
 
 void multi_head_attention_masked(std::size_t B, std::size_t Q, std::size_t K, std::size_t qs, std::size_t ks,
@@ -170,9 +222,7 @@ void multi_head_attention_masked(std::size_t B, std::size_t Q, std::size_t K, st
     linear(B * Q, qs, h, queries, W.W_q, W.b_q, pq.data());
     linear(B * K, ks, hkv, keys, W.W_k, W.b_k, pk.data());
     linear(B * K, vs, hkv, values, W.W_v, W.b_v, pv.data());
-    const double scale = 1.0 / std::sqrt(static_cast<double>(dh));
-    std::vector<double> scores(K);
-    std::vector<char> seen(K);  // not vector<bool>: masked_row_softmax takes a pointer
+    std::vector<double> scores(K), probs(Q * K);
     for (std::size_t b = 0; b < B; ++b)
         for (std::size_t n = 0; n < H; ++n) {
             const std::size_t g = n / group;
@@ -182,12 +232,12 @@ void multi_head_attention_masked(std::size_t B, std::size_t Q, std::size_t K, st
                     double s = 0;
                     for (std::size_t c = 0; c < dh; ++c)
                         s += pq[(b * Q + i) * h + n * dh + c] * pk[(b * K + j) * hkv + g * dh + c];
-                    seen[j] = mask.visible(b, i, j, Q, K, vl.of(b, i, Q, K));
-                    scores[j] = s * scale + (seen[j] ? mask.bias_at(b, n, i, j, Q) : 0.0);
+                    scores[j] = s;
                 }
-                masked_row_softmax(K, scores.data(), seen.data(), wb + i * K);
+                mask.row(b, n, H, i, Q, K, dh, vl.of(b, i, Q, K), scores.data(), probs.data() + i * K, wb + i * K);
             }
-            weighted_sum(Q, K, dh, wb, pv.data() + b * K * hkv + g * dh, hkv, concat.data() + b * Q * h + n * dh, h);
+            weighted_sum(Q, K, dh, probs.data(), pv.data() + b * K * hkv + g * dh, hkv,
+                         concat.data() + b * Q * h + n * dh, h);
         }
     linear(B * Q, h, h, concat.data(), W.W_o, W.b_o, out);
 }
@@ -195,20 +245,18 @@ void multi_head_attention_masked(std::size_t B, std::size_t Q, std::size_t K, st
 void dot_product_attention_masked(std::size_t B, std::size_t Q, std::size_t K, std::size_t d, std::size_t v,
                                   const double *queries, const double *keys, const double *values,
                                   const ValidLens &vl, const Mask &mask, double *out, double *w) {
-    const double scale = 1.0 / std::sqrt(static_cast<double>(d));
-    std::vector<double> scores(K);
-    std::vector<char> seen(K);  // not vector<bool>: masked_row_softmax takes a pointer
+    std::vector<double> scores(K), probs(Q * K);
     for (std::size_t b = 0; b < B; ++b) {
         for (std::size_t i = 0; i < Q; ++i) {
             for (std::size_t j = 0; j < K; ++j) {
                 double s = 0;
                 for (std::size_t c = 0; c < d; ++c) s += queries[(b * Q + i) * d + c] * keys[(b * K + j) * d + c];
-                seen[j] = mask.visible(b, i, j, Q, K, vl.of(b, i, Q, K));
-                scores[j] = s * scale + (seen[j] ? mask.bias_at(b, 0, i, j, Q) : 0.0);
+                scores[j] = s;
             }
-            masked_row_softmax(K, scores.data(), seen.data(), w + (b * Q + i) * K);
+            mask.row(b, 0, 1, i, Q, K, d, vl.of(b, i, Q, K), scores.data(), probs.data() + i * K,
+                     w + (b * Q + i) * K);
         }
-        weighted_sum(Q, K, v, w + b * Q * K, values + b * K * v, v, out + b * Q * v, v);
+        weighted_sum(Q, K, v, probs.data(), values + b * K * v, v, out + b * Q * v, v);
     }
 }
 
@@ -216,8 +264,9 @@ void additive_attention_masked(std::size_t B, std::size_t Q, std::size_t K, std:
                                std::size_t vs, std::size_t h, const double *queries, const double *keys,
                                const double *values, const ValidLens &vl, const Mask &mask, const double *W_q,
                                const double *W_k, const double *w_v, double *out, double *w) {
-    std::vector<double> pq(B * Q * h), pk(B * K * h), scores(K);
-    std::vector<char> seen(K);  // not vector<bool>: masked_row_softmax takes a pointer
+    std::vector<double> pq(B * Q * h), pk(B * K * h), scores(K), probs(Q * K);
+    Mask unscaled = mask;  // its scores are no product: taken as they are
+    unscaled.scale = 1;
     linear(B * Q, qs, h, queries, W_q, nullptr, pq.data());
     linear(B * K, ks, h, keys, W_k, nullptr, pk.data());
     for (std::size_t b = 0; b < B; ++b) {
@@ -226,12 +275,12 @@ void additive_attention_masked(std::size_t B, std::size_t Q, std::size_t K, std:
                 double s = 0;
                 for (std::size_t c = 0; c < h; ++c)
                     s += w_v[c] * std::tanh(pq[(b * Q + i) * h + c] + pk[(b * K + j) * h + c]);
-                seen[j] = mask.visible(b, i, j, Q, K, vl.of(b, i, Q, K));
-                scores[j] = s + (seen[j] ? mask.bias_at(b, 0, i, j, Q) : 0.0);
+                scores[j] = s;
             }
-            masked_row_softmax(K, scores.data(), seen.data(), w + (b * Q + i) * K);
+            unscaled.row(b, 0, 1, i, Q, K, 1, vl.of(b, i, Q, K), scores.data(), probs.data() + i * K,
+                         w + (b * Q + i) * K);
         }
-        weighted_sum(Q, K, vs, w + b * Q * K, values + b * K * vs, vs, out + b * Q * vs, vs);
+        weighted_sum(Q, K, vs, probs.data(), values + b * K * vs, vs, out + b * Q * vs, vs);
     }
 }
 

@@ -66,8 +66,33 @@ struct Mask {
     std::vector<std::int64_t> key_positions;
     std::int64_t first_query_position = 0;
 
+    // The score semantics of ONNX Attention (edgeattn_attention_options and
+    // the mask's alignment, right_window, alibi_max_bias), by their
+    // definitions: query row i sits at key position p_i = i + K - Q
+    // (bottom_right), i (top_left) or i + min(valid_len, K) - Q (valid_end);
+    // causal sees j <= p_i, window j > p_i - w, right_window j < p_i + r.
+    // A score is scale * q.k (scale 0: 1/sqrt(d)), then c tanh(s / c)
+    // (softcap c > 0), then + bias - m_h |p_i - pos_j| (ALiBi, BLOOM's
+    // slopes over H heads; pos_j = j, or key_positions[j] with the query at
+    // first_query_position + i) on visible keys. Masked keys score -1e6
+    // (d2l) or weigh exactly 0 (exclude: a row that sees nothing is zero).
+    enum Align { bottom_right, top_left, valid_end } alignment = bottom_right;
+    std::size_t right_window = 0;
+    double alibi_max_bias = 0;
+    double scale = 0, softcap = 0;
+    bool exclude = false;
+    // What w holds: the softmax, the scaled scores, the softcapped ones, or
+    // what the softmax takes (masked keys -1e6, or -inf with exclude).
+    enum WeightsOut { softmax, scores, softcapped, masked_scores } weights_output = softmax;
+
+    std::int64_t position(std::size_t i, std::size_t Q, std::size_t K, std::int64_t valid_len) const;
+    double alibi_slope(std::size_t head, std::size_t H) const;
     bool visible(std::size_t b, std::size_t i, std::size_t j, std::size_t Q, std::size_t K,
                  std::int64_t valid_len) const;
+    // One row: dots[j] = q.k_j (unscaled) of row (b, i), query head `head`
+    // of H, d features -> probs (the softmax) and w (weights_output).
+    void row(std::size_t b, std::size_t head, std::size_t H, std::size_t i, std::size_t Q, std::size_t K,
+             std::size_t d, std::int64_t valid_len, const double *dots, double *probs, double *w) const;
     double bias_at(std::size_t b, std::size_t head, std::size_t i, std::size_t j, std::size_t Q) const;
 };
 

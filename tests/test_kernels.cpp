@@ -97,6 +97,44 @@ TEST_CASE("exp: at most 2 ULP on [-87.33, 88.37], 0 below, inf above, NaN kept")
     }
 }
 
+TEST_CASE("softcap: tanh within 5 ULP over the float line, c tanh(x / c) within 7, NaN kept, +-inf to +-c") {
+    for (const kernel_table *k : supported_paths()) {
+        INFO("path " << std::string(edgeattn_isa_name(k->isa)));
+        for (float c : {1.0f, 30.0f, 0.125f}) {
+            double worst = 0.0;
+            float worst_at = 0.0f;
+            size_t points = 0;
+            std::vector<float> x;
+            for (uint64_t start = 0; start < (uint64_t(1) << 32); start += uint64_t(127) << 16) {
+                x.clear();
+                for (uint64_t bits = start; bits < start + (uint64_t(127) << 16) && bits < (uint64_t(1) << 32);
+                     bits += 127) {
+                    const float f = float_from_bits(static_cast<uint32_t>(bits));
+                    // Normal results only: a subnormal c tanh(x / c) has no ULP scale of its own.
+                    if (std::isfinite(f) && std::fabs(f) >= 1e-36f) x.push_back(f);
+                }
+                std::vector<float> y = x;
+                k->softcap(y.data(), y.size(), c);
+                for (size_t i = 0; i < x.size(); ++i) {
+                    ++points;
+                    const double e = ulp_error(y[i], c * std::tanh(static_cast<double>(x[i]) / c));
+                    if (e > worst) worst = e, worst_at = x[i];
+                }
+            }
+            INFO("c " << c << ": max error " << worst << " ULP at x = " << worst_at << " over " << points);
+            CHECK(points > 1000000);
+            CHECK(worst <= (c == 1.0f ? 5.0 : 7.0));
+            float specials[] = {std::numeric_limits<float>::quiet_NaN(), -INFINITY, INFINITY, 0.0f, -0.0f};
+            k->softcap(specials, 5, c);
+            CHECK(std::isnan(specials[0]));
+            CHECK(specials[1] == -c);
+            CHECK(specials[2] == c);
+            CHECK(specials[3] == 0.0f);
+            CHECK(specials[4] == 0.0f);
+        }
+    }
+}
+
 TEST_CASE("softmax's exp for x <= 0: at most 2 ULP on [-87.33, 0], tiny below, NaN kept") {
     for (const kernel_table *k : supported_paths()) {
         INFO("path " << std::string(edgeattn_isa_name(k->isa)));

@@ -735,6 +735,21 @@ Mask golden_mask(const edgeattn_conform::Case &c, std::size_t row0, std::size_t 
             for (std::size_t i = row0; i < row0 + rows; ++i)
                 for (std::size_t j = 0; j < bias_keys; ++j) m.bias.push_back(t->values[(bh * all + i) * keys + j]);
     }
+    // The score options (FORMAT.md, "Score options"): absent, d2l's.
+    auto given = [&](const char *key) -> long long {
+        const edgeattn_conform::Param *p = c.find_param(key);
+        return p ? p->value : 0;
+    };
+    if (c.op != "kv_cache_decode") m.window = static_cast<std::size_t>(given("mask_window"));
+    m.right_window = static_cast<std::size_t>(given("right_window"));
+    m.alignment = static_cast<Mask::Align>(given("alignment"));
+    m.exclude = given("masking") == 1;
+    m.weights_output = static_cast<Mask::WeightsOut>(given("weights_output"));
+    if (const edgeattn_conform::Tensor *t = c.find(edgeattn_conform::Role::input, "score_options")) {
+        m.scale = t->values[0];
+        m.softcap = t->values[1];
+        m.alibi_max_bias = t->values[2];
+    }
     return m;
 }
 

@@ -11,6 +11,8 @@
 #include "call_helpers.hpp"
 
 #include <climits>
+#include <cstddef>
+#include <limits>
 #include <cstdint>
 #include <cstring>
 #include <set>
@@ -131,7 +133,14 @@ struct attention_buffers {
     const float *rope_table = a.take(16, 0.0625f, 0.5f);
 
     // The options the call gets: the valid lengths, mask and rope as they stand.
-    edgeattn_attention_options options() const { return {vl, mask, rope}; }
+    edgeattn_attention_options options() const {
+        edgeattn_attention_options o{vl, mask, rope};
+        std::memcpy(reinterpret_cast<char *>(&o) + offsetof(edgeattn_attention_options, scale),
+                    reinterpret_cast<const char *>(&score) + offsetof(edgeattn_attention_options, scale),
+                    sizeof o - offsetof(edgeattn_attention_options, scale));
+        return o;
+    }
+    edgeattn_attention_options score{};  // its score fields (scale on) join the call's options
 
     attention_buffers(edgeattn_attention_dims d, std::size_t out_features, std::size_t heads)
         : dims(d), q(a.take(d.batch * d.queries * d.query_size, 0.25f, -1.0f)),
@@ -280,6 +289,62 @@ constexpr std::size_t huge = SIZE_MAX / 8;  // x 8 overflows; x 3 fits in elemen
 
 }  // namespace
 
+// The options' score fields and the mask's new ones of either kind of
+// problem: an attention op's (options() copies them) or a cache call's.
+edgeattn_attention_options &score_fields(attention_buffers &p) { return p.score; }
+edgeattn_attention_mask &mask_fields(attention_buffers &p) { return p.mask; }
+edgeattn_attention_options &score_fields(cache_buffers &p) { return p.opt; }
+edgeattn_attention_mask &mask_fields(cache_buffers &p) { return p.opt.mask; }
+
+// Hostile values of the score options: BAD_OPTION where the op takes the
+// field (`products`: scale, softcap, weights_output; `alibi`), else
+// OPTION_NOT_SUPPORTED; `none`: the op takes none of them (a store).
+template <class P>
+void check_score_options(bool products, bool alibi, bool none = false) {
+    const edgeattn_status taken = none ? EDGEATTN_ERR_OPTION_NOT_SUPPORTED : EDGEATTN_ERR_BAD_OPTION;
+    const edgeattn_status product = products ? taken : EDGEATTN_ERR_OPTION_NOT_SUPPORTED;
+    struct field_case {
+        const char *what;
+        void (*spoil)(P &);
+        edgeattn_status expected;
+    };
+    const field_case fields[] = {
+        {"scale NaN", [](P &p) { score_fields(p).scale = std::numeric_limits<float>::quiet_NaN(); }, product},
+        {"scale +inf", [](P &p) { score_fields(p).scale = std::numeric_limits<float>::infinity(); }, product},
+        {"scale -inf", [](P &p) { score_fields(p).scale = -std::numeric_limits<float>::infinity(); }, product},
+        {"softcap negative", [](P &p) { score_fields(p).softcap = -1.0f; }, product},
+        {"softcap NaN", [](P &p) { score_fields(p).softcap = std::numeric_limits<float>::quiet_NaN(); }, product},
+        {"softcap inf", [](P &p) { score_fields(p).softcap = std::numeric_limits<float>::infinity(); }, product},
+        {"masking 2", [](P &p) { set_int(score_fields(p).masking, 2); }, taken},
+        {"masking -1", [](P &p) { set_int(score_fields(p).masking, -1); }, taken},
+        {"weights_output 4", [](P &p) { set_int(score_fields(p).weights_output, 4); }, product},
+        {"weights_output INT_MIN", [](P &p) { set_int(score_fields(p).weights_output, INT32_MIN); }, product},
+        {"alignment 3", [](P &p) { set_int(mask_fields(p).alignment, 3); }, taken},
+        {"alignment -1", [](P &p) { set_int(mask_fields(p).alignment, -1); }, taken},
+        {"alibi NaN", [](P &p) { mask_fields(p).alibi_max_bias = std::numeric_limits<float>::quiet_NaN(); }, taken},
+        {"alibi negative", [](P &p) { mask_fields(p).alibi_max_bias = -8.0f; }, taken},
+        {"alibi inf", [](P &p) { mask_fields(p).alibi_max_bias = std::numeric_limits<float>::infinity(); }, taken},
+        {"alibi 8", [](P &p) { mask_fields(p).alibi_max_bias = 8.0f; },
+         alibi ? EDGEATTN_OK : EDGEATTN_ERR_OPTION_NOT_SUPPORTED},
+        {"scale 0.5", [](P &p) { score_fields(p).scale = 0.5f; }, products ? EDGEATTN_OK : product},
+        {"softcap 2", [](P &p) { score_fields(p).softcap = 2.0f; }, products ? EDGEATTN_OK : product},
+        {"weights_output SCORES", [](P &p) { score_fields(p).weights_output = EDGEATTN_WEIGHTS_SCORES; },
+         products ? EDGEATTN_OK : product},
+        {"masking EXCLUDE", [](P &p) { score_fields(p).masking = EDGEATTN_MASKING_EXCLUDE; }, none ? taken : EDGEATTN_OK},
+        {"right_window 2", [](P &p) { mask_fields(p).right_window = 2; }, none ? taken : EDGEATTN_OK},
+        {"alignment TOP_LEFT", [](P &p) { mask_fields(p).alignment = EDGEATTN_ALIGN_TOP_LEFT; },
+         none ? taken : EDGEATTN_OK},
+    };
+    for (const field_case &c : fields) {
+        P p;
+        c.spoil(p);
+        p.a.seal();
+        INFO(std::string(c.what));
+        CHECK(p.run() == c.expected);
+        if (c.expected != EDGEATTN_OK) CHECK(p.a.untouched());
+    }
+}
+
 TEST_CASE("every status has its own text, and unknown ones say so") {
     std::set<std::string> texts;
     int codes = 0;
@@ -290,7 +355,7 @@ TEST_CASE("every status has its own text, and unknown ones say so") {
         texts.insert(t);
         ++codes;
     }
-    CHECK(codes == 1 - EDGEATTN_ERR_BAD_WINDOW);  // 0 .. the lowest code, none missing
+    CHECK(codes == 1 - EDGEATTN_ERR_BAD_OPTION);  // 0 .. the lowest code, none missing
     CHECK(texts.size() == static_cast<std::size_t>(codes));
     // The statuses that name a case of a bad call, each in words of its own
     // (not the text of EDGEATTN_ERR_BAD_CACHE or of a shape mismatch).
@@ -307,6 +372,7 @@ TEST_CASE("every status has its own text, and unknown ones say so") {
         {EDGEATTN_ERR_BAD_ROPE, -25, "rotary embedding's table or fields"},
         {EDGEATTN_ERR_ROPE_POSITION, -26, "outside its table"},
         {EDGEATTN_ERR_BAD_WINDOW, -27, "capacity = sinks + window"},
+        {EDGEATTN_ERR_BAD_OPTION, -28, "option's value is invalid"},
     };
     for (const named &c : cases) {
         const std::string t = edgeattn_status_str(c.status);
@@ -614,6 +680,17 @@ TEST_CASE("a rotary embedding: refused where it is not applied, checked where it
     SUBCASE("store_packed") { check_cache_rope<cache_store_problem<true>>(); }
     SUBCASE("attend") { check_cache_rope<cache_attend_problem<false>>(); }
     SUBCASE("attend_packed") { check_cache_rope<cache_attend_problem<true>>(); }
+}
+
+TEST_CASE("score options: each hostile value its status, nothing written; each op takes what it documents") {
+    SUBCASE("sdpa") { check_score_options<dot_problem>(true, false); }
+    SUBCASE("additive") { check_score_options<additive_problem>(false, false); }
+    SUBCASE("mha") { check_score_options<mha_problem>(true, true); }
+    SUBCASE("self-attention") { check_score_options<self_problem>(true, true); }
+    SUBCASE("store") { check_score_options<cache_store_problem<false>>(false, false, true); }
+    SUBCASE("store_packed") { check_score_options<cache_store_problem<true>>(false, false, true); }
+    SUBCASE("attend") { check_score_options<cache_attend_problem<false>>(true, true); }
+    SUBCASE("attend_packed") { check_score_options<cache_attend_problem<true>>(true, true); }
 }
 
 // EDGEATTN_DTYPE_NONE projections: a bias beside one, rows of the wrong

@@ -47,6 +47,8 @@ HARDENING_TESTS += test_workspace_query
 HARDENING_TESTS += test_window_cache test_window_stream
 # RoPE fused into the KV cache calls.
 HARDENING_TESTS += test_rope_cache
+# ONNX Attention's score semantics against the float64 reference.
+HARDENING_TESTS += test_score_semantics
 TEST_PROGRAMS := $(addprefix $(TEST_BIN)/,$(ISA_TESTS) $(PLAIN_TESTS) $(HARDENING_TESTS) test_case_file)
 
 # test_rope computes the rotation's float bits itself: unfused, as the library.
@@ -156,6 +158,9 @@ $(TEST_BIN)/test_window_cache: $(BUILD)/tests/test_window_cache.o $(BUILD)/tests
 	@mkdir -p $(dir $@)
 	$(CXX) $(filter %.o %.a,$^) $(TEST_LDFLAGS) -o $@
 $(TEST_BIN)/test_rope_cache: $(BUILD)/tests/test_rope_cache.o $(BUILD)/tests/reference.o $(DOCTEST_MAIN) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CXX) $(filter %.o %.a,$^) $(TEST_LDFLAGS) -o $@
+$(TEST_BIN)/test_score_semantics: $(BUILD)/tests/test_score_semantics.o $(BUILD)/tests/reference.o $(DOCTEST_MAIN) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CXX) $(filter %.o %.a,$^) $(TEST_LDFLAGS) -o $@
 $(TEST_BIN)/test_window_stream: $(BUILD)/tests/test_window_stream.o $(BUILD)/tests/reference.o $(DOCTEST_MAIN) $(LIB)

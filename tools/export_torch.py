@@ -554,8 +554,10 @@ def attention_section(name, source, P, kept, num_heads, num_kv_heads, sizes, exa
         out.append('#define %s_EXAMPLE_VALID_LENS_KIND %s\n' % (N, kind))
         out.append('/* The example\'s options: its valid lengths and causal mask. */\n'
                    'static const edgeattn_attention_options %s_example_options EDGEATTN_EXPORTED = {\n'
-                   '    {%s, %s}, {%d, EDGEATTN_KEY_RANGES_NONE, NULL, NULL, 0, 0, 0, 0},\n'
-                   '    {NULL, 0, 0, EDGEATTN_ROPE_NEOX, NULL}};\n'
+                   '    {%s, %s},\n'
+                   '    {%d, EDGEATTN_KEY_RANGES_NONE, NULL, NULL, 0, 0, 0, 0, EDGEATTN_ALIGN_BOTTOM_RIGHT, 0, 0.0f},\n'
+                   '    {NULL, 0, 0, EDGEATTN_ROPE_NEOX, NULL}, 0.0f, 0.0f, EDGEATTN_MASKING_D2L,\n'
+                   '    EDGEATTN_WEIGHTS_SOFTMAX};\n'
                    % (name, kind, lens, int(bool(causal))))
         out.append(_c_array('double', name + '_example_output', output, repr, 'expected output (%d, %d, %d)' % output.shape))
         out.append(_c_array('double', name + '_example_attention_weights', weights, repr,

@@ -68,13 +68,17 @@ edgeattn_status edgeattn_masked_softmax(const edgeattn_softmax_dims *dims, const
  *               dims, 4-byte aligned; the call uses as many threads as it
  *               has room for
  *   output      written on success only
- *   attention_weights  NULL, or the softmax weights, written on success
+ *   attention_weights  NULL, or the softmax weights (or what
+ *               options->weights_output asks for), written on success
  * Statuses every call may return: ::EDGEATTN_ERR_NULL_POINTER,
  * ::EDGEATTN_ERR_ZERO_DIMENSION, ::EDGEATTN_ERR_SHAPE_MISMATCH,
  * ::EDGEATTN_ERR_SIZE_OVERFLOW, ::EDGEATTN_ERR_MISALIGNED,
  * ::EDGEATTN_ERR_BAD_VALID_LENS_KIND, ::EDGEATTN_ERR_NEGATIVE_VALID_LEN,
  * ::EDGEATTN_ERR_BAD_KEY_RANGE, ::EDGEATTN_ERR_WORKSPACE_TOO_SMALL,
- * ::EDGEATTN_ERR_OVERLAP, ::EDGEATTN_ERR_OPTION_NOT_SUPPORTED.
+ * ::EDGEATTN_ERR_OVERLAP, ::EDGEATTN_ERR_OPTION_NOT_SUPPORTED,
+ * ::EDGEATTN_ERR_BAD_OPTION (the score options: scale, softcap, masking,
+ * weights_output, the mask's alignment, right_window and ALiBi; see
+ * edgeattn_attention_options and docs/onnx.md).
  */
 
 /**
@@ -85,7 +89,8 @@ edgeattn_status edgeattn_masked_softmax(const edgeattn_softmax_dims *dims, const
  * @param queries     (B, Q, d)
  * @param keys        (B, K, d)
  * @param values      (B, K, v)
- * @param options     NULL, or valid lengths and a mask (bias_heads 1)
+ * @param options     NULL, or valid lengths, a mask (bias_heads 1) and the score
+ *                    options but ALiBi (no heads: ::EDGEATTN_ERR_OPTION_NOT_SUPPORTED)
  * @param workspace   edgeattn_workspace_size() bytes for EDGEATTN_OP_SDPA
  * @param workspace_bytes its size in bytes
  * @param output      (B, Q, v)
@@ -108,7 +113,9 @@ edgeattn_status edgeattn_sdpa(const edgeattn_attention_dims *dims, const float *
  * @param values      (B, K, v)
  * @param weights     W_q (h, q), W_k (h, k), W_v = w_v (1, h), each in any
  *                    edgeattn_dtype; W_o and the biases unset
- * @param options     NULL, or valid lengths and a mask (bias_heads 1)
+ * @param options     NULL, or valid lengths, a mask (bias_heads 1, no ALiBi),
+ *                    masking; scale, softcap and weights_output are not taken
+ *                    (its scores are no product: ::EDGEATTN_ERR_OPTION_NOT_SUPPORTED)
  * @param workspace   edgeattn_workspace_size() bytes for EDGEATTN_OP_ADDITIVE
  * @param workspace_bytes its size in bytes
  * @param output      (B, Q, v)
@@ -137,7 +144,8 @@ edgeattn_status edgeattn_additive(const edgeattn_attention_dims *dims, const flo
  * @param values      (B, K, v)
  * @param weights     W_q (h, q), W_k (h_kv, k), W_v (h_kv, v), W_o (h, h), each
  *                    in any edgeattn_dtype; biases or NULL
- * @param options     NULL, or valid lengths and a mask (bias_heads 1 or H)
+ * @param options     NULL, or valid lengths, a mask (bias_heads 1 or H, ALiBi
+ *                    over H heads) and every score option
  * @param workspace   edgeattn_workspace_size() bytes for EDGEATTN_OP_MHA
  * @param workspace_bytes its size in bytes
  * @param output      (B, Q, h)

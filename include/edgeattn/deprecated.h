@@ -108,10 +108,16 @@ static inline edgeattn_attention_options edgeattn_detail_options(
     o.mask.bias = NULL;
     o.mask.bias_batch = o.mask.bias_heads = o.mask.bias_keys = 0;
     o.mask.window = 0;
+    o.mask.alignment = EDGEATTN_ALIGN_BOTTOM_RIGHT;
+    o.mask.right_window = 0;
+    o.mask.alibi_max_bias = 0.0f;
     o.rope.table = NULL;
     o.rope.max_positions = o.rope.rotary_dims = 0;
     o.rope.layout = EDGEATTN_ROPE_NEOX;
     o.rope.positions = NULL;
+    o.scale = o.softcap = 0.0f;
+    o.masking = EDGEATTN_MASKING_D2L;
+    o.weights_output = EDGEATTN_WEIGHTS_SOFTMAX;
     if (valid_lens) o.valid_lens = *valid_lens;
     if (mask) o.mask = *mask;
     return o;

@@ -239,8 +239,10 @@ edgeattn_status edgeattn_kv_cache_store_packed(edgeattn_kv_cache *cache,
  * @param weights     W_q (h, query_size), W_o (h, h) in any edgeattn_dtype (EDGEATTN_DTYPE_NONE:
  *                    queries as given, output the heads), b_q, b_o or NULL
  * @param options     NULL, or a mask with K = lengths[b] (a bias row holds
- *                    bias_keys >= capacity floats; 0 means capacity) and a
- *                    rope; valid lengths are not taken (the cache's lengths are)
+ *                    bias_keys >= capacity floats; 0 means capacity), a
+ *                    rope and every score option (ALiBi over num_heads, by
+ *                    stream position in a wrapped window cache); valid
+ *                    lengths are not taken (the cache's lengths are)
  * @param workspace   edgeattn_workspace_size() bytes for EDGEATTN_OP_KV_CACHE_ATTEND
  * @param workspace_bytes its size
  * @param output      (B, Q, h)
@@ -252,7 +254,8 @@ edgeattn_status edgeattn_kv_cache_store_packed(edgeattn_kv_cache *cache,
  *         ::EDGEATTN_ERR_BAD_KEY_RANGE, ::EDGEATTN_ERR_SHAPE_MISMATCH,
  *         ::EDGEATTN_ERR_WORKSPACE_TOO_SMALL, ::EDGEATTN_ERR_OVERLAP,
  *         ::EDGEATTN_ERR_BAD_WEIGHT_TYPE, ::EDGEATTN_ERR_BAD_SCALE, ::EDGEATTN_ERR_BAD_ROPE,
- *         ::EDGEATTN_ERR_ROPE_POSITION, ::EDGEATTN_ERR_OPTION_NOT_SUPPORTED
+ *         ::EDGEATTN_ERR_ROPE_POSITION, ::EDGEATTN_ERR_OPTION_NOT_SUPPORTED,
+ *         ::EDGEATTN_ERR_BAD_OPTION
  */
 edgeattn_status edgeattn_kv_cache_attend(const edgeattn_kv_cache *cache,
                                          const edgeattn_attention_dims *dims,

@@ -87,6 +87,7 @@ typedef enum edgeattn_status {
     EDGEATTN_ERR_BAD_ROPE = -25,           /**< a rotary embedding's table or fields are invalid: no table, rotary_dims odd, 0 or above the head size, max_positions 0, a layout outside the enum, theta or position_scale not finite and > 0 */
     EDGEATTN_ERR_ROPE_POSITION = -26,      /**< a token's rotary position is outside its table: |position| >= max_positions */
     EDGEATTN_ERR_BAD_WINDOW = -27,         /**< a window KV cache config with capacity != sinks + window, or sinks without a window */
+    EDGEATTN_ERR_BAD_OPTION = -28,         /**< an option's value is invalid: a scale, softcap or ALiBi bias not finite (or negative), an enum of the options outside its values */
     EDGEATTN_STATUS_FORCE_INT = 0x7FFFFFFF /**< keeps the enum int-sized under -fshort-enums; never returned */
 } edgeattn_status;
 
@@ -221,6 +222,25 @@ typedef enum edgeattn_key_ranges_kind {
     EDGEATTN_KEY_RANGES_KIND_FORCE_INT = 0x7FFFFFFF
 } edgeattn_key_ranges_kind;
 
+/** Where the query rows of a call sit among its K keys
+ *  (edgeattn_attention_mask::alignment): the position p_i of query row i
+ *  that causal, window, right_window and ALiBi measure from. */
+typedef enum edgeattn_query_alignment {
+    /** p_i = i + K - Q: the queries are the last Q key positions (a decode
+        step over a cache; ONNX Attention with past_key) */
+    EDGEATTN_ALIGN_BOTTOM_RIGHT = 0,
+    /** p_i = i: query i at key position i (ONNX Attention without a cache,
+        PyTorch's is_causal) */
+    EDGEATTN_ALIGN_TOP_LEFT = 1,
+    /** p_i = i + L - Q, L = the row's valid length min(valid_len, K): the
+        queries are the last Q of the row's valid keys (ONNX Attention's
+        nonpad_kv_seqlen without past_key). A negative p_i sees no key
+        causally. A KV cache call's valid length is its cached length, so
+        there it is BOTTOM_RIGHT. */
+    EDGEATTN_ALIGN_VALID_END = 2,
+    EDGEATTN_ALIGN_FORCE_INT = 0x7FFFFFFF /**< keeps the enum int-sized; not an alignment */
+} edgeattn_query_alignment;
+
 /**
  * Which keys each query row sees, and an optional additive score bias.
  *
@@ -260,6 +280,26 @@ typedef struct edgeattn_attention_mask {
         j > i + K - Q - w (the last w key positions up to its own, with
         causal), as Mistral's and ONNX's sliding-window attention */
     size_t window;
+    /** Where query row i sits among the keys (p_i, which causal, window,
+        right_window and ALiBi measure from); 0 (BOTTOM_RIGHT) is p_i = i +
+        K - Q, the rule above. Outside the enum: ::EDGEATTN_ERR_BAD_OPTION */
+    edgeattn_query_alignment alignment;
+    /** 0: none. r > 0: query i sees only the keys j < p_i + r (ONNX 25's
+        right_window_size = r - 1, as `window` w is its left_window_size =
+        w - 1) */
+    size_t right_window;
+    /** 0: none. A finite m > 0: ALiBi (Press et al.) computed in the kernel,
+        no bias tensor: query head h of H gets BLOOM's and ggml's slope m_h
+        (n = 2^floor(log2 H), m0 = 2^(-m/n), m1 = 2^(-m/2/n); m_h = m0^(h+1)
+        for h < n, else m1^(2(h-n)+1)) and every visible score of key j
+        gets -m_h |p_i - pos_j| added (with the bias, after the softcap);
+        pos_j is j, or a wrapped window KV cache's stream position of key
+        j (its sinks keep 0 .. sinks - 1, the window the stream's last
+        positions). Grouped-query heads use the query head's own slope.
+        edgeattn_mha and the KV cache attend only (H = dims.num_heads);
+        edgeattn_sdpa and edgeattn_additive: ::EDGEATTN_ERR_OPTION_NOT_SUPPORTED.
+        Negative, NaN or infinite: ::EDGEATTN_ERR_BAD_OPTION */
+    float alibi_max_bias;
 } edgeattn_attention_mask;
 
 /* ------------------------------------------------------------ rotary (RoPE) */
@@ -302,6 +342,35 @@ typedef struct edgeattn_rope {
 
 /* ---------------------------------------------------------------- options */
 
+/** What the masked keys of a row weigh (edgeattn_attention_options::masking). */
+typedef enum edgeattn_masking {
+    /** d2l's rule: a masked key scores -1e6, so a row that sees no key has
+        uniform weights 1/K */
+    EDGEATTN_MASKING_D2L = 0,
+    /** a masked key weighs exactly 0, and a row that sees no key gives a
+        zero output row and zero weights (ONNX Attention, PyTorch's
+        scaled_dot_product_attention, ggml) */
+    EDGEATTN_MASKING_EXCLUDE = 1,
+    EDGEATTN_MASKING_FORCE_INT = 0x7FFFFFFF /**< keeps the enum int-sized; not a rule */
+} edgeattn_masking;
+
+/** What the optional attention-weights output of a call holds
+ *  (edgeattn_attention_options::weights_output), ONNX Attention's
+ *  qk_matmul_output_mode. Every mode fills every key of a row (B, H, Q, K). */
+typedef enum edgeattn_weights_output {
+    /** the softmax's weights (ONNX mode 3 with ::EDGEATTN_MASKING_EXCLUDE) */
+    EDGEATTN_WEIGHTS_SOFTMAX = 0,
+    /** the scaled scores scale * Q K^T of every key, masked or not (ONNX mode 0) */
+    EDGEATTN_WEIGHTS_SCORES = 1,
+    /** the scores after the softcap (ONNX mode 1; without a softcap, SCORES) */
+    EDGEATTN_WEIGHTS_SOFTCAPPED = 2,
+    /** what the softmax takes: softcapped scores plus the bias and ALiBi on
+        the visible keys, masked keys -1e6 (::EDGEATTN_MASKING_D2L) or -inf
+        (::EDGEATTN_MASKING_EXCLUDE) (ONNX mode 2) */
+    EDGEATTN_WEIGHTS_MASKED = 3,
+    EDGEATTN_WEIGHTS_FORCE_INT = 0x7FFFFFFF /**< keeps the enum int-sized; not a mode */
+} edgeattn_weights_output;
+
 /**
  * The options of an attention call. A NULL pointer, or a struct set to
  * zero, is d2l's behaviour: nothing masked. Fields an op does not take
@@ -320,6 +389,24 @@ typedef struct edgeattn_attention_options {
         attend its queries); table NULL: none. Other ops:
         ::EDGEATTN_ERR_OPTION_NOT_SUPPORTED */
     edgeattn_rope rope;
+    /** The factor of Q K^T: 0 is 1/sqrt(d) (d: the query's or head's
+        features). NaN or infinite: ::EDGEATTN_ERR_BAD_OPTION. edgeattn_sdpa,
+        edgeattn_mha and the KV cache attend; edgeattn_additive (whose
+        scores are not a product): ::EDGEATTN_ERR_OPTION_NOT_SUPPORTED */
+    float scale;
+    /** 0: none. A finite c > 0: every scaled score s becomes c tanh(s / c)
+        before the bias, ALiBi and the masks (Gemma 2, ONNX Attention's
+        softcap). Negative, NaN or infinite: ::EDGEATTN_ERR_BAD_OPTION. The
+        ops that take `scale` */
+    float softcap;
+    /** What masked keys weigh (0: d2l's -1e6). Outside the enum:
+        ::EDGEATTN_ERR_BAD_OPTION. Every attention call */
+    edgeattn_masking masking;
+    /** What attention_weights holds, when given (0: the softmax). Outside
+        the enum: ::EDGEATTN_ERR_BAD_OPTION. The ops that take `scale`;
+        edgeattn_additive takes only ::EDGEATTN_WEIGHTS_SOFTMAX (else
+        ::EDGEATTN_ERR_OPTION_NOT_SUPPORTED) */
+    edgeattn_weights_output weights_output;
 } edgeattn_attention_options;
 
 /* -------------------------------------------------------------- workspace */

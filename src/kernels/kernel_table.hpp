@@ -82,6 +82,10 @@ struct kernel_table {
     void (*exp)(const float *x, float *y, size_t n);
     void (*exp_nonpositive)(const float *x, float *y, size_t n);  // softmax's variant
 
+    // x[i] = c tanh(x[i] / c), the scores' softcap (softcap.hpp: tanh from
+    // the exp polynomial, its error bound tested through this entry).
+    void (*softcap)(float *x, size_t n, float c);
+
     // y = x + p; y *= a; y += a * x (n floats; y may equal x).
     void (*add)(const float *x, const float *p, float *y, size_t n);
     void (*scale)(float *y, size_t n, float a);

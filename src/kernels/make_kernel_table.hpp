@@ -9,6 +9,7 @@
 #include "additive.hpp"
 #include "gemm.hpp"
 #include "kernel_table.hpp"
+#include "softcap.hpp"
 #include "softmax.hpp"
 
 namespace edgeattn {
@@ -28,6 +29,7 @@ constexpr kernel_table make_kernel_table(edgeattn_isa isa) {
                         &online_softmax_block<B>,
                         &exp_array<B>,
                         &exp_nonpositive_array<B>,
+                        &softcap_array<B>,
                         &add<B>,
                         &scale<B>,
                         &add_scaled<B>,

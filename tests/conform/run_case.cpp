@@ -489,6 +489,35 @@ bool read_mask(Runner &r, std::size_t B, std::size_t rows, const char *rows_desc
     return true;
 }
 
+// ONNX Attention's score options (FORMAT.md, "Score options"): params
+// mask_window, right_window, alignment (0..2), masking (0..1),
+// weights_output (0..3); input score_options f32 (3) = scale, softcap,
+// alibi_max_bias. Absent: 0, d2l's behaviour.
+bool read_score_options(Runner &r, edgeattn_attention_options &o) {
+    std::size_t window = 0, right = 0, alignment = 0, masking = 0, weights_output = 0;
+    if (!r.param("mask_window", 0, window) || !r.param("right_window", 0, right) ||
+        !r.param("alignment", 0, alignment) || !r.param("masking", 0, masking) ||
+        !r.param("weights_output", 0, weights_output))
+        return false;
+    if (alignment > 2 || masking > 1 || weights_output > 3)
+        return r.fail("params alignment 0..2, masking 0..1 and weights_output 0..3");
+    o.mask.window = window;
+    o.mask.right_window = right;
+    o.mask.alignment = static_cast<edgeattn_query_alignment>(alignment);
+    o.masking = static_cast<edgeattn_masking>(masking);
+    o.weights_output = static_cast<edgeattn_weights_output>(weights_output);
+    if (r.has("score_options")) {
+        std::vector<float> v;
+        Shape s;
+        if (!r.f32("score_options", 1, v, s)) return false;
+        if (s != Shape{3}) return r.fail("input 'score_options' must be (3): scale, softcap, alibi_max_bias");
+        o.scale = v[0];
+        o.softcap = v[1];
+        o.mask.alibi_max_bias = v[2];
+    }
+    return true;
+}
+
 bool run_masked_softmax(Runner &r) {
     std::vector<float> X;
     Shape s;
@@ -524,13 +553,16 @@ bool run_dot_product(Runner &r) {
     Qkv x;
     AttentionCall c;
     MaskInputs mk;
-    if (!r.allow({"queries", "keys", "values", "valid_lens", "key_ranges", "bias"}, {"causal"}) || !read_qkv(r, x))
+    if (!r.allow({"queries", "keys", "values", "valid_lens", "key_ranges", "bias", "score_options"},
+                 {"causal", "mask_window", "right_window", "alignment", "masking", "weights_output"}) ||
+        !read_qkv(r, x))
         return false;
     const edgeattn_attention_dims &d = x.dims;
     if (!read_mask(r, d.batch, d.queries, "Q", 1, d.keys, "K", mk) ||
         !prepare_attention(r, d, EDGEATTN_OP_SDPA, d.value_size, {d.batch, d.queries, d.keys}, c))
         return false;
     c.options.mask = mk.mask;
+    if (!read_score_options(r, c.options)) return false;
     return r.status(edgeattn_sdpa(&d, x.q.data(), x.k.data(), x.v.data(), &c.options, c.ws, c.bytes,
                                   r.buffer("output"), r.buffer("attention_weights")),
                     "edgeattn_sdpa");
@@ -572,8 +604,9 @@ bool run_multi_head(Runner &r) {
     MaskInputs mk;
     std::size_t h_kv = 0;
     if (!r.allow({"queries", "keys", "values", "valid_lens", "W_q", "W_k", "W_v", "W_o", "b_q", "b_k", "b_v", "b_o",
-                  "key_ranges", "bias", "W_q_scales", "W_k_scales", "W_v_scales", "W_o_scales"},
-                 {"num_hiddens", "num_heads", "bias", "num_kv_heads", "causal", "weight_type"}) ||
+                  "key_ranges", "bias", "W_q_scales", "W_k_scales", "W_v_scales", "W_o_scales", "score_options"},
+                 {"num_hiddens", "num_heads", "bias", "num_kv_heads", "causal", "weight_type", "mask_window",
+                  "right_window", "alignment", "masking", "weights_output"}) ||
         !read_qkv(r, x) || !r.param("num_hiddens", -1, x.dims.num_hiddens) ||
         !r.param("num_heads", -1, x.dims.num_heads) || !r.param("num_kv_heads", 0, x.dims.num_kv_heads) ||
         !kv_hiddens(r, x.dims, h_kv) || !read_mha_weights(r, x.dims, h_kv, m))
@@ -584,6 +617,7 @@ bool run_multi_head(Runner &r) {
         return false;
     if (!pack_mha_weights(r, d, m)) return false;
     c.options.mask = mk.mask;
+    if (!read_score_options(r, c.options)) return false;
     if (r.packed_weights())
         return r.status(edgeattn_mha_packed(&d, x.q.data(), x.k.data(), x.v.data(), m.packed.data(),
                                             m.packed.size() * sizeof(float), &c.options, c.ws, c.bytes,

@@ -397,6 +397,24 @@ void c_softmax(Check &k, const golden_case &c) {
     k.expect("Y", out_output, B * Q * K);
 }
 
+// The score options of a case (FORMAT.md, "Score options"): params
+// mask_window, right_window, alignment, masking, weights_output and the
+// input score_options f32 (3) = scale, softcap, alibi_max_bias.
+void score_options(Check &k, const golden_case &c, edgeattn_attention_options &o) {
+    o.mask.window = static_cast<std::size_t>(param(c, "mask_window", 0));
+    o.mask.right_window = static_cast<std::size_t>(param(c, "right_window", 0));
+    o.mask.alignment = static_cast<edgeattn_query_alignment>(param(c, "alignment", 0));
+    o.masking = static_cast<edgeattn_masking>(param(c, "masking", 0));
+    o.weights_output = static_cast<edgeattn_weights_output>(param(c, "weights_output", 0));
+    if (find(c, role::input, "score_options")) {
+        const float *v = k.f32("score_options", {3});
+        if (!v) return;
+        o.scale = v[0];
+        o.softcap = v[1];
+        o.mask.alibi_max_bias = v[2];
+    }
+}
+
 // Dot-product, additive and multi-head attention: queries, keys, values;
 // valid lengths and a decoder mask (causal, key_ranges, bias) in the call's
 // options, as the host runner (tests/conform/run_case.cpp) passes them.
@@ -419,6 +437,7 @@ void c_attention(Check &k, const golden_case &c, bool with_weights, bool packed 
     std::size_t out_features = d.value_size, heads = 1;
     if (same(c.op, "dot_product_attention")) {
         options.mask = k.mask(d.batch, d.queries, 1, d.keys).mask;
+        score_options(k, c, options);
         void *ws = workspace(k, workspace_size(k, test_calls::request(EDGEATTN_OP_SDPA, d)));
         if (!ws || !k.ok() || !fits(k, d.batch * d.queries * d.keys) ||
             !fits(k, d.batch * d.queries * d.value_size))
@@ -449,6 +468,7 @@ void c_attention(Check &k, const golden_case &c, bool with_weights, bool packed 
         edgeattn_weights w{};
         const bool read = mha_weights_of(k, c, h, h_kv, d.query_size, d.key_size, d.value_size, w);
         options.mask = k.mask(d.batch, d.queries, d.num_heads, d.keys).mask;
+        score_options(k, c, options);
         out_features = h;
         heads = d.num_heads;
         if (!read || !k.ok() || !fits(k, d.batch * heads * d.queries * d.keys) || !fits(k, d.batch * d.queries * h))
@@ -1074,8 +1094,8 @@ void run_cpp_api() {
 }
 
 // Whether a case has a fixed-size C++ twin for run_cpp_api(): the C++ API
-// has no masked or grouped-query attention and no projection module, so
-// those cases run through the C API only.
+// has no masked or grouped-query attention, no score options and no
+// projection module, so those cases run through the C API only.
 bool has_cpp_twin(const golden_case &c) {
     if (same(c.op, "linear") || param(c, "weight_type", 0) != 0 || param(c, "cache_type", 0) != 0) return false;
     // edgeattn::KVCache's store takes no rope; the window and projection-free
@@ -1085,7 +1105,10 @@ bool has_cpp_twin(const golden_case &c) {
         return false;
     if (same(c.op, "dot_product_attention") || same(c.op, "multi_head_attention"))
         return param(c, "num_kv_heads", -1) < 0 && param(c, "causal", -1) < 0 &&
-               !find(c, role::input, "key_ranges") && !find(c, role::input, "bias");
+               !find(c, role::input, "key_ranges") && !find(c, role::input, "bias") &&
+               !find(c, role::input, "score_options") && param(c, "masking", 0) == 0 &&
+               param(c, "alignment", 0) == 0 && param(c, "weights_output", 0) == 0 &&
+               param(c, "mask_window", 0) == 0 && param(c, "right_window", 0) == 0;
     return true;
 }
 

@@ -32,6 +32,11 @@
 // rotate with valid ropes (the model rotates its keys and queries in
 // double) and refuse hostile ones.
 //
+// An input with bytes left after that runs a third op, masked sdpa or mha,
+// that draws the score options (Input::score, ScoreGen): scale, softcap,
+// masking, weights_output and the mask's alignment, right_window and
+// ALiBi, each valid or hostile, against the reference's Mask semantics.
+//
 // Every buffer is its own heap block of exactly its size, so ASan reports
 // any read or write past what the dimensions allow.
 #include <fuzzer/FuzzedDataProvider.h>
@@ -92,6 +97,10 @@ struct Input {
     // windows, ropes. The first reads the bytes as the committed corpus's
     // inputs were made for, so each keeps testing what it was kept for.
     bool extended = false;
+    // The third op (masked sdpa or mha) draws the score options too
+    // (ScoreGen): scale, softcap, masking, weights_output, the mask's
+    // alignment, right_window and ALiBi, valid and hostile.
+    bool score = false;
     Placement where;
 
     Input(const std::uint8_t *data, std::size_t size) : in(data, size), where(data, size) {}
@@ -829,6 +838,91 @@ struct Options {
         pass_null = !lens && !mask && !with_rope;
     }
     const edgeattn_attention_options *get() const { return pass_null ? nullptr : &api; }
+};
+
+// The score options of a third-op input (Input::score), valid and hostile,
+// with the statuses the headers give them: EDGEATTN_ERR_BAD_OPTION for a
+// NaN or infinite scale, a negative, NaN or infinite softcap or ALiBi
+// bias, an enum outside its values; OPTION_NOT_SUPPORTED for ALiBi on
+// edgeattn_sdpa (no heads).
+struct ScoreGen {
+    bool any = false;
+    float scale = 0.0f, softcap = 0.0f, alibi = 0.0f;
+    int masking = 0, weights_output = 0, alignment = 0;
+    std::size_t right_window = 0;
+
+    void choose(Input &in) {
+        if (!in.score) return;
+        any = true;
+        const float hostile[] = {NAN, INFINITY, -INFINITY};
+        std::uint8_t b = in.byte();
+        scale = b < 90 ? 0.0f : b < 240 ? static_cast<float>(1 + b % 16) / 8 * (b & 1 ? -1.0f : 1.0f) : hostile[b % 3];
+        b = in.byte();
+        softcap = b < 100 ? 0.0f : b < 225 ? 0.25f + static_cast<float>(b % 16) / 2 : b < 235 ? -1.0f : hostile[b % 3];
+        b = in.byte();
+        masking = b < 110 ? 0 : b < 245 ? 1 : in.in.ConsumeIntegral<int>();
+        b = in.byte();
+        weights_output = b < 100 ? 0 : b < 245 ? 1 + b % 3 : in.in.ConsumeIntegral<int>();
+        b = in.byte();
+        alignment = b < 100 ? 0 : b < 245 ? 1 + b % 2 : in.in.ConsumeIntegral<int>();
+        b = in.byte();
+        right_window = b < 140 ? 0 : b < 245 ? 1 + b % 6 : SIZE_MAX;
+        b = in.byte();
+        alibi = b < 120 ? 0.0f : b < 230 ? static_cast<float>(1 + b % 8) : b < 238 ? -2.0f : hostile[b % 3];
+    }
+    static bool finite(float v) { return v - v == 0.0f; }
+    // Before the call; alibi_taken: the op has heads.
+    void rules(Call &call, bool alibi_taken) const {
+        if (!any) return;
+        if (!finite(scale) || !finite(softcap) || softcap < 0.0f || masking < 0 || masking > 1 ||
+            weights_output < 0 || weights_output > 3 || alignment < 0 || alignment > 2 || !finite(alibi) ||
+            alibi < 0.0f)
+            call.allow(EDGEATTN_ERR_BAD_OPTION);
+        // Either may come first when both apply.
+        if (finite(alibi) && alibi > 0.0f && !alibi_taken) call.allow(EDGEATTN_ERR_OPTION_NOT_SUPPORTED);
+    }
+    void apply(Options &o) const {
+        if (!any) return;
+        o.api.scale = scale;
+        o.api.softcap = softcap;
+        std::memcpy(&o.api.masking, &masking, sizeof masking);  // C may store any int there
+        std::memcpy(&o.api.weights_output, &weights_output, sizeof weights_output);
+        std::memcpy(&o.api.mask.alignment, &alignment, sizeof alignment);
+        o.api.mask.right_window = right_window;
+        o.api.mask.alibi_max_bias = alibi;
+        o.pass_null = false;
+    }
+    void reference(edgeattn_ref::Mask &r) const {
+        if (!any) return;
+        r.scale = scale;
+        r.softcap = softcap;
+        r.exclude = masking == 1;
+        r.weights_output = static_cast<edgeattn_ref::Mask::WeightsOut>(weights_output);
+        r.alignment = static_cast<edgeattn_ref::Mask::Align>(alignment);
+        r.right_window = right_window;
+        r.alibi_max_bias = alibi;
+    }
+    // How much more a score may move than with d2l's 1/sqrt(d): the scale's
+    // size over 1/sqrt(d), the softcap's tanh (4 ULP of c), ALiBi's slope
+    // times distance (a few ULP of it, the distance below Q + K).
+    double score_error(double d2l_error, std::size_t d, std::size_t Q, std::size_t K) const {
+        constexpr double eps = 1.0 / 16777216.0;
+        double e = d2l_error * std::fmax(1.0, std::fabs(scale) * std::sqrt(static_cast<double>(d)));
+        if (softcap > 0.0f) e += 8.0 * eps * softcap;
+        if (alibi > 0.0f) e += 8.0 * eps * static_cast<double>(Q + K + 1);
+        return e;
+    }
+    // -inf weights (weights_output MASKED with EXCLUDE) must be -inf where
+    // the reference has them; they then compare as 0.
+    void match_infinities(float *got, std::vector<double> &want) const {
+        if (!got) return;
+        for (std::size_t i = 0; i < want.size(); ++i)
+            if (std::isinf(want[i])) {
+                FUZZ_CHECK(static_cast<double>(got[i]) == want[i], "a masked score is not -inf", 0);
+                got[i] = 0.0f;
+                want[i] = 0.0;
+            }
+    }
 };
 
 // EDGEATTN_DTYPE_NONE given to a matrix of an op that does not take it
@@ -1645,6 +1739,8 @@ void fuzz_multi_head_masked(Input &in) {
     a.lens.choose(in, D.batch, D.queries);
     MaskGen m;
     m.choose(in, D.batch, D.queries, H, D.keys);
+    ScoreGen sg;
+    sg.choose(in);
     a.claims(h, H);
     MhaParams p;
     p.choose_biases(in);
@@ -1687,7 +1783,9 @@ void fuzz_multi_head_masked(Input &in) {
 
     edgeattn_weights w = p.api();
     if (!packed) maybe_none(in, a.call, {&w.W_q, &w.W_k, &w.W_v, &w.W_o});
-    const Options o = options_refusing_rope(in, a.call, a.lens.get(), m.get());
+    Options o = options_refusing_rope(in, a.call, a.lens.get(), m.get());
+    sg.apply(o);
+    sg.rules(a.call, true);
     const edgeattn_attention_dims *dims_arg = a.call.place(in, &D);
     const edgeattn_attention_options *options_arg = a.call.place(in, o.get());
     const edgeattn_weights *w_arg = packed ? &w : a.call.place(in, &w);
@@ -1703,13 +1801,16 @@ void fuzz_multi_head_masked(Input &in) {
     const std::vector<double> q = doubles(a.q, D.batch * D.queries * D.query_size),
                               k = doubles(a.k, D.batch * D.keys * D.key_size),
                               v = doubles(a.v, D.batch * D.keys * D.value_size);
-    const edgeattn_ref::Mask mask = m.reference(0, D.batch, D.queries, D.keys);
+    edgeattn_ref::Mask mask = m.reference(0, D.batch, D.queries, D.keys);
+    sg.reference(mask);
     edgeattn_ref::multi_head_attention_masked(D.batch, D.queries, D.keys, D.query_size, D.key_size, D.value_size, h,
                                               H, Hkv, q.data(), k.data(), v.data(), a.lens.reference(), mask,
                                               ref.get(), out.data(), wts.data());
     const MhaAllowance allow = mha_allowance(D.batch, D.queries, D.keys, D.query_size, D.key_size, D.value_size, h,
                                              H, Hkv, q.data(), k.data(), v.data(), ref.get());
-    a.check(out, wts, allow.score_error + bias_rounding(mask), allow.value_scale);
+    sg.match_infinities(a.weights_ptr(), wts);
+    a.check(out, wts, sg.score_error(allow.score_error, h / H, D.queries, D.keys) + bias_rounding(mask),
+            allow.value_scale);
 }
 
 // edgeattn_sdpa with valid_lens and a mask in the options.
@@ -1719,6 +1820,8 @@ void fuzz_dot_product_masked(Input &in) {
     choose_dot_product(in, a);
     MaskGen m;
     m.choose(in, a.dims.batch, a.dims.queries, 1, a.dims.keys);
+    ScoreGen sg;
+    sg.choose(in);
     const std::size_t d = a.dims.query_size, ks = a.dims.key_size ? a.dims.key_size : d;
     edgeattn_attention_dims claimed = a.dims;
     claimed.key_size = ks;
@@ -1735,7 +1838,9 @@ void fuzz_dot_product_masked(Input &in) {
     a.call.ranges_early = zero || ks != d;
     for (Buffer *b : {&a.q, &a.k, &a.v, &a.out, &a.weights}) a.call.ranges_early |= b->overflow;
     for (Buffer *b : {&a.q, &a.k, &a.v, &a.out, &a.ws}) a.call.ranges_early |= !b->ptr;
-    const Options o = options_refusing_rope(in, a.call, a.lens.get(), m.get());
+    Options o = options_refusing_rope(in, a.call, a.lens.get(), m.get());
+    sg.apply(o);
+    sg.rules(a.call, false);
     const edgeattn_attention_dims *dims_arg = a.call.place(in, &D);
     const edgeattn_attention_options *options_arg = a.call.place(in, o.get());
     if (!a.call.run([&] {
@@ -1747,13 +1852,15 @@ void fuzz_dot_product_masked(Input &in) {
     std::vector<double> out(D.batch * D.queries * D.value_size), w(D.batch * D.queries * D.keys);
     const std::vector<double> q = doubles(a.q, D.batch * D.queries * d), k = doubles(a.k, D.batch * D.keys * d),
                               v = doubles(a.v, D.batch * D.keys * D.value_size);
-    const edgeattn_ref::Mask mask = m.reference(0, D.batch, D.queries, D.keys);
+    edgeattn_ref::Mask mask = m.reference(0, D.batch, D.queries, D.keys);
+    sg.reference(mask);
     edgeattn_ref::dot_product_attention_masked(D.batch, D.queries, D.keys, d, D.value_size, q.data(), k.data(),
                                                v.data(), a.lens.reference(), mask, out.data(), w.data());
     double largest_value = 0.0;
     for (double x : v) largest_value = std::fmax(largest_value, std::fabs(x));
-    a.check(out, w, dot_score_error(D.batch, D.queries, D.keys, d, q, k, mask.bias), largest_value,
-            summation_error(D.keys, v));
+    sg.match_infinities(a.weights_ptr(), w);
+    a.check(out, w, sg.score_error(dot_score_error(D.batch, D.queries, D.keys, d, q, k, mask.bias), d, D.queries, D.keys),
+            largest_value, summation_error(D.keys, v));
 }
 
 // edgeattn_additive; extended inputs add a mask (H = 1), a rope and NONE
@@ -2798,5 +2905,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
     choose_path(in);
     static const int newer[] = {9, 9, 9, 9, 7, 7, 8, 8, 3, 4, 2, 10};
     run_op(in, newer[next % (sizeof newer / sizeof newer[0])]);
+    // A third op, drawing the score options too (Input::score): masked
+    // sdpa or mha.
+    if (in.byte() < 128) return 0;
+    in.score = true;
+    const std::uint8_t third = in.byte();
+    in.special = third >= 240;
+    choose_path(in);
+    run_op(in, third % 2 ? 7 : 8);
     return 0;
 }

@@ -40,8 +40,9 @@ import make_decoder_golden as ref  # noqa: E402  (the float64 reference, the wri
 OPS = ('masked_softmax', 'dot_product_attention', 'additive_attention', 'multi_head_attention',
        'positional_encoding', 'self_attention')
 # Parameters and inputs of the cases the other generators make (and check).
-OTHER_PARAMS = {'num_kv_heads', 'causal', 'weight_type', 'cache_type'}
-OTHER_INPUTS = {'key_ranges', 'bias'}
+OTHER_PARAMS = {'num_kv_heads', 'causal', 'weight_type', 'cache_type', 'mask_window', 'right_window', 'alignment',
+                'masking', 'weights_output'}
+OTHER_INPUTS = {'key_ranges', 'bias', 'score_options'}
 WEIGHTS = ('W_q', 'W_k', 'W_v', 'W_o', 'b_q', 'b_k', 'b_v', 'b_o')
 
 

@@ -1,0 +1,47 @@
+// The options that shape an attention call's scores, read and checked
+// once per call (attention_options.hpp).
+#include "attention_mask.hpp"
+#include "attention_options.hpp"
+
+namespace edgeattn {
+namespace detail {
+
+namespace {
+
+bool finite(float v) { return v - v == 0.0f; }
+
+}  // namespace
+
+bool has_score_options(const edgeattn_attention_options *o) {
+    return o && (o->scale != 0.0f || o->scale != o->scale || o->softcap != 0.0f || o->softcap != o->softcap ||
+                 enum_as_int(o->masking) != EDGEATTN_MASKING_D2L ||
+                 enum_as_int(o->weights_output) != EDGEATTN_WEIGHTS_SOFTMAX);
+}
+
+edgeattn_status read_score_options(const edgeattn_attention_options *o, unsigned taken,
+                                   attention_mask_view &view) {
+    view.scale = 0.0f;
+    view.softcap = 0.0f;
+    view.exclude = false;
+    view.weights_output = EDGEATTN_WEIGHTS_SOFTMAX;
+    if (view.alibi && !(taken & takes_alibi)) return EDGEATTN_ERR_OPTION_NOT_SUPPORTED;
+    if (!o) return EDGEATTN_OK;
+    const float scale = o->scale, softcap = o->softcap;
+    const int masking = enum_as_int(o->masking), weights_output = enum_as_int(o->weights_output);
+    if (!(taken & takes_products) &&
+        (scale != 0.0f || scale != scale || softcap != 0.0f || softcap != softcap ||
+         weights_output != EDGEATTN_WEIGHTS_SOFTMAX))
+        return EDGEATTN_ERR_OPTION_NOT_SUPPORTED;
+    if (!finite(scale) || !finite(softcap) || softcap < 0.0f) return EDGEATTN_ERR_BAD_OPTION;
+    if (masking != EDGEATTN_MASKING_D2L && masking != EDGEATTN_MASKING_EXCLUDE) return EDGEATTN_ERR_BAD_OPTION;
+    if (weights_output < EDGEATTN_WEIGHTS_SOFTMAX || weights_output > EDGEATTN_WEIGHTS_MASKED)
+        return EDGEATTN_ERR_BAD_OPTION;
+    view.scale = scale;
+    view.softcap = softcap;
+    view.exclude = masking == EDGEATTN_MASKING_EXCLUDE;
+    view.weights_output = weights_output;
+    return EDGEATTN_OK;
+}
+
+}  // namespace detail
+}  // namespace edgeattn

@@ -1,0 +1,375 @@
+// ONNX Attention's score semantics (options.scale, softcap, masking,
+// weights_output; mask.alignment, right_window, alibi_max_bias) against the
+// float64 reference (tests/reference.cpp, Mask::row) on every kernel path:
+// edgeattn_sdpa, edgeattn_mha (+ _packed) with grouped-query heads, and the
+// KV cache attend (+ _packed) over fp32, int8 and fp16 caches, in place and wrapped (a window
+// cache with sinks, read as a ring), with and without the weights output,
+// over one key block and several (the streaming online softmax).
+#include <doctest/doctest.h>
+
+#include <edgeattn/edgeattn.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "call_helpers.hpp"
+#include "path_helpers.hpp"
+#include "reference.hpp"
+#include "window_cache_helpers.hpp"
+
+namespace {
+
+using edgeattn_ref::Mask;
+using test_paths::paths;
+using test_paths::random_floats;
+using test_paths::widen;
+
+// One combination of the options, set alike on the library's structs and
+// the reference's Mask.
+struct combo {
+    const char *name;
+    float scale, softcap;
+    int masking, weights_output, alignment;
+    bool causal;
+    std::size_t window, right_window;
+    float alibi;
+};
+
+const combo combos[] = {
+    {"scale", 0.37f, 0, 0, 0, 0, false, 0, 0, 0},
+    {"negative scale", -0.2f, 0, 0, 0, 0, false, 0, 0, 0},
+    {"softcap", 0, 1.5f, 0, 0, 0, false, 0, 0, 0},
+    {"scale+softcap scores out", 0.9f, 2.0f, 0, 1, 0, true, 0, 0, 0},
+    {"softcapped out", 0.9f, 2.0f, 1, 2, 1, true, 0, 0, 0},
+    {"masked out d2l", 0.5f, 3.0f, 0, 3, 1, true, 0, 0, 0},
+    {"masked out exclude", 0.5f, 3.0f, 1, 3, 2, true, 3, 0, 0},
+    {"exclude causal top-left", 0, 0, 1, 0, 1, true, 0, 0, 0},
+    {"exclude causal valid-end", 0, 0, 1, 0, 2, true, 0, 0, 0},
+    {"d2l causal valid-end", 0, 0, 0, 0, 2, true, 0, 0, 0},
+    {"right window", 0, 0, 0, 0, 0, false, 0, 3, 0},
+    {"bidirectional window top-left exclude", 0, 0, 1, 0, 1, false, 3, 2, 0},
+    {"right window valid-end exclude", 0, 0, 1, 0, 2, false, 0, 1, 0},
+    {"softcap+alibi+causal top-left+exclude", 0, 4.0f, 1, 0, 1, true, 0, 0, 8.0f},
+    {"alibi bottom-right window", 0.3f, 0, 0, 0, 0, true, 5, 0, 4.0f},
+    {"alibi masked out", 0, 2.5f, 1, 3, 1, false, 0, 4, 2.0f},
+};
+
+void apply(const combo &c, edgeattn_attention_options &o, Mask &m, bool alibi) {
+    o.scale = c.scale;
+    o.softcap = c.softcap;
+    o.masking = static_cast<edgeattn_masking>(c.masking);
+    o.weights_output = static_cast<edgeattn_weights_output>(c.weights_output);
+    o.mask.alignment = static_cast<edgeattn_query_alignment>(c.alignment);
+    o.mask.causal = c.causal;
+    o.mask.window = c.window;
+    o.mask.right_window = c.right_window;
+    o.mask.alibi_max_bias = alibi ? c.alibi : 0.0f;
+    m.scale = c.scale;
+    m.softcap = c.softcap;
+    m.exclude = c.masking == 1;
+    m.weights_output = static_cast<Mask::WeightsOut>(c.weights_output);
+    m.alignment = static_cast<Mask::Align>(c.alignment);
+    m.causal = c.causal;
+    m.window = c.window;
+    m.right_window = c.right_window;
+    m.alibi_max_bias = alibi ? c.alibi : 0.0;
+}
+
+// Outputs against the reference; a row the reference gives all zeros (a
+// row that sees no key with exclude) must be exactly +0.
+void check_output(const float *got, const std::vector<double> &want, std::size_t row_size) {
+    CHECK(test_paths::rel_l2(got, want) < 2e-5);
+    for (std::size_t r = 0; r * row_size < want.size(); ++r) {
+        bool zero = true;
+        for (std::size_t c = 0; c < row_size; ++c) zero = zero && want[r * row_size + c] == 0.0;
+        if (!zero) continue;
+        for (std::size_t c = 0; c < row_size; ++c) {
+            INFO("zero row " << r);
+            CHECK(got[r * row_size + c] == 0.0f);
+            CHECK(!std::signbit(got[r * row_size + c]));
+        }
+    }
+}
+
+// Weights of any mode: -inf and -1e6 exactly where the reference has them,
+// every other value within 2e-5 of its size (softmax weights: absolute).
+void check_weights(const float *got, const std::vector<double> &want) {
+    std::size_t bad = 0;
+    for (std::size_t i = 0; i < want.size(); ++i) {
+        const double w = want[i], g = got[i];
+        const bool ok = std::isinf(w) ? g == w : std::fabs(g - w) <= 2e-5 * (1.0 + std::fabs(w));
+        if (!ok && bad++ < 4) {
+            INFO("weight " << i << ": got " << g << ", want " << w);
+            CHECK(ok);
+        }
+    }
+    CHECK(bad == 0);
+}
+
+}  // namespace
+
+TEST_CASE("sdpa: scale, softcap, masking, weights output, alignment, windows against float64, every path") {
+    test_paths::path_guard guard;
+    const std::size_t B = 2, d = 8, v = 5;
+    for (std::size_t Q : {std::size_t(5), std::size_t(19)})
+        for (std::size_t K : {std::size_t(7), std::size_t(300)}) {
+            const auto q = random_floats(B * Q * d, 11, 1.5f), k = random_floats(B * K * d, 12, 1.5f),
+                       val = random_floats(B * K * v, 13);
+            // Valid lengths below Q too: VALID_END rows before key 0 see nothing.
+            std::vector<int32_t> lens = {static_cast<int32_t>(Q > 2 ? Q - 2 : 1), static_cast<int32_t>(K + 3)};
+            const edgeattn_valid_lens vl{EDGEATTN_VALID_LENS_PER_BATCH, lens.data()};
+            edgeattn_ref::ValidLens rvl{edgeattn_ref::ValidLens::per_batch, lens};
+            const edgeattn_attention_dims dims{B, Q, K, d, d, v, 0, 0, 0};
+            std::vector<float> ws(test_calls::workspace_bytes(EDGEATTN_OP_SDPA, dims, 1) / sizeof(float));
+            for (const combo &c : combos) {
+                if (c.alibi != 0) continue;  // sdpa has no heads: refused (test_status.cpp)
+                edgeattn_attention_options o{};
+                o.valid_lens = vl;
+                Mask m;
+                apply(c, o, m, false);
+                std::vector<double> want(B * Q * v), want_w(B * Q * K);
+                edgeattn_ref::dot_product_attention_masked(B, Q, K, d, v, widen(q).data(), widen(k).data(),
+                                                           widen(val).data(), rvl, m, want.data(), want_w.data());
+                for (edgeattn_isa isa : paths()) {
+                    REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);
+                    for (bool with_weights : {false, true}) {
+                        INFO(c.name << ", Q " << Q << ", K " << K << ", " << edgeattn_isa_name(isa)
+                                    << (with_weights ? ", weights" : ""));
+                        std::vector<float> out(B * Q * v, 7.0f), w(B * Q * K, 7.0f);
+                        REQUIRE(edgeattn_sdpa(&dims, q.data(), k.data(), val.data(), &o, ws.data(),
+                                              ws.size() * sizeof(float), out.data(),
+                                              with_weights ? w.data() : nullptr) == EDGEATTN_OK);
+                        check_output(out.data(), want, v);
+                        if (with_weights) check_weights(w.data(), want_w);
+                    }
+                }
+            }
+        }
+}
+
+TEST_CASE("mha with grouped-query heads: ALiBi slopes (H = 6: both of BLOOM's series) and every option, every path") {
+    test_paths::path_guard guard;
+    const std::size_t B = 2, qs = 12, h = 24;
+    for (std::size_t H : {std::size_t(6), std::size_t(4)})
+        for (std::size_t K : {std::size_t(9), std::size_t(280)}) {
+            const std::size_t Q = 6, Hkv = 2;
+            const auto x = random_floats(B * Q * qs, 21), kx = random_floats(B * K * qs, 22),
+                       vx = random_floats(B * K * qs, 23);
+            const auto Wq = random_floats(h * qs, 24, 0.5f), Wk = random_floats(h / H * Hkv * qs, 25, 0.5f),
+                       Wv = random_floats(h / H * Hkv * qs, 26, 0.5f), Wo = random_floats(h * h, 27, 0.3f);
+            const edgeattn_weights w = test_calls::fp32_weights(Wq.data(), Wk.data(), Wv.data(), Wo.data());
+            const auto dWq = widen(Wq), dWk = widen(Wk), dWv = widen(Wv), dWo = widen(Wo);
+            const edgeattn_ref::MhaWeights rw{dWq.data(), dWk.data(), dWv.data(), dWo.data(),
+                                              nullptr,    nullptr,    nullptr,    nullptr};
+            const edgeattn_attention_dims dims{B, Q, K, qs, qs, qs, h, H, Hkv};
+            std::vector<float> ws(test_calls::workspace_bytes(EDGEATTN_OP_MHA, dims, 1) / sizeof(float));
+            const std::size_t packed_bytes = edgeattn_mha_packed_size(&dims, &w);
+            REQUIRE(packed_bytes > 0);
+            std::vector<float> packed(packed_bytes / sizeof(float) + 1);
+            REQUIRE(edgeattn_mha_pack(&dims, &w, packed.data(), packed_bytes) == EDGEATTN_OK);
+            for (const combo &c : combos) {
+                edgeattn_attention_options o{};
+                Mask m;
+                apply(c, o, m, true);
+                std::vector<double> want(B * Q * h), want_w(B * H * Q * K);
+                edgeattn_ref::multi_head_attention_masked(B, Q, K, qs, qs, qs, h, H, Hkv, widen(x).data(),
+                                                          widen(kx).data(), widen(vx).data(), {}, m, rw,
+                                                          want.data(), want_w.data());
+                for (edgeattn_isa isa : paths()) {
+                    REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);
+                    for (bool with_weights : {false, true}) {
+                        INFO(c.name << ", H " << H << ", K " << K << ", " << edgeattn_isa_name(isa)
+                                    << (with_weights ? ", weights" : ""));
+                        std::vector<float> out(B * Q * h, 7.0f), wt(B * H * Q * K, 7.0f);
+                        REQUIRE(edgeattn_mha(&dims, x.data(), kx.data(), vx.data(), &w, &o, ws.data(),
+                                             ws.size() * sizeof(float), out.data(),
+                                             with_weights ? wt.data() : nullptr) == EDGEATTN_OK);
+                        CHECK(test_paths::rel_l2(out.data(), want) < 2e-5);
+                        if (with_weights) check_weights(wt.data(), want_w);
+                        // edgeattn_mha_packed takes the same options.
+                        std::vector<float> out_packed(B * Q * h, 7.0f), wt_packed(B * H * Q * K, 7.0f);
+                        REQUIRE(edgeattn_mha_packed(&dims, x.data(), kx.data(), vx.data(), packed.data(),
+                                                    packed_bytes, &o, ws.data(), ws.size() * sizeof(float),
+                                                    out_packed.data(),
+                                                    with_weights ? wt_packed.data() : nullptr) == EDGEATTN_OK);
+                        CHECK(test_paths::rel_l2(out_packed.data(), want) < 2e-5);
+                        if (with_weights) check_weights(wt_packed.data(), want_w);
+                    }
+                }
+            }
+        }
+}
+
+namespace {
+
+// A window KV cache (sinks + window rows) after `given` tokens, attended by
+// its last Q tokens' queries; the reference reads the rows it holds back
+// (dequantised) at their stream positions.
+void check_cache(edgeattn_dtype storage, std::size_t sinks, std::size_t window, std::size_t given,
+                 const combo &c, bool with_weights) {
+    const std::size_t B = 2, d = 16, h = 16, H = 4, Hkv = 2, Q = 3;
+    window_tests::layer L(d, h, H, Hkv, 31);
+    window_tests::window_cache cache(B, Hkv, h / H, sinks, window, storage);
+    const std::size_t cap = sinks + window, hs = h / H, kvh = L.kvh;
+    const auto tokens = random_floats(B * given * d, 32);
+    const edgeattn_weights w = L.weights();
+    // Stored one token at a time: the ring wraps however `given` falls.
+    {
+        const edgeattn_attention_dims sd = L.dims(B, 1, cap);
+        std::vector<float> ws(test_calls::workspace_bytes(EDGEATTN_OP_KV_CACHE_STORE, sd, 1, 1) / sizeof(float));
+        std::vector<float> step(B * d);
+        for (std::size_t t = 0; t < given; ++t) {
+            for (std::size_t b = 0; b < B; ++b)
+                std::memcpy(step.data() + b * d, tokens.data() + (b * given + t) * d, d * sizeof(float));
+            REQUIRE(edgeattn_kv_cache_store(&cache.c, &sd, 1, step.data(), step.data(), &w, nullptr, ws.data(),
+                                            ws.size() * sizeof(float)) == EDGEATTN_OK);
+        }
+    }
+    const edgeattn_attention_dims ad = L.dims(B, Q, cap);
+    std::vector<float> queries(B * Q * d);
+    for (std::size_t b = 0; b < B; ++b)
+        std::memcpy(queries.data() + b * Q * d, tokens.data() + (b * given + given - Q) * d, Q * d * sizeof(float));
+    edgeattn_attention_options o{};
+    Mask m;
+    apply(c, o, m, true);
+    o.valid_lens = {};
+    std::vector<double> want(B * Q * h), want_w(B * H * Q * cap, 0.0);
+    const std::vector<std::size_t> held = cache.held(given);
+    const std::size_t Kb = held.size();
+    for (std::size_t b = 0; b < B; ++b) {
+        const std::vector<double> keys = cache.rows(false, b, held), values = cache.rows(true, b, held);
+        Mask mb = m;
+        mb.key_positions.assign(held.begin(), held.end());
+        mb.first_query_position = static_cast<std::int64_t>(given - Q);
+        std::vector<double> heads(Q * h, 0.0), dots(Kb), probs(Kb), wrow(Kb);
+        for (std::size_t i = 0; i < Q; ++i) {
+            const std::vector<double> pq = window_tests::project(L.Wq, L.bq, queries.data() + (b * Q + i) * d, d, h);
+            for (std::size_t n = 0; n < H; ++n) {
+                const std::size_t g = n / (H / Hkv);
+                for (std::size_t j = 0; j < Kb; ++j) {
+                    double s = 0;
+                    for (std::size_t cc = 0; cc < hs; ++cc) s += pq[n * hs + cc] * keys[j * kvh + g * hs + cc];
+                    dots[j] = s;
+                }
+                mb.row(b, n, H, i, Q, Kb, hs, INT64_MAX, dots.data(), probs.data(), wrow.data());
+                for (std::size_t j = 0; j < Kb; ++j) {
+                    want_w[((b * H + n) * Q + i) * cap + j] = wrow[j];
+                    for (std::size_t cc = 0; cc < hs; ++cc)
+                        heads[i * h + n * hs + cc] += probs[j] * values[j * kvh + g * hs + cc];
+                }
+            }
+        }
+        for (std::size_t i = 0; i < Q; ++i) {
+            for (std::size_t oo = 0; oo < h; ++oo) {
+                double s = L.bo[oo];
+                for (std::size_t cc = 0; cc < h; ++cc) s += heads[i * h + cc] * L.Wo[oo * h + cc];
+                want[(b * Q + i) * h + oo] = s;
+            }
+        }
+    }
+    std::vector<float> ws(test_calls::workspace_bytes(EDGEATTN_OP_KV_CACHE_ATTEND, ad, 1) / sizeof(float));
+    for (edgeattn_isa isa : paths()) {
+        REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);
+        INFO(c.name << ", storage " << storage << ", sinks " << sinks << ", window " << window << ", given "
+                    << given << ", " << edgeattn_isa_name(isa) << (with_weights ? ", weights" : ""));
+        std::vector<float> out(B * Q * h, 7.0f), wt(B * H * Q * cap, 7.0f);
+        REQUIRE(edgeattn_kv_cache_attend(&cache.c, &ad, queries.data(), &w, &o, ws.data(), ws.size() * sizeof(float),
+                                         out.data(), with_weights ? wt.data() : nullptr) == EDGEATTN_OK);
+        CHECK(test_paths::rel_l2(out.data(), want) < (storage == EDGEATTN_DTYPE_F32 ? 2e-5 : 1e-4));
+        if (with_weights) {
+            check_weights(wt.data(), want_w);  // positions past the held rows: 0 in every mode
+        }
+        // The packed attend takes the same options.
+        const std::size_t packed_bytes = edgeattn_mha_packed_size(&ad, &w);
+        REQUIRE(packed_bytes > 0);
+        std::vector<float> packed(packed_bytes / sizeof(float) + 1);
+        REQUIRE(edgeattn_mha_pack(&ad, &w, packed.data(), packed_bytes) == EDGEATTN_OK);
+        std::vector<float> out_packed(B * Q * h, 7.0f), wt_packed(B * H * Q * cap, 7.0f);
+        REQUIRE(edgeattn_kv_cache_attend_packed(&cache.c, &ad, queries.data(), packed.data(), packed_bytes, &o,
+                                                ws.data(), ws.size() * sizeof(float), out_packed.data(),
+                                                with_weights ? wt_packed.data() : nullptr) == EDGEATTN_OK);
+        CHECK(test_paths::rel_l2(out_packed.data(), want) < (storage == EDGEATTN_DTYPE_F32 ? 2e-5 : 1e-4));
+        if (with_weights) check_weights(wt_packed.data(), want_w);
+    }
+}
+
+}  // namespace
+
+TEST_CASE("KV cache attend: every option over fp32, int8 and fp16 caches, in place and wrapped with sinks") {
+    test_paths::path_guard guard;
+    const combo *picked[] = {&combos[2], &combos[5], &combos[6], &combos[13], &combos[14], &combos[15]};
+    for (edgeattn_dtype storage : {EDGEATTN_DTYPE_F32, EDGEATTN_DTYPE_INT8, EDGEATTN_DTYPE_F16})
+        for (const combo *c : picked)
+            for (bool with_weights : {false, true}) {
+                check_cache(storage, 2, 6, 5, *c, with_weights);     // in place
+                check_cache(storage, 2, 6, 13, *c, with_weights);    // wrapped: a ring, sinks dropped-behind
+                check_cache(storage, 3, 290, 700, *c, with_weights); // wrapped, several key blocks
+            }
+}
+
+TEST_CASE("the options give the same bits for 1 and 4 threads") {
+    const std::size_t B = 2, Q = 70, K = 300, qs = 32, h = 32, H = 4;
+    const auto x = random_floats(B * Q * qs, 41), kx = random_floats(B * K * qs, 42), vx = random_floats(B * K * qs, 43);
+    const auto W = random_floats(h * qs, 44, 0.3f), Wo = random_floats(h * h, 45, 0.3f);
+    const edgeattn_weights w = test_calls::fp32_weights(W.data(), W.data(), W.data(), Wo.data());
+    const edgeattn_attention_dims dims{B, Q, K, qs, qs, qs, h, H, 2};
+    std::vector<float> ws(test_calls::workspace_bytes(EDGEATTN_OP_MHA, dims, 4) / sizeof(float));
+    for (const combo &c : combos) {
+        edgeattn_attention_options o{};
+        Mask m;
+        apply(c, o, m, true);
+        for (bool with_weights : {false, true}) {
+            std::vector<float> first_out, first_w;
+            for (int threads : {1, 4}) {
+                test_paths::set_threads(threads);
+                std::vector<float> out(B * Q * h), wt(with_weights ? B * H * Q * K : 0);
+                REQUIRE(edgeattn_mha(&dims, x.data(), kx.data(), vx.data(), &w, &o, ws.data(),
+                                     ws.size() * sizeof(float), out.data(),
+                                     with_weights ? wt.data() : nullptr) == EDGEATTN_OK);
+                if (first_out.empty()) {
+                    first_out = out;
+                    first_w = wt;
+                    continue;
+                }
+                INFO(c.name << (with_weights ? ", weights" : ""));
+                CHECK(std::memcmp(out.data(), first_out.data(), out.size() * sizeof(float)) == 0);
+                CHECK((wt.empty() || std::memcmp(wt.data(), first_w.data(), wt.size() * sizeof(float)) == 0));
+            }
+        }
+    }
+    test_paths::set_threads(8);
+}
+
+TEST_CASE("additive attention takes masking, alignment and right_window") {
+    test_paths::path_guard guard;
+    const std::size_t B = 2, Q = 6, K = 9, qs = 5, ks = 4, vs = 3, hh = 7;
+    const auto q = random_floats(B * Q * qs, 51), k = random_floats(B * K * ks, 52), val = random_floats(B * K * vs, 53);
+    const auto Wq = random_floats(hh * qs, 54), Wk = random_floats(hh * ks, 55), wv = random_floats(hh, 56);
+    const edgeattn_weights w = test_calls::fp32_weights(Wq.data(), Wk.data(), wv.data(), nullptr);
+    std::vector<int32_t> lens = {3, 12};
+    const edgeattn_attention_dims dims{B, Q, K, qs, ks, vs, hh, 0, 0};
+    std::vector<float> ws(test_calls::workspace_bytes(EDGEATTN_OP_ADDITIVE, dims, 1) / sizeof(float));
+    for (const combo &c : combos) {
+        if (c.scale != 0 || c.softcap != 0 || c.alibi != 0 || c.weights_output != 0) continue;
+        edgeattn_attention_options o{};
+        o.valid_lens = {EDGEATTN_VALID_LENS_PER_BATCH, lens.data()};
+        Mask m;
+        apply(c, o, m, false);
+        std::vector<double> want(B * Q * vs), want_w(B * Q * K);
+        edgeattn_ref::additive_attention_masked(B, Q, K, qs, ks, vs, hh, widen(q).data(), widen(k).data(),
+                                                widen(val).data(), {edgeattn_ref::ValidLens::per_batch, lens}, m,
+                                                widen(Wq).data(), widen(Wk).data(), widen(wv).data(), want.data(),
+                                                want_w.data());
+        for (edgeattn_isa isa : paths()) {
+            REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);
+            INFO(c.name << ", " << edgeattn_isa_name(isa));
+            std::vector<float> out(B * Q * vs, 7.0f), wt(B * Q * K, 7.0f);
+            REQUIRE(edgeattn_additive(&dims, q.data(), k.data(), val.data(), &w, &o, ws.data(),
+                                      ws.size() * sizeof(float), out.data(), wt.data()) == EDGEATTN_OK);
+            check_output(out.data(), want, vs);
+            check_weights(wt.data(), want_w);
+        }
+    }
+}
