@@ -385,6 +385,13 @@ template <class B>
 struct softmax_pipeline {
     static constexpr size_t W = B::size, ring = 8;  // ring: more than the 7 rows in flight
     static constexpr size_t to_exponentials = 2, to_sum = 4;
+    // The maximum's running maxima: two side by side on AVX-512; one on
+    // AVX2, whose 16 registers did not hold a second beside the
+    // exponentials' (GCC kept it on the stack, a store and a reload every
+    // step). One chain of max is far shorter than a step's exponentials.
+    // Either way a row's maximum is the same number (max is exact), so
+    // its bits do not change.
+    static constexpr size_t maximum_chains = B::size >= 16 ? 2 : 1;
     static constexpr size_t to_normalisation(int order) { return order == mirrored ? 4 : 6; }
     const float *x;
     float *y;
@@ -443,7 +450,8 @@ struct softmax_pipeline {
         } else {
             if (a)
 #pragma GCC unroll 2
-                for (size_t i = 0; i < N; ++i) maxima[i] = max(maxima[i], B::load_unaligned(xa + j_other + i * W));
+                for (size_t i = 0; i < N; ++i)
+                    maxima[i % maximum_chains] = max(maxima[i % maximum_chains], B::load_unaligned(xa + j_other + i * W));
             if (b) {
                 const B e = ex.template side_by_side<N, unshifted>(xb + j, yb + j);
                 if constexpr (b_sums) sums += e;
