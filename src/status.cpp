@@ -33,6 +33,7 @@ extern "C" const char *edgeattn_status_str(edgeattn_status status) {
         case EDGEATTN_ERR_BAD_ROPE: return "the rotary embedding's table or fields are invalid (table, max_positions, rotary_dims, layout, theta or position_scale)";
         case EDGEATTN_ERR_ROPE_POSITION: return "a token's rotary position is outside its table (|position| >= max_positions)";
         case EDGEATTN_ERR_BAD_WINDOW: return "the window KV cache config breaks its rule: capacity = sinks + window, sinks only with a window";
+        case EDGEATTN_ERR_BAD_OPTION: return "an option's value is invalid";
         case EDGEATTN_STATUS_FORCE_INT: break;
     }
     return "unknown status";

@@ -195,7 +195,7 @@ class PackedMhaWeights {
   private:
     // Packing reads the feature sizes and heads only.
     static constexpr edgeattn_attention_dims feature_dims{1, 1, 1, QuerySize, KeySize, ValueSize,
-                                                          NumHiddens, NumHeads, 0};
+                                                          NumHiddens, NumHeads, 0, 0};
     detail::workspace_storage<bytes> storage_{};
 };
 
@@ -358,7 +358,7 @@ class PositionalSelfAttention {
   public:
     /// The C API's dims of this module.
     static constexpr edgeattn_attention_dims dims{Batch, SeqLen, SeqLen, Dim,
-                                                  Dim,   Dim,    Dim,    NumHeads, 0};
+                                                  Dim,   Dim,    Dim,    NumHeads, 0, 0};
     /// The positional table P (MaxLen, Dim) added to X, in .rodata.
     static constexpr const PositionalEncodingTable<MaxLen, Dim> &positions =
         positional_encoding_table<MaxLen, Dim>;
