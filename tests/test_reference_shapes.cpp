@@ -192,7 +192,7 @@ TEST_CASE("dot_product_attention against the reference") {
         std::vector<double> out(s.B * s.Q * s.v), w(s.B * s.Q * s.K);
         edgeattn_ref::dot_product_attention(s.B, s.Q, s.K, s.d, s.v, q.data(), k.data(), v.data(), l.ref, out.data(),
                                             w.data());
-        edgeattn_attention_dims dims{s.B, s.Q, s.K, s.d, s.d, s.v, 0, 0, 0};
+        edgeattn_attention_dims dims{s.B, s.Q, s.K, s.d, s.d, s.v, 0, 0, 0, 0};
         std::vector<float> qf = f32(q), kf = f32(k), vf = f32(v);
         for (std::size_t threads : kThreadCounts)
             for (bool want_w : {true, false}) {
@@ -233,7 +233,7 @@ TEST_CASE("additive_attention against the reference") {
         std::vector<double> out(s.B * s.Q * s.v), w(s.B * s.Q * s.K);
         edgeattn_ref::additive_attention(s.B, s.Q, s.K, s.q, s.k, s.v, s.h, q.data(), k.data(), v.data(), l.ref,
                                          Wq.data(), Wk.data(), wv.data(), out.data(), w.data());
-        edgeattn_attention_dims dims{s.B, s.Q, s.K, s.q, s.k, s.v, s.h, 0, 0};
+        edgeattn_attention_dims dims{s.B, s.Q, s.K, s.q, s.k, s.v, s.h, 0, 0, 0};
         std::vector<float> qf = f32(q), kf = f32(k), vf = f32(v), Wqf = f32(Wq), Wkf = f32(Wk), wvf = f32(wv);
         const edgeattn_weights W = test_calls::fp32_weights(Wqf.data(), Wkf.data(), wvf.data(), nullptr);
         const edgeattn_attention_options options = options_of(&l.api, nullptr);
@@ -313,7 +313,7 @@ TEST_CASE("multi_head_attention against the reference") {
         std::vector<double> out(s.B * s.Q * s.h), w(s.B * s.H * s.Q * s.K);
         edgeattn_ref::multi_head_attention(s.B, s.Q, s.K, s.q, s.k, s.v, s.h, s.H, q.data(), k.data(), v.data(), l.ref,
                                            m.ref, out.data(), w.data());
-        edgeattn_attention_dims dims{s.B, s.Q, s.K, s.q, s.k, s.v, s.h, s.H, 0};
+        edgeattn_attention_dims dims{s.B, s.Q, s.K, s.q, s.k, s.v, s.h, s.H, 0, 0};
         std::vector<float> qf = f32(q), kf = f32(k), vf = f32(v);
         // The same weights packed once (edgeattn_mha_pack).
         Workspace packed(edgeattn_mha_packed_size(&dims, &m.api));
@@ -415,7 +415,7 @@ TEST_CASE("self-attention (after positional encoding) against the reference") {
         std::vector<double> out(s.B * s.n * s.d), w(s.B * s.H * s.n * s.n);
         edgeattn_ref::multi_head_attention(s.B, s.n, s.n, s.d, s.d, s.d, s.d, s.H, Xpd.data(), Xpd.data(), Xpd.data(),
                                            l.ref, m.ref, out.data(), w.data());
-        edgeattn_attention_dims dims{s.B, s.n, s.n, s.d, s.d, s.d, s.d, s.H, 0};
+        edgeattn_attention_dims dims{s.B, s.n, s.n, s.d, s.d, s.d, s.d, s.H, 0, 0};
         const edgeattn_attention_options options = options_of(&l.api, nullptr);
         for (std::size_t threads : kThreadCounts)
             for (bool want_w : {true, false}) {
@@ -524,7 +524,7 @@ TEST_CASE("causal self-attention through edgeattn_mha with int8 / fp16 weights a
             edgeattn_ref::multi_head_attention_masked(s.B, s.n, s.n, s.d, s.d, s.d, s.d, s.H, s.H, X.data(), X.data(),
                                                       X.data(), l.ref, causal, ref_w, out.data(), w.data());
 
-            const edgeattn_attention_dims dims{s.B, s.n, s.n, s.d, s.d, s.d, s.d, s.H, 0};
+            const edgeattn_attention_dims dims{s.B, s.n, s.n, s.d, s.d, s.d, s.d, s.H, 0, 0};
             edgeattn_weights weights{};
             weights.W_q = W[0].matrix();
             weights.W_k = W[1].matrix();
@@ -628,7 +628,7 @@ TEST_CASE("additive attention with a mask and int8 / fp16 W_q, W_k, w_v against 
                                                     l.ref, mask, Wq.exact.data(), Wk.exact.data(), wv.exact.data(),
                                                     out.data(), w.data());
 
-            const edgeattn_attention_dims dims{s.B, s.Q, s.K, s.q, s.k, s.v, s.h, 0, 0};
+            const edgeattn_attention_dims dims{s.B, s.Q, s.K, s.q, s.k, s.v, s.h, 0, 0, 0};
             edgeattn_weights W{};
             W.W_q = Wq.matrix();
             W.W_k = Wk.matrix();
@@ -742,15 +742,18 @@ Mask golden_mask(const edgeattn_conform::Case &c, std::size_t row0, std::size_t 
 struct GoldenMha {
     std::vector<double> W[4], b[4];
     bool bias = false;
+    bool projection_free = false;  // no matrices: the rows as given
     explicit GoldenMha(const edgeattn_conform::Case &c) {
         const char *wn[4] = {"W_q", "W_k", "W_v", "W_o"}, *bn[4] = {"b_q", "b_k", "b_v", "b_o"};
         bias = param(c, "bias") != 0;
-        for (int i = 0; i < 4; ++i) {
+        projection_free = c.find_param("projection_free") && param(c, "projection_free") != 0;
+        for (int i = 0; i < 4 && !projection_free; ++i) {
             W[i] = input(c, wn[i]);
             if (bias) b[i] = input(c, bn[i]);
         }
     }
     edgeattn_ref::MhaWeights weights() const {
+        if (projection_free) return {nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
         return {W[0].data(), W[1].data(), W[2].data(), W[3].data(), bias ? b[0].data() : nullptr,
                 bias ? b[1].data() : nullptr, bias ? b[2].data() : nullptr, bias ? b[3].data() : nullptr};
     }
@@ -967,10 +970,16 @@ std::vector<double> reference_output(const edgeattn_conform::Case &c, const std:
         const std::size_t h = param(c, "num_hiddens"), H = param(c, "num_heads");
         const std::size_t Hkv = c.find_param("num_kv_heads") ? param(c, "num_kv_heads") : H;
         GoldenMha W(c);
-        out.resize(B * Q * h);
+        // Value heads of their own width, projections left out: the general form.
+        const std::size_t hv = c.find_param("value_hiddens") ? param(c, "value_hiddens") : 0;
+        out.resize(B * Q * (W.projection_free && hv ? hv : h));
         w.resize(B * H * Q * K);
-        edgeattn_ref::multi_head_attention_masked(B, Q, K, qs, ks, vs, h, H, Hkv, q.data(), k.data(), v.data(), vl,
-                                                  mask, W.weights(), out.data(), w.data());
+        if (hv || W.projection_free)
+            edgeattn_ref::multi_head_attention_general({B, Q, K, qs, ks, vs, h, H, Hkv, hv}, q.data(), k.data(),
+                                                       v.data(), vl, mask, W.weights(), out.data(), w.data());
+        else
+            edgeattn_ref::multi_head_attention_masked(B, Q, K, qs, ks, vs, h, H, Hkv, q.data(), k.data(), v.data(),
+                                                      vl, mask, W.weights(), out.data(), w.data());
     }
     return name == "output" ? out : w;
 }
