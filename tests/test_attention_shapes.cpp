@@ -15,11 +15,13 @@
 #include "reference.hpp"
 
 #include <edgeattn/edgeattn.h>
+#include <edgeattn/kv_cache.hpp>
 
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <vector>
 
@@ -426,4 +428,36 @@ TEST_CASE("window KV cache with value heads of their own width") {
             CHECK(rel_l2(out.data(), want) < storage_tolerance(storage));
         }
     }
+}
+
+TEST_CASE("edgeattn::KVCache with value heads of their own width: the C cache's memory and answers") {
+    // 1 sequence, 2 key/value heads of 4 key and 6 value features, 8 positions.
+    using Cache = edgeattn::KVCache<1, 2, 4, 8, 0, 0, 6>;
+    edgeattn_kv_cache_config config{1, 2, 4, 8, EDGEATTN_DTYPE_F32, 0, 0, 6};
+    CHECK(Cache::memory_bytes == edgeattn_kv_cache_memory_size(&config));
+    CHECK(Cache::memory_bytes > edgeattn::KVCache<1, 2, 4, 8>::memory_bytes);
+    const auto cache = std::make_unique<Cache>();
+    REQUIRE(cache->init_status() == EDGEATTN_OK);
+    CHECK(cache->c_cache().value_head_size == 6);
+    const MhaSizes z{1, 3, 3, 5, 5, 5, 16, 4, 2, 24};
+    Weights W(z, 0, 400);
+    const std::vector<double> x = half_exact(z.B * z.Q * z.qs, 401);
+    edgeattn_ref::Mask mask;
+    mask.causal = true;
+    std::vector<double> want(z.B * z.Q * z.h), want_w(z.B * z.H * z.Q * z.K);
+    edgeattn_ref::multi_head_attention_general(z, x.data(), x.data(), x.data(), {}, mask, W.ref, want.data(),
+                                               want_w.data());
+    edgeattn_attention_dims dims = dims_of(z);
+    dims.keys = 8;
+    std::vector<float> xf = f32(x), out(want.size());
+    const edgeattn_workspace_request calls[2] = {request(EDGEATTN_OP_KV_CACHE_STORE, dims, z.Q),
+                                                 request(EDGEATTN_OP_KV_CACHE_ATTEND, dims)};
+    std::size_t bytes = 0;
+    REQUIRE(edgeattn_workspace_size(calls, 2, 1, &bytes) == EDGEATTN_OK);
+    std::vector<float> ws(bytes / 4);
+    REQUIRE(cache->store(&dims, z.Q, xf.data(), xf.data(), &W.api, ws.data(), bytes) == EDGEATTN_OK);
+    edgeattn_attention_options options{};
+    options.mask.causal = 1;
+    REQUIRE(cache->attend(&dims, xf.data(), &W.api, &options, ws.data(), bytes, out.data()) == EDGEATTN_OK);
+    CHECK(rel_l2(out.data(), want) < tolerance);
 }
