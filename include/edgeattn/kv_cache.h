@@ -193,7 +193,8 @@ edgeattn_status edgeattn_kv_cache_truncate(edgeattn_kv_cache *cache, size_t batc
  * @param values      (B, T, value_size)
  * @param weights     W_k (h_kv, key_size), W_v (hv_kv, value_size) in any edgeattn_dtype
  *                    (EDGEATTN_DTYPE_NONE: the rows as given), b_k (h_kv), b_v (hv_kv) or NULL
- * @param options     NULL, or a rope (a store takes no other option)
+ * @param options     NULL, or a rope and tensor_type (F16: keys and values are binary16);
+ *                    a store takes no other option
  * @param workspace   edgeattn_workspace_size() bytes for EDGEATTN_OP_KV_CACHE_STORE
  * @param workspace_bytes its size
  * @return ::EDGEATTN_OK, or ::EDGEATTN_ERR_NULL_POINTER, ::EDGEATTN_ERR_ZERO_DIMENSION,
@@ -202,7 +203,7 @@ edgeattn_status edgeattn_kv_cache_truncate(edgeattn_kv_cache *cache, size_t batc
  *         ::EDGEATTN_ERR_CACHE_SHAPE_MISMATCH, ::EDGEATTN_ERR_CACHE_FULL, ::EDGEATTN_ERR_WORKSPACE_TOO_SMALL, ::EDGEATTN_ERR_OVERLAP,
  *         ::EDGEATTN_ERR_BAD_WEIGHT_TYPE, ::EDGEATTN_ERR_BAD_SCALE, ::EDGEATTN_ERR_SHAPE_MISMATCH
  *         (a NONE projection's sizes), ::EDGEATTN_ERR_BAD_ROPE, ::EDGEATTN_ERR_ROPE_POSITION,
- *         ::EDGEATTN_ERR_OPTION_NOT_SUPPORTED
+ *         ::EDGEATTN_ERR_OPTION_NOT_SUPPORTED, ::EDGEATTN_ERR_BAD_OPTION (tensor_type)
  */
 edgeattn_status edgeattn_kv_cache_store(edgeattn_kv_cache *cache,
                                         const edgeattn_attention_dims *dims, size_t tokens,
@@ -248,8 +249,10 @@ edgeattn_status edgeattn_kv_cache_store_packed(edgeattn_kv_cache *cache,
  * @param weights     W_q (h, query_size), W_o (h, hv) in any edgeattn_dtype (EDGEATTN_DTYPE_NONE:
  *                    queries as given, output the heads), b_q, b_o or NULL
  * @param options     NULL, or a mask with K = lengths[b] (a bias row holds
- *                    bias_keys >= capacity floats; 0 means capacity) and a
- *                    rope; valid lengths are not taken (the cache's lengths are)
+ *                    bias_keys >= capacity floats; 0 means capacity), a
+ *                    rope and tensor_type (F16: queries and output are
+ *                    binary16, and no attention_weights are taken); valid
+ *                    lengths are not taken (the cache's lengths are)
  * @param workspace   edgeattn_workspace_size() bytes for EDGEATTN_OP_KV_CACHE_ATTEND
  * @param workspace_bytes its size
  * @param output      (B, Q, h), or (B, Q, hv) when W_o is EDGEATTN_DTYPE_NONE
@@ -261,7 +264,7 @@ edgeattn_status edgeattn_kv_cache_store_packed(edgeattn_kv_cache *cache,
  *         ::EDGEATTN_ERR_BAD_KEY_RANGE, ::EDGEATTN_ERR_SHAPE_MISMATCH,
  *         ::EDGEATTN_ERR_WORKSPACE_TOO_SMALL, ::EDGEATTN_ERR_OVERLAP,
  *         ::EDGEATTN_ERR_BAD_WEIGHT_TYPE, ::EDGEATTN_ERR_BAD_SCALE, ::EDGEATTN_ERR_BAD_ROPE,
- *         ::EDGEATTN_ERR_ROPE_POSITION, ::EDGEATTN_ERR_OPTION_NOT_SUPPORTED
+ *         ::EDGEATTN_ERR_ROPE_POSITION, ::EDGEATTN_ERR_OPTION_NOT_SUPPORTED, ::EDGEATTN_ERR_BAD_OPTION (tensor_type)
  */
 edgeattn_status edgeattn_kv_cache_attend(const edgeattn_kv_cache *cache,
                                          const edgeattn_attention_dims *dims,
