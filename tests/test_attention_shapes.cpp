@@ -159,10 +159,13 @@ TEST_CASE("edgeattn_mha: value heads of their own width, projections left out, f
                 for (std::size_t threads : {1, 4}) {
                     // fp32 tensors, weights as given and (no NONE) packed.
                     std::vector<float> qf = f32(q), kf = f32(k), vf = f32(v);
-                    std::vector<float> ws(size_of(request(EDGEATTN_OP_MHA, dims), threads) / 4 + 1);
+                    // Exactly the queried workspace, a canary after it.
+                    const std::size_t ws_bytes = size_of(request(EDGEATTN_OP_MHA, dims), threads);
+                    std::vector<float> ws(ws_bytes / 4 + 16, -7.0f);
                     std::vector<float> out(want.size() + 1, -7.0f), w(want_w.size() + 1, -7.0f);
                     REQUIRE(edgeattn_mha(&dims, qf.data(), kf.data(), vf.data(), &W.api, &options, ws.data(),
-                                         ws.size() * 4, out.data(), w.data()) == EDGEATTN_OK);
+                                         ws_bytes, out.data(), w.data()) == EDGEATTN_OK);
+                    CHECK(ws[ws_bytes / 4] == -7.0f);
                     CHECK(rel_l2(out.data(), want) < tolerance);
                     CHECK(rel_l2(w.data(), want_w) < tolerance);
                     CHECK(out.back() == -7.0f);
@@ -173,7 +176,7 @@ TEST_CASE("edgeattn_mha: value heads of their own width, projections left out, f
                         REQUIRE(edgeattn_mha_pack(&dims, &W.api, packed.data(), packed.size() * 4) == EDGEATTN_OK);
                         std::fill(out.begin(), out.end(), -7.0f);
                         REQUIRE(edgeattn_mha_packed(&dims, qf.data(), kf.data(), vf.data(), packed.data(),
-                                                    packed.size() * 4, &options, ws.data(), ws.size() * 4,
+                                                    packed.size() * 4, &options, ws.data(), ws_bytes,
                                                     out.data(), nullptr) == EDGEATTN_OK);
                         CHECK(rel_l2(out.data(), want) < tolerance);
                         CHECK(out.back() == -7.0f);
@@ -183,14 +186,16 @@ TEST_CASE("edgeattn_mha: value heads of their own width, projections left out, f
                     half_options.tensor_type = EDGEATTN_DTYPE_F16;
                     edgeattn_workspace_request r = request(EDGEATTN_OP_MHA, dims);
                     r.tensor_type = EDGEATTN_DTYPE_F16;
-                    std::vector<float> ws16(size_of(r, threads) / 4);
+                    const std::size_t ws16_bytes = size_of(r, threads);
+                    std::vector<float> ws16(ws16_bytes / 4 + 16, -7.0f);
                     const std::vector<std::uint16_t> qh = f16(q), kh = f16(k), vh = f16(v);
                     std::vector<std::uint16_t> out16(want.size() + 1, 0x7E01u), w16(want_w.size() + 1, 0x7E01u);
                     REQUIRE(edgeattn_mha(&dims, reinterpret_cast<const float *>(qh.data()),
                                          reinterpret_cast<const float *>(kh.data()),
                                          reinterpret_cast<const float *>(vh.data()), &W.api, &half_options,
-                                         ws16.data(), ws16.size() * 4, reinterpret_cast<float *>(out16.data()),
+                                         ws16.data(), ws16_bytes, reinterpret_cast<float *>(out16.data()),
                                          reinterpret_cast<float *>(w16.data())) == EDGEATTN_OK);
+                    CHECK(ws16[ws16_bytes / 4] == -7.0f);
                     check_half("fp16 output", out16.data(), want);
                     check_half("fp16 weights", w16.data(), want_w);
                     CHECK(out16.back() == 0x7E01u);
@@ -222,14 +227,16 @@ TEST_CASE("edgeattn_sdpa with fp16 tensors") {
             options.tensor_type = EDGEATTN_DTYPE_F16;
             edgeattn_workspace_request r = request(EDGEATTN_OP_SDPA, dims);
             r.tensor_type = EDGEATTN_DTYPE_F16;
-            std::vector<float> ws(size_of(r, 4) / 4);
+            const std::size_t ws_bytes = size_of(r, 4);
+            std::vector<float> ws(ws_bytes / 4 + 16, -7.0f);
             const std::vector<std::uint16_t> qh = f16(q), kh = f16(k), vh = f16(v);
             std::vector<std::uint16_t> out(want.size() + 1, 0x7E01u), w(want_w.size() + 1, 0x7E01u);
             REQUIRE(edgeattn_sdpa(&dims, reinterpret_cast<const float *>(qh.data()),
                                   reinterpret_cast<const float *>(kh.data()),
-                                  reinterpret_cast<const float *>(vh.data()), &options, ws.data(), ws.size() * 4,
+                                  reinterpret_cast<const float *>(vh.data()), &options, ws.data(), ws_bytes,
                                   reinterpret_cast<float *>(out.data()), reinterpret_cast<float *>(w.data())) ==
                     EDGEATTN_OK);
+            CHECK(ws[ws_bytes / 4] == -7.0f);
             check_half("sdpa fp16 output", out.data(), want);
             check_half("sdpa fp16 weights", w.data(), want_w);
             CHECK(out.back() == 0x7E01u);
@@ -318,28 +325,32 @@ TEST_CASE("KV cache: value heads of their own width, every storage, fp16 tensors
                                 }
                                 edgeattn_workspace_request r = request(EDGEATTN_OP_KV_CACHE_STORE, dims, T);
                                 r.tensor_type = options.tensor_type;
-                                std::vector<float> ws(size_of(r) / 4);
+                                const std::size_t ws_bytes = size_of(r);
+                                std::vector<float> ws(ws_bytes / 4 + 16, -7.0f);
                                 std::vector<float> kf = f32(ks), vf = f32(vs);
                                 std::vector<std::uint16_t> kh = f16(ks), vh = f16(vs);
                                 const float *kp = half ? reinterpret_cast<const float *>(kh.data()) : kf.data();
                                 const float *vp = half ? reinterpret_cast<const float *>(vh.data()) : vf.data();
                                 REQUIRE(edgeattn_kv_cache_store(&cache, &dims, T, kp, vp, &W.api, &options, ws.data(),
-                                                                ws.size() * 4) == EDGEATTN_OK);
+                                                                ws_bytes) == EDGEATTN_OK);
+                                CHECK(ws[ws_bytes / 4] == -7.0f);
                             }
                             edgeattn_attention_options attend_options = options;
                             attend_options.mask.causal = 1;
                             edgeattn_workspace_request r = request(EDGEATTN_OP_KV_CACHE_ATTEND, dims);
                             r.tensor_type = options.tensor_type;
-                            std::vector<float> ws(size_of(r, 4) / 4);
+                            const std::size_t ws_bytes = size_of(r, 4);
+                            std::vector<float> ws(ws_bytes / 4 + 16, -7.0f);
                             const std::size_t cap = config.capacity;
                             std::vector<float> qf = f32(q), out(want.size() + 1, -7.0f);
                             std::vector<float> w(z.B * z.H * Q * cap + 1, -7.0f);
                             std::vector<std::uint16_t> qh = f16(q), out16(want.size() + 1, 0x7E01u);
                             REQUIRE(edgeattn_kv_cache_attend(
                                         &cache, &dims, half ? reinterpret_cast<const float *>(qh.data()) : qf.data(),
-                                        &W.api, &attend_options, ws.data(), ws.size() * 4,
+                                        &W.api, &attend_options, ws.data(), ws_bytes,
                                         half ? reinterpret_cast<float *>(out16.data()) : out.data(),
                                         want_weights ? w.data() : nullptr) == EDGEATTN_OK);
+                            CHECK(ws[ws_bytes / 4] == -7.0f);
                             if (half) {
                                 if (storage == EDGEATTN_DTYPE_F32) {
                                     check_half("cache fp16 output", out16.data(), want);
