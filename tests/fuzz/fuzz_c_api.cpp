@@ -1600,7 +1600,8 @@ bool pack_mha(Input &in, const edgeattn_attention_dims &pd, MhaParams &p, Buffer
     g_op = "mha_pack";
     const std::size_t H = pd.num_heads, Hkv = kv_heads_of(pd);
     const bool zero = !pd.query_size || !pd.key_size || !pd.value_size || !pd.num_hiddens || !H;
-    const bool heads = H && pd.num_hiddens % H != 0, kv = H && H % Hkv != 0;  // whatever else is 0
+    const bool heads = H && (pd.num_hiddens % H != 0 || (pd.value_hiddens && pd.value_hiddens % H != 0));
+    const bool kv = H && H % Hkv != 0;  // whatever else is 0
     const edgeattn_weights fp32{};  // the size reads the matrices' types alone
     const std::size_t size = edgeattn_mha_packed_size(&pd, &fp32);
     FUZZ_CHECK(size == edgeattn_mha_packed_size(&pd, &fp32), "mha_packed_size is not a pure function", 0);
