@@ -134,7 +134,7 @@ struct attention_buffers {
     edgeattn_dtype tensor_type = EDGEATTN_DTYPE_F32;  // fp32 unless a case sets one
     edgeattn_attention_options options() const {
         edgeattn_attention_options o{vl, mask, rope, EDGEATTN_DTYPE_F32};
-        o.tensor_type = tensor_type;
+        std::memcpy(&o.tensor_type, &tensor_type, sizeof tensor_type);  // any int, not loaded as the enum
         return o;
     }
 
