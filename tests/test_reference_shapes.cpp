@@ -818,6 +818,9 @@ std::vector<double> reference_decode(const edgeattn_conform::Case &c, const std:
     const std::size_t B = dim(c, "X", 0), T = dim(c, "X", 1), d = dim(c, "X", 2);
     const std::size_t h = param(c, "num_hiddens"), H = param(c, "num_heads"), Hkv = param(c, "num_kv_heads");
     const std::size_t hs = h / H, h_kv = Hkv * hs;
+    // Value heads of their own width: hv (0: h), hv_kv = Hkv * hv / H.
+    const std::size_t hv = c.find_param("value_hiddens") && param(c, "value_hiddens") ? param(c, "value_hiddens") : h;
+    const std::size_t hv_kv = Hkv * (hv / H);
     const std::size_t capacity = param(c, "capacity");
     const std::size_t window = static_cast<std::size_t>(param_or(c, "window", 0));
     const std::size_t sinks = static_cast<std::size_t>(param_or(c, "sinks", 0));
@@ -832,12 +835,13 @@ std::vector<double> reference_decode(const edgeattn_conform::Case &c, const std:
         Wq = W.W[0], Wk = W.W[1], Wv = W.W[2], Wo = W.W[3];
         if (W.bias) bq = W.b[0], bk = W.b[1], bv = W.b[2], bo = W.b[3];
     }
-    const std::vector<double> Iq = identity(h), Ik = identity(h_kv);
-    const edgeattn_ref::MhaWeights attend_weights{Iq.data(), Ik.data(), Ik.data(), Wo.data(),
-                                                  nullptr,   nullptr,   nullptr,   bo.empty() ? nullptr : bo.data()};
+    // The rows are projected (and rotated) below: the attend leaves its
+    // projections out but W_o.
+    const edgeattn_ref::MhaWeights attend_weights{nullptr, nullptr, nullptr, Wo.data(),
+                                                  nullptr, nullptr, nullptr, bo.empty() ? nullptr : bo.data()};
     // Every token's projections (B*T rows); its rotation waits for its position.
     const std::vector<double> Qp = project(X, B * T, d, Wq, bq, h), Kp = project(X, B * T, d, Wk, bk, h_kv),
-                              Vp = project(X, B * T, d, Wv, bv, h_kv);
+                              Vp = project(X, B * T, d, Wv, bv, hv_kv);
     std::vector<double> status;
     std::vector<std::size_t> held, where;  // tokens and their stream positions, in the order attention reads them
     std::size_t t0 = 0, stream = 0;
@@ -865,15 +869,16 @@ std::vector<double> reference_decode(const edgeattn_conform::Case &c, const std:
         }
         const std::size_t K = held.size();
         for (std::size_t b = 0; b < B; ++b) {
-            std::vector<double> queries(n * h), keys(K * h_kv), values(K * h_kv), o(n * h), w(H * n * K);
+            std::vector<double> queries(n * h), keys(K * h_kv), values(K * hv_kv), o(n * h), w(H * n * K);
             for (std::size_t t = 0; t < n; ++t) {
                 std::copy_n(Qp.begin() + static_cast<std::ptrdiff_t>((b * T + t0 + t) * h), h, queries.begin() + t * h);
                 rope.rotate(&queries[t * h], h, hs, static_cast<double>(stream - n + t) + offset[b]);
             }
             for (std::size_t j = 0; j < K; ++j) {
                 const std::ptrdiff_t row = static_cast<std::ptrdiff_t>((b * T + held[j]) * h_kv);
+                const std::ptrdiff_t value_row = static_cast<std::ptrdiff_t>((b * T + held[j]) * hv_kv);
                 std::copy_n(Kp.begin() + row, h_kv, keys.begin() + j * h_kv);
-                std::copy_n(Vp.begin() + row, h_kv, values.begin() + j * h_kv);
+                std::copy_n(Vp.begin() + value_row, hv_kv, values.begin() + j * hv_kv);
                 rope.rotate(&keys[j * h_kv], h_kv, hs, static_cast<double>(where[j]) + offset[b]);
             }
             Mask all = golden_mask(c, t0, n, capacity);
@@ -889,9 +894,9 @@ std::vector<double> reference_decode(const edgeattn_conform::Case &c, const std:
                 m.bias.assign(all.bias.begin() + b * per, all.bias.begin() + (b + 1) * per);
                 m.bias_batch = 1;
             }
-            edgeattn_ref::multi_head_attention_masked(1, n, K, h, h_kv, h_kv, h, H, Hkv, queries.data(), keys.data(),
-                                                      values.data(), edgeattn_ref::ValidLens{}, m, attend_weights,
-                                                      o.data(), w.data());
+            edgeattn_ref::multi_head_attention_general({1, n, K, h, h_kv, hv_kv, h, H, Hkv, hv}, queries.data(),
+                                                       keys.data(), values.data(), edgeattn_ref::ValidLens{}, m,
+                                                       attend_weights, o.data(), w.data());
             outputs[b].insert(outputs[b].end(), o.begin(), o.end());
         }
         t0 += n;

@@ -786,16 +786,19 @@ bool run_kv_cache_decode(Runner &r) {
                   "bias", "W_q_scales", "W_k_scales", "W_v_scales", "W_o_scales", "rope_offset"},
                  {"num_hiddens", "num_heads", "num_kv_heads", "bias", "capacity", "weight_type", "cache_type", "window",
                   "sinks", "rope_dims", "rope_layout", "rope_theta", "rope_scale", "rope_max_positions", "mask_window",
-                  "projection_free"}) ||
+                  "projection_free", "value_hiddens"}) ||
         !r.f32("X", 3, X, sx) || !r.param("num_hiddens", -1, d.num_hiddens) ||
         !r.param("num_heads", -1, d.num_heads) || !r.param("num_kv_heads", 0, d.num_kv_heads) ||
-        !r.param("capacity", -1, capacity))
+        !r.param("capacity", -1, capacity) || !r.param("value_hiddens", 0, d.value_hiddens))
         return false;
     const std::size_t B = sx[0], T = sx[1], dm = sx[2], h = d.num_hiddens, H = d.num_heads;
     if (H == 0 || h % H != 0)
         return r.fail("param num_heads = " + std::to_string(H) + " must be positive and divide num_hiddens = " +
                       std::to_string(h));
-    const std::size_t H_kv = d.num_kv_heads ? d.num_kv_heads : H, head_size = h / H;
+    // Value heads of their own width: hv = value_hiddens (0: h), dv = hv / H.
+    const std::size_t hv = d.value_hiddens ? d.value_hiddens : h;
+    if (hv % H != 0 || hv > kMaxElements) return r.fail("param value_hiddens must be a multiple of num_heads");
+    const std::size_t H_kv = d.num_kv_heads ? d.num_kv_heads : H, head_size = h / H, value_head = hv / H;
     d.batch = B;
     d.keys = capacity;
     d.query_size = d.key_size = d.value_size = dm;
@@ -803,6 +806,7 @@ bool run_kv_cache_decode(Runner &r) {
     std::size_t h_kv = 0, projection_free = 0;
     if (!kv_hiddens(r, d, h_kv) || !r.param("projection_free", 0, projection_free)) return false;
     if (projection_free > 1) return r.fail("param 'projection_free' must be 0 or 1");
+    if (projection_free && hv != h) return r.fail("param value_hiddens given with param projection_free = 1");
     if (projection_free) {
         // X holds the projected rows: queries = keys = values (so h_kv = h),
         // and the output is the concatenated heads. No weights to read or pack.
@@ -810,7 +814,7 @@ bool run_kv_cache_decode(Runner &r) {
             if (r.has(n)) return r.fail(std::string("input '") + n + "' given with param projection_free = 1");
         const edgeattn_weight_matrix none{EDGEATTN_DTYPE_NONE, nullptr, nullptr};
         m.w.W_q = m.w.W_k = m.w.W_v = m.w.W_o = none;
-    } else if (!read_mha_weights(r, d, h_kv, m)) {
+    } else if (!read_mha_weights(r, d, h_kv, m, H_kv * value_head)) {
         return false;
     }
     const bool packed = r.packed_weights() && !projection_free;
@@ -882,7 +886,7 @@ bool run_kv_cache_decode(Runner &r) {
     if (!r.param("window", 0, window) || !r.param("sinks", 0, sinks) || !r.param("mask_window", 0, mask_window))
         return false;
     const edgeattn_kv_cache_config config{B, H_kv, head_size, capacity, static_cast<edgeattn_dtype>(cache_type),
-                                          window, sinks, 0};
+                                          window, sinks, value_head};
     const std::size_t cache_bytes = edgeattn_kv_cache_memory_size(&config);
     if (cache_bytes == 0)
         return r.fail("edgeattn_kv_cache_memory_size(batch " + std::to_string(B) + ", kv heads " +

@@ -300,6 +300,7 @@ def kv_cache_decode(X, chunks, truncate, P, num_heads, num_kv_heads, capacity,
         Vp = linear(X, P['W_v'], P.get('b_v'))
         h = P['W_o'].shape[0]
     hs = h // num_heads
+    dv = Vp.shape[2] // num_kv_heads  # a value head's features (hs unless value_hiddens is set)
     offset = np.zeros(B, dtype=np.int64) if rope_offset is None else np.asarray(rope_offset, dtype=np.int64)
     keys = [[] for _ in range(B)]     # held key rows, in the order attention reads them
     values = [[] for _ in range(B)]
@@ -329,7 +330,7 @@ def kv_cache_decode(X, chunks, truncate, P, num_heads, num_kv_heads, capacity,
                 k_new = np.array([rope.rotate(k_new[i], pos[i] + offset[b], hs) for i in range(n)])
                 q = np.array([rope.rotate(q[i], pos[i] + offset[b], hs) for i in range(n)])
             if store_rows is not None:
-                k_new, v_new = store_rows(k_new, hs), store_rows(v_new, hs)
+                k_new, v_new = store_rows(k_new, hs), store_rows(v_new, dv)
             for i in range(n):
                 keys[b].append(k_new[i])
                 values[b].append(v_new[i])
@@ -348,8 +349,9 @@ def kv_cache_decode(X, chunks, truncate, P, num_heads, num_kv_heads, capacity,
                 bb = b if bias.shape[0] > 1 else 0
                 step_bias = bias[bb:bb + 1][:, :, tokens, :]
             mask = Mask(causal=True, key_ranges=ranges, bias=step_bias, window=mask_window)
-            heads, _ = attend_heads(q[None], np.array(keys[b])[None], np.array(values[b])[None],
-                                    num_heads, num_kv_heads, mask)
+            attend = attend_heads if dv == hs else attend_value_heads
+            heads, _ = attend(q[None], np.array(keys[b])[None], np.array(values[b])[None],
+                              num_heads, num_kv_heads, mask)
             step_out[b] = heads[0] if P is None else linear(heads[0], P['W_o'], P.get('b_o'))
         outputs.append(step_out)
     out = np.concatenate(outputs, axis=1) if outputs else np.zeros((B, 0, h))
@@ -493,12 +495,15 @@ def i32(x):
     return np.asarray(x, dtype=np.int32)
 
 
-def mha_params(g, h, num_heads, num_kv_heads, q, k, v, bias):
+def mha_params(g, h, num_heads, num_kv_heads, q, k, v, bias, value_hiddens=None):
+    """value_hiddens hv: value heads of hv / H features (W_v (H_kv*hv/H, v), W_o (h, hv))."""
     h_kv = num_kv_heads * (h // num_heads)
-    P = {'W_q': lin_w(g, h, q), 'W_k': lin_w(g, h_kv, k), 'W_v': lin_w(g, h_kv, v), 'W_o': lin_w(g, h, h)}
+    hv = value_hiddens or h
+    hv_kv = num_kv_heads * (hv // num_heads)
+    P = {'W_q': lin_w(g, h, q), 'W_k': lin_w(g, h_kv, k), 'W_v': lin_w(g, hv_kv, v), 'W_o': lin_w(g, h, hv)}
     if bias:
         P['b_q'], P['b_k'] = randn(g, h, scale=0.1), randn(g, h_kv, scale=0.1)
-        P['b_v'], P['b_o'] = randn(g, h_kv, scale=0.1), randn(g, h, scale=0.1)
+        P['b_v'], P['b_o'] = randn(g, hv_kv, scale=0.1), randn(g, h, scale=0.1)
     return P
 
 
@@ -596,10 +601,10 @@ def linear_case(name, g, rows, in_f, out_f, with_bias):
 
 def decode_case(name, g, B, chunks, truncate, d, h, num_heads, num_kv_heads, bias, capacity,
                 key_ranges=None, score_bias=None, window=0, sinks=0, rope=None, rope_offset=None,
-                mask_window=0, projection_free=False):
+                mask_window=0, projection_free=False, value_hiddens=None):
     T = sum(chunks)
     X = randn(g, B, T, d)
-    P = None if projection_free else mha_params(g, h, num_heads, num_kv_heads, d, d, d, bias)
+    P = None if projection_free else mha_params(g, h, num_heads, num_kv_heads, d, d, d, bias, value_hiddens)
     held = []
     status, out = kv_cache_decode(X, chunks, truncate, P, num_heads, num_kv_heads, capacity,
                                   key_ranges, score_bias, window, sinks, rope, rope_offset, mask_window,
@@ -607,6 +612,8 @@ def decode_case(name, g, B, chunks, truncate, d, h, num_heads, num_kv_heads, bia
     c = Case(name, 'kv_cache_decode').param('num_hiddens', h).param('num_heads', num_heads)
     c.param('num_kv_heads', num_kv_heads).param('bias', bias).param('capacity', capacity)
     decode_params(c, window, sinks, rope, mask_window, projection_free)
+    if value_hiddens:
+        c.param('value_hiddens', value_hiddens)
     c.input('X', X).input('chunks', i32(chunks)).input('truncate', i32(truncate))
     for n in ('W_q', 'W_k', 'W_v', 'W_o', 'b_q', 'b_k', 'b_v', 'b_o'):
         c.optional_input(n, None if P is None else P.get(n))
@@ -711,6 +718,9 @@ def all_cases():
                           12, 16, 4, 4, 1, 16))
     cs.append(decode_case('decode_gqa', rng_for('decode_gqa'), 2, [4, 1, 2, 1, 1, 1], [-1] * 6,
                           10, 16, 4, 1, 1, 12))
+    # value heads of 6 features beside key heads of 4 (ONNX Attention's v_head_size), GQA, biases
+    cs.append(decode_case('decode_value_heads', rng_for('decode_value_heads'), 2, [3, 1, 2, 1], [-1] * 4,
+                          8, 16, 4, 2, 1, 8, value_hiddens=24))
     cs.append(decode_case('decode_gqa_half', rng_for('decode_gqa_half'), 2, [3, 1, 1, 3, 1], [-1] * 5,
                           16, 24, 6, 3, 0, 10))
     # batch element 1 left-padded by 3: its first 3 tokens see nothing (uniform over K)
@@ -845,7 +855,7 @@ def self_check(c):
         if ranges is not None and ranges.ndim == 3:
             ranges = ranges[:, :T_ok]
         mask = Mask(True, ranges, None, bias)
-        full, _ = multi_head_attention(Xo, Xo, Xo, P, H, Hkv, mask)
+        full, _ = general_multi_head_attention(Xo, Xo, Xo, P, H, Hkv, mask)
         skip = fully_masked_rows(mask, X.shape[0], T_ok, T_ok)
         for b in range(X.shape[0]):
             for t in range(T_ok):
