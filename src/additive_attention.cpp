@@ -2,6 +2,7 @@
 #include "attention_checks.hpp"
 #include "attention_mask.hpp"
 #include "attention_options.hpp"
+#include "half_io.hpp"
 #include "attention_rows.hpp"
 #include "edgeattn/detail/workspace_layout.hpp"
 #include "edgeattn/attention.h"
@@ -58,6 +59,9 @@ extern "C" edgeattn_status edgeattn_additive(const edgeattn_attention_dims *dims
                                              float *output, float *attention_weights) {
     if (!dims || !queries || !keys || !values || !weights || !workspace || !output)
         return EDGEATTN_ERR_NULL_POINTER;
+    bool half = false;  // fp32 tensors only: fp16 ones are refused, not read as floats
+    if (edgeattn_status st = read_tensor_type(options, half)) return st;
+    if (half) return EDGEATTN_ERR_OPTION_NOT_SUPPORTED;
     if (edgeattn_status st = refuse_rope(options)) return st;
     const edgeattn_attention_dims d = *dims;
     const edgeattn_weight_matrix W_q_given = weights->W_q, W_k_given = weights->W_k;

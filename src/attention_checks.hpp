@@ -30,19 +30,23 @@ inline edgeattn_status count_attention_tensors(const edgeattn_attention_dims &d,
 
 // The rest, once the op has counted its tensors and parameters:
 // `inputs` are every array the op reads (activations, parameters).
+// io_bytes: bytes of an element of the activations, output and weights
+// (4 fp32, 2 binary16 tensors); the workspace is always floats.
 inline edgeattn_status check_attention_call(const edgeattn_attention_dims &d,
                                             const attention_counts &c,
                                             const tensor_span *params, size_t num_params,
-                                            const float *queries, const float *keys,
-                                            const float *values,
+                                            const void *queries, const void *keys,
+                                            const void *values,
                                             const edgeattn_valid_lens *valid_lens,
                                             const void *workspace, size_t workspace_bytes,
-                                            size_t required_workspace_bytes, const float *output,
-                                            const float *weights, valid_lens_view &lens) {
+                                            size_t required_workspace_bytes, const void *output,
+                                            const void *weights, valid_lens_view &lens,
+                                            size_t io_bytes = sizeof(float)) {
     if (required_workspace_bytes == 0) return EDGEATTN_ERR_SIZE_OVERFLOW;
-    const void *floats[] = {queries, keys, values, output, weights, workspace};
-    for (const void *p : floats)
-        if (p && !is_float_aligned(p)) return EDGEATTN_ERR_MISALIGNED;
+    const void *tensors[] = {queries, keys, values, output, weights};
+    for (const void *p : tensors)
+        if (p && reinterpret_cast<uintptr_t>(p) % io_bytes != 0) return EDGEATTN_ERR_MISALIGNED;
+    if (!is_float_aligned(workspace)) return EDGEATTN_ERR_MISALIGNED;
     for (size_t i = 0; i < num_params; ++i)
         if (!is_element_aligned(params[i])) return EDGEATTN_ERR_MISALIGNED;
     if (edgeattn_status st = check_valid_lens(valid_lens, d.batch, d.queries, lens)) return st;
@@ -50,12 +54,12 @@ inline edgeattn_status check_attention_call(const edgeattn_attention_dims &d,
 
     // Outputs and workspace must not touch any input or each other. Spans of
     // inputs: activations, valid lengths (in floats, rounded up), parameters.
-    tensor_span inputs[20] = {{queries, c.queries}, {keys, c.keys}, {values, c.values},
+    tensor_span inputs[20] = {{queries, c.queries, io_bytes}, {keys, c.keys, io_bytes}, {values, c.values, io_bytes},
                               {lens.lens, (valid_lens_bytes(lens, d.batch, d.queries) + 3) / 4}};
     size_t num_inputs = 4;
     for (size_t i = 0; i < num_params && num_inputs < 20; ++i) inputs[num_inputs++] = params[i];
-    const tensor_span outputs[] = {{output, c.output},
-                                   {weights, weights ? c.weights : 0},
+    const tensor_span outputs[] = {{output, c.output, io_bytes},
+                                   {weights, weights ? c.weights : 0, io_bytes},
                                    {workspace, workspace_bytes / sizeof(float)}};
     return check_disjoint(outputs, 3, inputs, num_inputs);
 }

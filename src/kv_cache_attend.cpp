@@ -9,6 +9,7 @@
 #include "attention_rows.hpp"
 #include "edgeattn/detail/workspace_layout.hpp"
 #include "edgeattn/kv_cache.h"
+#include "half_io.hpp"
 #include "kv_cache_checks.hpp"
 #include "mha_weights.hpp"
 #include "op_workspace.hpp"
@@ -20,20 +21,34 @@ using namespace edgeattn::detail;
 namespace {
 
 // Element counts of an attention call's queries (B, Q, query_size), output
-// (B, Q, h) and weights (B, H, Q, capacity).
+// (B, Q, output_features) and weights (B, H, Q, capacity).
 struct cache_attention_counts {
     size_t queries = 0, output = 0, weights = 0;
 };
-edgeattn_status count_attention(const edgeattn_attention_dims &d, size_t capacity, cache_attention_counts &c) {
+edgeattn_status count_attention(const edgeattn_attention_dims &d, size_t capacity, size_t output_features,
+                                cache_attention_counts &c) {
     if (edgeattn_status st = tensor_count(c.queries, d.batch, d.queries, d.query_size)) return st;
-    if (edgeattn_status st = tensor_count(c.output, d.batch, d.queries, d.num_hiddens)) return st;
+    if (edgeattn_status st = tensor_count(c.output, d.batch, d.queries, output_features)) return st;
     return tensor_count(c.weights, d.batch, d.num_heads, d.queries, capacity);
+}
+
+// The fp32 copies of fp16 queries and output (as wide as the wider of h
+// and hv: the workspace query does not know whether W_o is given). fp16
+// attention weights are not taken.
+edgeattn_status staging_for(const edgeattn_attention_dims &d, bool half, half_staging &s) {
+    const size_t h = d.num_hiddens, vh = value_hiddens_of(d);
+    cache_attention_counts c;
+    if (edgeattn_status st = count_attention(d, 1, h > vh ? h : vh, c)) return st;
+    const size_t counts[5] = {c.queries, c.output, 0, 0, 0};
+    s = make_half_staging(half, counts);
+    return EDGEATTN_OK;
 }
 
 // Cache head (b, g)'s rows as an attention slice reads them.
 stored_rows stored_head_rows(const edgeattn_kv_cache &cache, bool values, size_t head) {
     stored_rows r;
-    const size_t position = head * cache.capacity, element = position * cache.head_size;
+    const size_t position = head * cache.capacity;
+    const size_t element = position * (values ? cache.value_head_size : cache.head_size);
     r.type = storage_of(cache);
     r.data = static_cast<const unsigned char *>(values ? cache.stored_values : cache.stored_keys) +
              element * element_bytes(r.type);
@@ -95,7 +110,7 @@ size_t sinks_seen(const stream_causal &s, size_t b, size_t i, size_t queries, si
 kv_attention_layout attention_layout(const edgeattn_attention_dims &d, size_t capacity,
                                      size_t threads) {
     return make_kv_attention_layout(d.batch, d.queries, capacity, d.query_size, d.num_hiddens,
-                                    d.num_heads, kv_heads_of(d), threads);
+                                    d.num_heads, kv_heads_of(d), threads, value_hiddens_of(d));
 }
 
 // As append: `weights` already copied (`none`: its projections given as
@@ -105,7 +120,7 @@ edgeattn_status attention(const edgeattn_kv_cache *cache, const edgeattn_attenti
                           const float *queries, const edgeattn_attention_mask *mask_in,
                           const edgeattn_attention_options *options,
                           const edgeattn_weights *weights, unsigned none, const void *packed,
-                          size_t packed_bytes, const edgeattn_rope *rope, void *workspace,
+                          size_t packed_bytes, const edgeattn_rope *rope, bool half, void *workspace,
                           size_t workspace_bytes, float *output, float *attention_weights) {
     if (!dims || !queries || !workspace || !output || (!weights && !packed))
         return EDGEATTN_ERR_NULL_POINTER;
@@ -119,16 +134,24 @@ edgeattn_status attention(const edgeattn_kv_cache *cache, const edgeattn_attenti
     const size_t cap = c.capacity;
     if (d.keys != 0 && d.keys != cap) return EDGEATTN_ERR_KEYS_NOT_CAPACITY;
     const size_t h = d.num_hiddens, heads = d.num_heads, head_size = h / heads;
+    const size_t vh = value_hiddens_of(d), value_head = vh / heads;
     if (weights) {
-        const size_t in[4] = {d.query_size, 0, 0, h}, out[4] = {h, 0, 0, h};
+        const size_t in[4] = {d.query_size, 0, 0, vh}, out[4] = {h, 0, 0, vh};
         if (edgeattn_status st = check_unprojected(*weights, none, in, out)) return st;
     }
     mha_weights_view w;
     if (edgeattn_status st =
             view_weights(d, weights, packed, packed_bytes, query_output_projections & ~none, w))
         return st;
+    const bool project_output = !(none >> output_projection & 1u);
     cache_attention_counts counts;
-    if (edgeattn_status st = count_attention(d, cap, counts)) return st;
+    if (edgeattn_status st = count_attention(d, cap, project_output ? h : vh, counts)) return st;
+    // fp16 tensors take no attention weights output (its fp32 copy would
+    // be sized by the capacity, which the workspace query need not know).
+    if (half && attention_weights) return EDGEATTN_ERR_OPTION_NOT_SUPPORTED;
+    half_staging staging;
+    if (edgeattn_status st = staging_for(d, half, staging)) return st;
+    const size_t io_bytes = io_element_bytes(half);
     // The queries rotate as the last Q tokens stored (or at the rope's own
     // positions).
     rope_view rv;
@@ -136,7 +159,7 @@ edgeattn_status attention(const edgeattn_kv_cache *cache, const edgeattn_attenti
     const int64_t query_offset = -static_cast<int64_t>(d.queries);
     if (edgeattn_status st = check_rope_positions(rv, d.queries, c.positions, query_offset)) return st;
     attention_mask_view mask;
-    tensor_span inputs[26] = {{queries, counts.queries}, rv.table_span(), rv.positions_span()};
+    tensor_span inputs[26] = {{queries, counts.queries, io_bytes}, rv.table_span(), rv.positions_span()};
     size_t num_inputs = 3, num_mask_spans = 0;
     if (edgeattn_status st = check_attention_mask(mask_in ? &mask_copy : nullptr, d.batch, d.queries, heads, cap,
                                                   mask, inputs + num_inputs, num_mask_spans))
@@ -146,17 +169,19 @@ edgeattn_status attention(const edgeattn_kv_cache *cache, const edgeattn_attenti
     const stream_causal stream{c.positions, c.sinks, cap, &sinks_seen};
     if (c.window && c.sinks) mask.stream = &stream;  // causal past a wrapped window: by stream position
     const kv_attention_layout one = attention_layout(d, cap, 1);
-    if (one.bytes == 0) return EDGEATTN_ERR_SIZE_OVERFLOW;
-    const void *floats[] = {queries, output, attention_weights, workspace};
-    for (const void *p : floats)
-        if (p && !is_float_aligned(p)) return EDGEATTN_ERR_MISALIGNED;
+    const size_t required = with_staging(staging, one.bytes);
+    if (required == 0) return EDGEATTN_ERR_SIZE_OVERFLOW;
+    const void *tensors[] = {queries, output, attention_weights};
+    for (const void *p : tensors)
+        if (p && reinterpret_cast<uintptr_t>(p) % io_bytes != 0) return EDGEATTN_ERR_MISALIGNED;
+    if (!is_float_aligned(workspace)) return EDGEATTN_ERR_MISALIGNED;
     for (size_t i = 0; i < w.num_spans; ++i)
         if (!is_element_aligned(w.spans[i])) return EDGEATTN_ERR_MISALIGNED;
-    if (workspace_bytes < one.bytes) return EDGEATTN_ERR_WORKSPACE_TOO_SMALL;
+    if (workspace_bytes < required) return EDGEATTN_ERR_WORKSPACE_TOO_SMALL;
     for (size_t i = 0; i < w.num_spans; ++i) inputs[num_inputs++] = w.spans[i];
     cache_spans(c, inputs + num_inputs);
     num_inputs += cache_span_count;
-    const tensor_span outputs[3] = {{output, counts.output},
+    const tensor_span outputs[3] = {{output, counts.output, io_bytes},
                                     {attention_weights, attention_weights ? counts.weights : 0},
                                     {workspace, workspace_bytes / sizeof(float)}};
     if (edgeattn_status st = check_disjoint(outputs, 3, inputs, num_inputs)) return st;
@@ -164,10 +189,20 @@ edgeattn_status attention(const edgeattn_kv_cache *cache, const edgeattn_attenti
     // The projected queries (B, Q, h), head j columns j*h/H ...: in the
     // workspace, or (NONE) the caller's rows as given. The heads' outputs
     // (B, Q, h): in the workspace, or (NONE) straight in the output.
+    // fp16 tensors: the queries widened into their fp32 copy, the output
+    // made in its own, before the op's own workspace, which starts after
+    // them.
     const kernel_table &k = active_kernels();
-    float *ws = static_cast<float *>(workspace);
+    float *copies = static_cast<float *>(workspace);
+    float *ws = copies + staging.floats;
+    workspace_bytes -= staging.floats * sizeof(float);
+    float *const caller_output = output;
+    if (half) {
+        widen_half(queries, counts.queries, copies + staging.offset[0]);
+        queries = copies + staging.offset[0];
+        output = copies + staging.offset[1];
+    }
     float *scratch = ws + one.packed_weights;
-    const bool project_output = !(none >> output_projection & 1u);
     const float *Q = queries;
     if (!(none >> query_projection & 1u)) {
         project(k, w, query_projection, d.batch * d.queries, d.query_size, h, queries, ws + one.projected_queries,
@@ -181,7 +216,7 @@ edgeattn_status attention(const edgeattn_kv_cache *cache, const edgeattn_attenti
 
     const size_t kv_heads = c.num_kv_heads, group = heads / kv_heads;
     const size_t slots = scratch_slots(one.bytes, one.scratch.floats_per_slot, workspace_bytes);
-    const float flops_per_row = 4.0f * cap * head_size;
+    const float flops_per_row = 2.0f * cap * (head_size + value_head);
     if (one.grouped && !attention_weights) {
         // Slice (b, g): the group's query heads gathered as rows (query t,
         // head r: row t * group + r), one pass over cache head (b, g).
@@ -192,43 +227,46 @@ edgeattn_status attention(const edgeattn_kv_cache *cache, const edgeattn_attenti
                             [&](size_t slice, size_t row0, size_t block_rows, const scratch_slot &slot) {
             const size_t b = slice / kv_heads, g = slice % kv_heads;
             const size_t length = static_cast<size_t>(c.lengths[b]);
-            float *out = gathered_out + slice * rows * head_size;
+            float *out = gathered_out + slice * rows * value_head;
             if (length == 0) {
-                for (size_t i = row0 * head_size; i < (row0 + block_rows) * head_size; ++i) out[i] = 0.0f;
+                for (size_t i = row0 * value_head; i < (row0 + block_rows) * value_head; ++i) out[i] = 0.0f;
                 return;
             }
-            const size_t cached = slice * cap * head_size;
-            attention_slice s{gathered + slice * rows * head_size, head_size, (c.keys ? c.keys + cached : nullptr),
-                              head_size, (c.values ? c.values + cached : nullptr), head_size, out, head_size, nullptr,
-                              0, rows, length, head_size, head_size, b, g * group};
+            const size_t cached = slice * cap;
+            attention_slice s{gathered + slice * rows * head_size, head_size,
+                              (c.keys ? c.keys + cached * head_size : nullptr), head_size,
+                              (c.values ? c.values + cached * value_head : nullptr), value_head, out, value_head,
+                              nullptr, 0, rows, length, head_size, value_head, b, g * group};
             s.group = group;
             read_cache_head(s, c, slice);
             ring_layout ring;
             read_ring(s, ring, c, b);
             dot_product_attention_block(k, s, row0, block_rows, mask, slot);
         });
-        regroup_heads(gathered_out, heads_out, d.batch, d.queries, heads, group, head_size, false);
+        regroup_heads(gathered_out, heads_out, d.batch, d.queries, heads, group, value_head, false);
     } else {
         // Slice (b, j): query head j of batch element b over its lengths[b]
         // cached positions of key/value head j / group.
         parallel_row_blocks(d.batch * heads, d.queries, slots, flops_per_row, ws, one.scratch,
                             [&](size_t slice, size_t row0, size_t rows, const scratch_slot &slot) {
             const size_t b = slice / heads, head = slice % heads, column = head * head_size;
+            const size_t value_column = head * value_head;
             const size_t length = static_cast<size_t>(c.lengths[b]);
-            const size_t cached = ((b * kv_heads + head / group) * cap) * head_size;
-            float *out = heads_out + (b * d.queries + row0) * h + column;
+            const size_t cached = (b * kv_heads + head / group) * cap;
+            float *out = heads_out + (b * d.queries + row0) * vh + value_column;
             float *weights_rows =
                 attention_weights ? attention_weights + (slice * d.queries + row0) * cap : nullptr;
             if (length == 0) {  // nothing cached: the head contributes zeros
                 for (size_t r = 0; r < rows; ++r)
-                    for (size_t col = 0; col < head_size; ++col) out[r * h + col] = 0.0f;
+                    for (size_t col = 0; col < value_head; ++col) out[r * vh + col] = 0.0f;
             } else {
-                attention_slice s{Q + b * d.queries * h + column, h, (c.keys ? c.keys + cached : nullptr),
-                                  head_size, (c.values ? c.values + cached : nullptr), head_size,
-                                  heads_out + b * d.queries * h + column, h,
+                attention_slice s{Q + b * d.queries * h + column, h,
+                                  (c.keys ? c.keys + cached * head_size : nullptr), head_size,
+                                  (c.values ? c.values + cached * value_head : nullptr), value_head,
+                                  heads_out + b * d.queries * vh + value_column, vh,
                                   attention_weights ? attention_weights + slice * d.queries * cap
                                                     : nullptr,
-                                  cap, d.queries, length, head_size, head_size, b, head};
+                                  cap, d.queries, length, head_size, value_head, b, head};
                 read_cache_head(s, c, b * kv_heads + head / group);
                 ring_layout ring;
                 read_ring(s, ring, c, b);
@@ -239,14 +277,15 @@ edgeattn_status attention(const edgeattn_kv_cache *cache, const edgeattn_attenti
                     for (size_t j = length; j < cap; ++j) weights_rows[r * cap + j] = 0.0f;
         });
     }
-    if (project_output) project(k, w, output_projection, d.batch * d.queries, h, h, heads_out, output, scratch);
+    if (project_output) project(k, w, output_projection, d.batch * d.queries, vh, h, heads_out, output, scratch);
+    if (half) round_to_half(output, counts.output, caller_output);
     return EDGEATTN_OK;
 }
 
 }  // namespace
 
 edgeattn_status edgeattn::detail::kv_attend_workspace_bytes(const edgeattn_attention_dims &d,
-                                                            size_t max_threads, size_t &bytes) {
+                                                            size_t max_threads, bool half, size_t &bytes) {
     const size_t sizes[2] = {d.queries, d.query_size};
     if (edgeattn_status st = check_call_dims(d, sizes, 2)) return st;
     // keys 0, which the call takes as the cache's capacity: the size for the
@@ -255,8 +294,10 @@ edgeattn_status edgeattn::detail::kv_attend_workspace_bytes(const edgeattn_atten
     const size_t capacity = d.keys ? d.keys : INT32_MAX;
     if (capacity > INT32_MAX) return EDGEATTN_ERR_SIZE_OVERFLOW;  // no cache holds more
     cache_attention_counts counts;
-    if (edgeattn_status st = count_attention(d, d.keys ? d.keys : 1, counts)) return st;
-    bytes = attention_layout(d, capacity, max_threads).bytes;
+    if (edgeattn_status st = count_attention(d, d.keys ? d.keys : 1, d.num_hiddens, counts)) return st;
+    half_staging staging;
+    if (edgeattn_status st = staging_for(d, half, staging)) return st;
+    bytes = with_staging(staging, attention_layout(d, capacity, max_threads).bytes);
     return bytes ? EDGEATTN_OK : EDGEATTN_ERR_SIZE_OVERFLOW;
 }
 
@@ -272,9 +313,11 @@ extern "C" edgeattn_status edgeattn_kv_cache_attend(const edgeattn_kv_cache *cac
     edgeattn_weights typed;
     unsigned none = 0;
     if (edgeattn_status st = copy_typed_weights(weights, query_output_projections, typed, none)) return st;
+    bool half = false;
+    if (edgeattn_status st = read_tensor_type(options, half)) return st;
     if (has_valid_lens(options)) return EDGEATTN_ERR_OPTION_NOT_SUPPORTED;
-    return attention(cache, dims, queries, mask_of(options), options, &typed, none, nullptr, 0, rope_of(options), workspace,
-                     workspace_bytes, output, attention_weights);
+    return attention(cache, dims, queries, mask_of(options), options, &typed, none, nullptr, 0, rope_of(options),
+                     half, workspace, workspace_bytes, output, attention_weights);
 }
 
 extern "C" edgeattn_status edgeattn_kv_cache_attend_packed(
@@ -282,7 +325,10 @@ extern "C" edgeattn_status edgeattn_kv_cache_attend_packed(
     const void *packed, size_t packed_bytes, const edgeattn_attention_options *options,
     void *workspace, size_t workspace_bytes, float *output, float *attention_weights) {
     if (!packed) return EDGEATTN_ERR_NULL_POINTER;
+    bool half = false;
+    if (edgeattn_status st = read_tensor_type(options, half)) return st;
     if (has_valid_lens(options)) return EDGEATTN_ERR_OPTION_NOT_SUPPORTED;
-    return attention(cache, dims, queries, mask_of(options), options, nullptr, 0, packed, packed_bytes, rope_of(options),
+    return attention(cache, dims, queries, mask_of(options), options, nullptr, 0, packed, packed_bytes,
+                     rope_of(options), half,
                      workspace, workspace_bytes, output, attention_weights);
 }

@@ -33,7 +33,8 @@ uint32_t cache_check_value(const edgeattn_kv_cache &c) {
                                reinterpret_cast<uintptr_t>(c.value_scales),
                                reinterpret_cast<uintptr_t>(c.positions),
                                c.window,
-                               c.sinks};
+                               c.sinks,
+                               c.value_head_size};
     uint64_t h = kv_cache_magic;
     for (uint64_t f : fields) {
         h = (h ^ f) * 0x9E3779B97F4A7C15u;  // odd: invertible modulo 2^64
@@ -44,9 +45,9 @@ uint32_t cache_check_value(const edgeattn_kv_cache &c) {
 
 void cache_spans(const edgeattn_kv_cache &cache, tensor_span spans[cache_span_count]) {
     const size_t positions = cache.batch * cache.num_kv_heads * cache.capacity;
-    const size_t elements = positions * cache.head_size, bytes = element_bytes(storage_of(cache));
-    spans[0] = {cache.stored_keys, elements, bytes};
-    spans[1] = {cache.stored_values, elements, bytes};
+    const size_t bytes = element_bytes(storage_of(cache));
+    spans[0] = {cache.stored_keys, positions * cache.head_size, bytes};
+    spans[1] = {cache.stored_values, positions * cache.value_head_size, bytes};
     spans[2] = {cache.lengths, cache.batch};
     spans[3] = {cache.key_scales, cache.key_scales ? positions : 0};
     spans[4] = {cache.value_scales, cache.value_scales ? positions : 0};
@@ -58,6 +59,7 @@ edgeattn_status read_cache(const edgeattn_kv_cache *cache, edgeattn_kv_cache &c)
     memcpy(&c, cache, sizeof c);
     if (c.magic != cache_check_value(c) || c.storage > EDGEATTN_DTYPE_INT8 || !c.stored_keys || !c.stored_values ||
         !c.lengths || !c.positions || c.batch == 0 || c.num_kv_heads == 0 || c.head_size == 0 ||
+        c.value_head_size == 0 ||
         c.capacity == 0 || c.capacity > INT32_MAX ||
         (c.window == 0 ? c.sinks != 0 : c.sinks > c.capacity || c.capacity - c.sinks != c.window))
         return EDGEATTN_ERR_BAD_CACHE;
@@ -84,7 +86,8 @@ edgeattn_status check_call_dims(const edgeattn_attention_dims &d, const size_t *
     if (d.batch == 0 || d.num_hiddens == 0 || d.num_heads == 0) return EDGEATTN_ERR_ZERO_DIMENSION;
     for (size_t i = 0; i < num_sizes; ++i)
         if (sizes[i] == 0) return EDGEATTN_ERR_ZERO_DIMENSION;
-    if (d.num_hiddens % d.num_heads != 0) return EDGEATTN_ERR_HEADS_DO_NOT_DIVIDE;
+    if (d.num_hiddens % d.num_heads != 0 || value_hiddens_of(d) % d.num_heads != 0)
+        return EDGEATTN_ERR_HEADS_DO_NOT_DIVIDE;
     if (d.num_heads % kv_heads_of(d) != 0) return EDGEATTN_ERR_KV_HEADS_DO_NOT_DIVIDE;
     return EDGEATTN_OK;
 }
@@ -93,7 +96,7 @@ edgeattn_status check_cache_dims(const edgeattn_kv_cache &cache, const edgeattn_
                                  const size_t *sizes, size_t num_sizes) {
     if (edgeattn_status st = check_call_dims(d, sizes, num_sizes)) return st;
     if (cache.batch != d.batch || cache.num_kv_heads != kv_heads_of(d) ||
-        cache.head_size != d.num_hiddens / d.num_heads)
+        cache.head_size != d.num_hiddens / d.num_heads || cache.value_head_size != value_head_of(d))
         return EDGEATTN_ERR_CACHE_SHAPE_MISMATCH;
     return EDGEATTN_OK;
 }
@@ -105,34 +108,6 @@ edgeattn_status view_weights(const edgeattn_attention_dims &d, const edgeattn_we
     if (edgeattn_status st = check_mha_feature_dims(d)) return st;
     return view_packed_mha_weights(d, packed, packed_bytes, w);
 }
-
-edgeattn_status copy_typed_weights(const edgeattn_weights *weights, unsigned used,
-                                   edgeattn_weights &w, unsigned &none) {
-    none = 0;
-    if (!weights) return EDGEATTN_ERR_NULL_POINTER;
-    memcpy(&w, weights, sizeof w);
-    const edgeattn_weight_matrix *m[4] = {&w.W_q, &w.W_k, &w.W_v, &w.W_o};
-    for (unsigned i = 0; i < 4; ++i) {
-        if (!(used >> i & 1u)) continue;
-        const int type = enum_as_int(m[i]->type);
-        if (type == EDGEATTN_DTYPE_NONE)
-            none |= 1u << i;
-        else if (!is_weight_type(type))
-            return EDGEATTN_ERR_BAD_WEIGHT_TYPE;
-    }
-    return EDGEATTN_OK;
-}
-
-edgeattn_status check_unprojected(const edgeattn_weights &w, unsigned none, const size_t in[4],
-                                  const size_t out[4]) {
-    const float *biases[4] = {w.b_q, w.b_k, w.b_v, w.b_o};
-    for (unsigned i = 0; i < 4; ++i)
-        if (none >> i & 1u && biases[i]) return EDGEATTN_ERR_OPTION_NOT_SUPPORTED;
-    for (unsigned i = 0; i < 4; ++i)
-        if (none >> i & 1u && in[i] != out[i]) return EDGEATTN_ERR_SHAPE_MISMATCH;
-    return EDGEATTN_OK;
-}
-
 
 }  // namespace detail
 }  // namespace edgeattn

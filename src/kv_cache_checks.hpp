@@ -48,22 +48,6 @@ edgeattn_status view_weights(const edgeattn_attention_dims &d, const edgeattn_we
                              const void *packed, size_t packed_bytes, unsigned used,
                              mha_weights_view &w);
 
-// The caller's weights copied into `w` (the descriptor may sit in the
-// workspace), with the type of each matrix `used` names read as an integer
-// before anything reads it as the enum. The cache calls take
-// EDGEATTN_DTYPE_NONE for each of their matrices (rows given already
-// projected): `none` gets their bits, and they are the only calls that do.
-edgeattn_status copy_typed_weights(const edgeattn_weights *weights, unsigned used,
-                                   edgeattn_weights &w, unsigned &none);
-
-// The rules of a call's NONE projections (bits `none`): no bias beside one
-// (::EDGEATTN_ERR_OPTION_NOT_SUPPORTED), and rows as wide as the
-// projection's output (`in` its input features, `out` its output;
-// ::EDGEATTN_ERR_SHAPE_MISMATCH).
-edgeattn_status check_unprojected(const edgeattn_weights &w, unsigned none, const size_t in[4],
-                                  const size_t out[4]);
-
-
 }  // namespace detail
 }  // namespace edgeattn
 

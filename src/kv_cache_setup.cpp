@@ -22,7 +22,7 @@ edgeattn_status check_config(const edgeattn_kv_cache_config &c, size_t &bytes) {
     if (c.window == 0 ? c.sinks != 0 : c.sinks > c.capacity || c.capacity - c.sinks != c.window)
         return EDGEATTN_ERR_BAD_WINDOW;
     bytes = make_kv_cache_layout(c.batch, c.num_kv_heads, c.head_size, c.capacity,
-                                 element_bytes(static_cast<edgeattn_dtype>(storage)))
+                                 element_bytes(static_cast<edgeattn_dtype>(storage)), c.value_head_size)
                 .bytes;
     if (c.capacity > INT32_MAX || bytes == 0) return EDGEATTN_ERR_SIZE_OVERFLOW;
     return EDGEATTN_OK;
@@ -47,9 +47,10 @@ extern "C" edgeattn_status edgeattn_kv_cache_setup(edgeattn_kv_cache *cache,
     const size_t batch = given.batch, num_kv_heads = given.num_kv_heads;
     const size_t head_size = given.head_size, capacity = given.capacity;
     const size_t window = given.window, sinks = given.sinks;
+    const size_t value_head_size = given.value_head_size ? given.value_head_size : head_size;
     const edgeattn_dtype storage = given.storage;
     const kv_cache_layout l =
-        make_kv_cache_layout(batch, num_kv_heads, head_size, capacity, element_bytes(storage));
+        make_kv_cache_layout(batch, num_kv_heads, head_size, capacity, element_bytes(storage), value_head_size);
     if (!is_float_aligned(memory)) return EDGEATTN_ERR_MISALIGNED;
     if (memory_bytes < l.bytes) return EDGEATTN_ERR_WORKSPACE_TOO_SMALL;
     if (spans_overlap(cache, sizeof *cache, memory, l.bytes)) return EDGEATTN_ERR_OVERLAP;
@@ -75,6 +76,7 @@ extern "C" edgeattn_status edgeattn_kv_cache_setup(edgeattn_kv_cache *cache,
     c.positions = reinterpret_cast<int32_t *>(floats + l.positions);
     c.window = window;
     c.sinks = sinks;
+    c.value_head_size = value_head_size;
     c.magic = cache_check_value(c);
     for (size_t b = 0; b < batch; ++b) c.lengths[b] = c.positions[b] = 0;
     *cache = c;

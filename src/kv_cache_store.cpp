@@ -6,6 +6,7 @@
 #include "attention_options.hpp"
 #include "edgeattn/detail/workspace_layout.hpp"
 #include "edgeattn/kv_cache.h"
+#include "half_io.hpp"
 #include "kernels/half.hpp"
 #include "kernels/int8_scale.hpp"
 #include "kv_cache_checks.hpp"
@@ -52,10 +53,19 @@ size_t row_of(const edgeattn_kv_cache &c, size_t p) {
 // projections given as EDGEATTN_DTYPE_NONE); every other argument given by
 // pointer (the cache struct, the dims) is read into a local here, before
 // anything is written.
+// The fp32 copies of fp16 keys (B, T, key_size) and values (B, T, value_size).
+edgeattn_status staging_for(const edgeattn_attention_dims &d, size_t tokens, bool half, size_t &key_count,
+                            size_t &value_count, half_staging &s) {
+    if (edgeattn_status st = count_append(d, tokens, key_count, value_count)) return st;
+    const size_t counts[5] = {key_count, value_count, 0, 0, 0};
+    s = make_half_staging(half, counts);
+    return EDGEATTN_OK;
+}
+
 edgeattn_status append(edgeattn_kv_cache *cache, const edgeattn_attention_dims *dims, size_t tokens,
                        const float *keys, const float *values, const edgeattn_weights *weights,
                        unsigned none, const void *packed, size_t packed_bytes, const edgeattn_rope *rope,
-                       void *workspace, size_t workspace_bytes) {
+                       bool half, void *workspace, size_t workspace_bytes) {
     if (!dims || !keys || !values || !workspace || (!weights && !packed))
         return EDGEATTN_ERR_NULL_POINTER;
     edgeattn_kv_cache c;
@@ -63,9 +73,9 @@ edgeattn_status append(edgeattn_kv_cache *cache, const edgeattn_attention_dims *
     const edgeattn_attention_dims d = *dims;
     const size_t sizes[3] = {d.key_size, d.value_size, tokens};
     if (edgeattn_status st = check_cache_dims(c, d, sizes, 3)) return st;
-    const size_t kv_h = kv_hiddens_of(d);
+    const size_t kv_h = kv_hiddens_of(d), kv_vh = kv_value_hiddens_of(d);
     if (weights) {
-        const size_t in[4] = {0, d.key_size, d.value_size, 0}, out[4] = {0, kv_h, kv_h, 0};
+        const size_t in[4] = {0, d.key_size, d.value_size, 0}, out[4] = {0, kv_h, kv_vh, 0};
         if (edgeattn_status st = check_unprojected(*weights, none, in, out)) return st;
     }
     mha_weights_view w;
@@ -73,16 +83,20 @@ edgeattn_status append(edgeattn_kv_cache *cache, const edgeattn_attention_dims *
             view_weights(d, weights, packed, packed_bytes, key_value_projections & ~none, w))
         return st;
     size_t key_count = 0, value_count = 0;
-    if (edgeattn_status st = count_append(d, tokens, key_count, value_count)) return st;
+    half_staging staging;
+    if (edgeattn_status st = staging_for(d, tokens, half, key_count, value_count, staging)) return st;
     rope_view rv;
     if (edgeattn_status st = read_rope(rope, c.head_size, d.batch, rv)) return st;
-    const kv_append_layout l = make_kv_append_layout(d.batch, tokens, d.key_size, d.value_size, kv_h);
-    if (l.bytes == 0) return EDGEATTN_ERR_SIZE_OVERFLOW;
-    if (!is_float_aligned(keys) || !is_float_aligned(values) || !is_float_aligned(workspace))
+    const kv_append_layout l = make_kv_append_layout(d.batch, tokens, d.key_size, d.value_size, kv_h, kv_vh);
+    const size_t required = with_staging(staging, l.bytes);
+    if (required == 0) return EDGEATTN_ERR_SIZE_OVERFLOW;
+    const size_t io_bytes = io_element_bytes(half);
+    if (reinterpret_cast<uintptr_t>(keys) % io_bytes != 0 || reinterpret_cast<uintptr_t>(values) % io_bytes != 0 ||
+        !is_float_aligned(workspace))
         return EDGEATTN_ERR_MISALIGNED;
     for (size_t i = 0; i < w.num_spans; ++i)
         if (!is_element_aligned(w.spans[i])) return EDGEATTN_ERR_MISALIGNED;
-    if (workspace_bytes < l.bytes) return EDGEATTN_ERR_WORKSPACE_TOO_SMALL;
+    if (workspace_bytes < required) return EDGEATTN_ERR_WORKSPACE_TOO_SMALL;
     // Every batch element checked before any is written: one that does not
     // fit refuses the whole append. A window cache never fills; its
     // positions stay int32.
@@ -92,7 +106,8 @@ edgeattn_status append(edgeattn_kv_cache *cache, const edgeattn_attention_dims *
             return EDGEATTN_ERR_CACHE_FULL;
     // Keys rotate at their stream positions (or the rope's own).
     if (edgeattn_status st = check_rope_positions(rv, tokens, c.positions, 0)) return st;
-    tensor_span inputs[12] = {{keys, key_count}, {values, value_count}, rv.table_span(), rv.positions_span()};
+    tensor_span inputs[12] = {{keys, key_count, io_bytes}, {values, value_count, io_bytes}, rv.table_span(),
+                              rv.positions_span()};
     size_t num_inputs = 4;
     for (size_t i = 0; i < w.num_spans; ++i) inputs[num_inputs++] = w.spans[i];
     tensor_span outputs[cache_span_count + 1];
@@ -102,8 +117,17 @@ edgeattn_status append(edgeattn_kv_cache *cache, const edgeattn_attention_dims *
 
     // The rows that go into the cache, (B, T, h_kv) each: projected into
     // the workspace, or (NONE) the caller's rows as given.
+    // fp16 inputs: widened into their fp32 copies before the op's own
+    // workspace, which starts after them.
     const kernel_table &k = active_kernels();
-    float *ws = static_cast<float *>(workspace);
+    float *copies = static_cast<float *>(workspace);
+    float *ws = copies + staging.floats;
+    if (half) {
+        widen_half(keys, key_count, copies + staging.offset[0]);
+        widen_half(values, value_count, copies + staging.offset[1]);
+        keys = copies + staging.offset[0];
+        values = copies + staging.offset[1];
+    }
     float *scratch = ws + l.packed_weights;
     const float *K_rows = keys, *V_rows = values;
     if (!(none >> key_projection & 1u)) {
@@ -111,7 +135,7 @@ edgeattn_status append(edgeattn_kv_cache *cache, const edgeattn_attention_dims *
         K_rows = ws + l.projected_keys;
     }
     if (!(none >> value_projection & 1u)) {
-        project(k, w, value_projection, d.batch * tokens, d.value_size, kv_h, values, ws + l.projected_values,
+        project(k, w, value_projection, d.batch * tokens, d.value_size, kv_vh, values, ws + l.projected_values,
                 scratch);
         V_rows = ws + l.projected_values;
     }
@@ -123,18 +147,19 @@ edgeattn_status append(edgeattn_kv_cache *cache, const edgeattn_attention_dims *
     // stream position positions[b] + t of cache head (b, g). In a window
     // cache a token whose row a later token of this call takes again
     // (p + W among them, past the sinks) is not written.
-    const size_t heads = c.num_kv_heads, head_size = c.head_size, cap = c.capacity;
+    const size_t heads = c.num_kv_heads, head_size = c.head_size, value_head = c.value_head_size;
+    const size_t cap = c.capacity;
     for (size_t b = 0; b < d.batch; ++b) {
         const size_t start = static_cast<size_t>(c.positions[b]), end = start + tokens;
         for (size_t g = 0; g < heads; ++g)
             for (size_t t = 0; t < tokens; ++t) {
                 if (c.window && start + t >= c.sinks && start + t + c.window < end) continue;
-                const size_t from = (b * tokens + t) * kv_h + g * head_size;
+                const size_t token = b * tokens + t;
                 const size_t position = (b * heads + g) * cap + row_of(c, start + t);
-                store_row(c, c.stored_keys, c.key_scales, position * head_size, position, K_rows + from,
-                          head_size);
-                store_row(c, c.stored_values, c.value_scales, position * head_size, position, V_rows + from,
-                          head_size);
+                store_row(c, c.stored_keys, c.key_scales, position * head_size, position,
+                          K_rows + token * kv_h + g * head_size, head_size);
+                store_row(c, c.stored_values, c.value_scales, position * value_head, position,
+                          V_rows + token * kv_vh + g * value_head, value_head);
             }
         c.lengths[b] = static_cast<int32_t>(end < cap ? end : cap);
         c.positions[b] = static_cast<int32_t>(end);
@@ -145,12 +170,15 @@ edgeattn_status append(edgeattn_kv_cache *cache, const edgeattn_attention_dims *
 }  // namespace
 
 edgeattn_status edgeattn::detail::kv_store_workspace_bytes(const edgeattn_attention_dims &d,
-                                                           size_t tokens, size_t &bytes) {
+                                                           size_t tokens, bool half, size_t &bytes) {
     const size_t sizes[3] = {d.key_size, d.value_size, tokens};
     size_t key_count = 0, value_count = 0;
     if (edgeattn_status st = check_call_dims(d, sizes, 3)) return st;
-    if (edgeattn_status st = count_append(d, tokens, key_count, value_count)) return st;
-    bytes = make_kv_append_layout(d.batch, tokens, d.key_size, d.value_size, kv_hiddens_of(d)).bytes;
+    half_staging staging;
+    if (edgeattn_status st = staging_for(d, tokens, half, key_count, value_count, staging)) return st;
+    bytes = with_staging(staging, make_kv_append_layout(d.batch, tokens, d.key_size, d.value_size, kv_hiddens_of(d),
+                                                        kv_value_hiddens_of(d))
+                                      .bytes);
     return bytes ? EDGEATTN_OK : EDGEATTN_ERR_SIZE_OVERFLOW;
 }
 
@@ -166,9 +194,11 @@ extern "C" edgeattn_status edgeattn_kv_cache_store(edgeattn_kv_cache *cache,
     edgeattn_weights typed;
     unsigned none = 0;
     if (edgeattn_status st = copy_typed_weights(weights, key_value_projections, typed, none)) return st;
+    bool half = false;
+    if (edgeattn_status st = read_tensor_type(options, half)) return st;
     if (has_valid_lens(options) || has_mask(options) || has_score_options(options))
         return EDGEATTN_ERR_OPTION_NOT_SUPPORTED;
-    return append(cache, dims, tokens, keys, values, &typed, none, nullptr, 0, rope_of(options), workspace,
+    return append(cache, dims, tokens, keys, values, &typed, none, nullptr, 0, rope_of(options), half, workspace,
                   workspace_bytes);
 }
 
@@ -177,8 +207,10 @@ extern "C" edgeattn_status edgeattn_kv_cache_store_packed(
     const float *values, const void *packed, size_t packed_bytes,
     const edgeattn_attention_options *options, void *workspace, size_t workspace_bytes) {
     if (!packed) return EDGEATTN_ERR_NULL_POINTER;
+    bool half = false;
+    if (edgeattn_status st = read_tensor_type(options, half)) return st;
     if (has_valid_lens(options) || has_mask(options) || has_score_options(options))
         return EDGEATTN_ERR_OPTION_NOT_SUPPORTED;
-    return append(cache, dims, tokens, keys, values, nullptr, 0, packed, packed_bytes, rope_of(options),
+    return append(cache, dims, tokens, keys, values, nullptr, 0, packed, packed_bytes, rope_of(options), half,
                   workspace, workspace_bytes);
 }

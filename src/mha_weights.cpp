@@ -15,11 +15,16 @@ namespace {
 
 constexpr uint32_t packed_magic = 0x4D484145u;  // "EAHM" little-endian
 constexpr uint32_t packed_version = 2;          // 2: num_kv_heads among the sizes
+// Value heads of their own width: hv kept at the end (the layout's
+// value_hiddens), so a buffer packed for hv = h reads as version 2.
+constexpr uint32_t packed_version_own_values = 3;
 
 packed_header header_for(const edgeattn_attention_dims &d, const edgeattn_dtype types[4]) {
     const size_t sizes[6] = {d.query_size, d.key_size, d.value_size, d.num_hiddens, d.num_heads,
                              kv_heads_of(d)};
-    packed_header h = make_packed_header(packed_magic, packed_version, sizes, 6);
+    const bool own_values = value_hiddens_of(d) != d.num_hiddens;
+    packed_header h = make_packed_header(packed_magic, own_values ? packed_version_own_values : packed_version,
+                                         sizes, 6);
     h.weight_types = weight_type_bits(types, 4);
     return h;
 }
@@ -29,13 +34,8 @@ mha_packed_weights_layout packed_layout_for(const edgeattn_attention_dims &d,
     stored_element_bytes element;
     for (size_t i = 0; i < 4; ++i) element.of[i] = element_bytes(types[i]);
     return make_mha_packed_weights_layout(d.query_size, d.key_size, d.value_size, d.num_hiddens,
-                                          kv_hiddens_of(d), element);
-}
-
-// Rows of W_q, W_k, W_v, W_o (and their biases' lengths).
-void projection_outputs(const edgeattn_attention_dims &d, size_t out[4]) {
-    out[0] = out[3] = d.num_hiddens;
-    out[1] = out[2] = kv_hiddens_of(d);
+                                          kv_hiddens_of(d), element, value_hiddens_of(d),
+                                          kv_value_hiddens_of(d));
 }
 
 // The types of typed weights, or false when one is unknown.
@@ -58,7 +58,8 @@ edgeattn_status check_mha_feature_dims(const edgeattn_attention_dims &d) {
     if (d.query_size == 0 || d.key_size == 0 || d.value_size == 0 || d.num_hiddens == 0 ||
         d.num_heads == 0)
         return EDGEATTN_ERR_ZERO_DIMENSION;
-    if (d.num_hiddens % d.num_heads != 0) return EDGEATTN_ERR_HEADS_DO_NOT_DIVIDE;
+    if (d.num_hiddens % d.num_heads != 0 || value_hiddens_of(d) % d.num_heads != 0)
+        return EDGEATTN_ERR_HEADS_DO_NOT_DIVIDE;
     if (d.num_heads % kv_heads_of(d) != 0) return EDGEATTN_ERR_KV_HEADS_DO_NOT_DIVIDE;
     return EDGEATTN_OK;
 }
@@ -83,8 +84,8 @@ edgeattn_status check_stored_matrix(const edgeattn_weight_matrix &m, size_t out,
 edgeattn_status view_typed_mha_weights(const edgeattn_attention_dims &d,
                                        const edgeattn_weights &w, mha_weights_view &view,
                                        unsigned used) {
-    const size_t inputs[4] = {d.query_size, d.key_size, d.value_size, d.num_hiddens};
-    size_t outputs[4];
+    size_t inputs[4], outputs[4];
+    projection_inputs(d, inputs);
     projection_outputs(d, outputs);
     const edgeattn_weight_matrix *matrices[4] = {&w.W_q, &w.W_k, &w.W_v, &w.W_o};
     const float *biases[4] = {w.b_q, w.b_k, w.b_v, w.b_o};
@@ -116,6 +117,11 @@ edgeattn_status view_packed_mha_weights(const edgeattn_attention_dims &d, const 
     uint32_t biases = 0;
     if (!packed_header_matches(packed, header_for(d, types), 4, biases))
         return EDGEATTN_ERR_PACKED_WEIGHTS_MISMATCH;
+    if (l.value_hiddens) {  // hv kept past the header (its six sizes are taken)
+        uint64_t hv = 0;
+        memcpy(&hv, static_cast<const float *>(packed) + l.value_hiddens, sizeof hv);
+        if (hv != value_hiddens_of(d)) return EDGEATTN_ERR_PACKED_WEIGHTS_MISMATCH;
+    }
     const float *floats = static_cast<const float *>(packed);
     for (size_t i = 0; i < 4; ++i) {
         view.W[i] = {types[i], floats + l.weights[i], l.scales[i] ? floats + l.scales[i] : nullptr};
@@ -133,6 +139,33 @@ void project(const kernel_table &k, const mha_weights_view &w, projection which,
         linear_prepacked(k, rows, in_features, out_features, x, w.W[which], w.b[which], y);
     else
         linear(k, rows, in_features, out_features, x, w.W[which], w.b[which], y, packed_scratch);
+}
+
+edgeattn_status copy_typed_weights(const edgeattn_weights *weights, unsigned used,
+                                   edgeattn_weights &w, unsigned &none) {
+    none = 0;
+    if (!weights) return EDGEATTN_ERR_NULL_POINTER;
+    memcpy(&w, weights, sizeof w);
+    const edgeattn_weight_matrix *m[4] = {&w.W_q, &w.W_k, &w.W_v, &w.W_o};
+    for (unsigned i = 0; i < 4; ++i) {
+        if (!(used >> i & 1u)) continue;
+        const int type = enum_as_int(m[i]->type);
+        if (type == EDGEATTN_DTYPE_NONE)
+            none |= 1u << i;
+        else if (!is_weight_type(type))
+            return EDGEATTN_ERR_BAD_WEIGHT_TYPE;
+    }
+    return EDGEATTN_OK;
+}
+
+edgeattn_status check_unprojected(const edgeattn_weights &w, unsigned none, const size_t in[4],
+                                  const size_t out[4]) {
+    const float *biases[4] = {w.b_q, w.b_k, w.b_v, w.b_o};
+    for (unsigned i = 0; i < 4; ++i)
+        if (none >> i & 1u && biases[i]) return EDGEATTN_ERR_OPTION_NOT_SUPPORTED;
+    for (unsigned i = 0; i < 4; ++i)
+        if (none >> i & 1u && in[i] != out[i]) return EDGEATTN_ERR_SHAPE_MISMATCH;
+    return EDGEATTN_OK;
 }
 
 }  // namespace detail
@@ -176,8 +209,8 @@ extern "C" edgeattn_status edgeattn_mha_pack(const edgeattn_attention_dims *dims
     memset(packed, 0, l.bytes);
     packed_header header = header_for(d, types);
     float *floats = static_cast<float *>(packed);
-    const size_t inputs[4] = {d.query_size, d.key_size, d.value_size, d.num_hiddens};
-    size_t outputs[4];
+    size_t inputs[4], outputs[4];
+    projection_inputs(d, inputs);
     projection_outputs(d, outputs);
     for (size_t i = 0; i < 4; ++i) {
         pack_weights_transposed(inputs[i], outputs[i], given.W[i], floats + l.weights[i]);
@@ -188,5 +221,9 @@ extern "C" edgeattn_status edgeattn_mha_pack(const edgeattn_attention_dims *dims
         }
     }
     write_packed_header(packed, header);
+    if (l.value_hiddens) {
+        const uint64_t hv = value_hiddens_of(d);
+        memcpy(floats + l.value_hiddens, &hv, sizeof hv);
+    }
     return EDGEATTN_OK;
 }

@@ -33,9 +33,33 @@ inline size_t kv_heads_of(const edgeattn_attention_dims &d) {
 inline size_t kv_hiddens_of(const edgeattn_attention_dims &d) {
     return kv_heads_of(d) * (d.num_hiddens / d.num_heads);
 }
+// The concatenated value heads hv (0 in dims means h), a value head's
+// features hv / H, and the values' features H_kv * hv / H.
+inline size_t value_hiddens_of(const edgeattn_attention_dims &d) {
+    return d.value_hiddens ? d.value_hiddens : d.num_hiddens;
+}
+inline size_t value_head_of(const edgeattn_attention_dims &d) {
+    return value_hiddens_of(d) / d.num_heads;
+}
+inline size_t kv_value_hiddens_of(const edgeattn_attention_dims &d) {
+    return kv_heads_of(d) * value_head_of(d);
+}
+// Rows (outputs) and columns (inputs) of W_q, W_k, W_v, W_o (and their
+// biases' lengths: the outputs).
+inline void projection_outputs(const edgeattn_attention_dims &d, size_t out[4]) {
+    out[0] = out[3] = d.num_hiddens;
+    out[1] = kv_hiddens_of(d);
+    out[2] = kv_value_hiddens_of(d);
+}
+inline void projection_inputs(const edgeattn_attention_dims &d, size_t in[4]) {
+    in[0] = d.query_size;
+    in[1] = d.key_size;
+    in[2] = d.value_size;
+    in[3] = value_hiddens_of(d);
+}
 
 // The sizes the weights depend on: feature sizes and heads non-zero,
-// num_hiddens divisible by num_heads, num_heads by num_kv_heads (batch,
+// num_hiddens and value_hiddens divisible by num_heads, num_heads by num_kv_heads (batch,
 // queries and keys not read).
 edgeattn_status check_mha_feature_dims(const edgeattn_attention_dims &d);
 
@@ -67,6 +91,21 @@ edgeattn_status view_packed_mha_weights(const edgeattn_attention_dims &d, const 
 void project(const kernel_table &k, const mha_weights_view &w, projection which, size_t rows,
              size_t in_features, size_t out_features, const float *x, float *y,
              float *packed_scratch);
+
+// The caller's weights copied into `w` (the descriptor may sit in the
+// workspace), with the type of each matrix `used` names read as an integer
+// before anything reads it as the enum. edgeattn_mha and
+// the cache calls take EDGEATTN_DTYPE_NONE for each of their matrices (rows
+// given already projected): `none` gets their bits.
+edgeattn_status copy_typed_weights(const edgeattn_weights *weights, unsigned used,
+                                   edgeattn_weights &w, unsigned &none);
+
+// The rules of a call's NONE projections (bits `none`): no bias beside one
+// (::EDGEATTN_ERR_OPTION_NOT_SUPPORTED), and rows as wide as the
+// projection's output (`in` its input features, `out` its output;
+// ::EDGEATTN_ERR_SHAPE_MISMATCH).
+edgeattn_status check_unprojected(const edgeattn_weights &w, unsigned none, const size_t in[4],
+                                  const size_t out[4]);
 
 }  // namespace detail
 }  // namespace edgeattn

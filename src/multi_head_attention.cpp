@@ -8,6 +8,7 @@
 #include "edgeattn/attention.h"
 #include "op_workspace.hpp"
 #include "linear.hpp"
+#include "half_io.hpp"
 #include "mha_weights.hpp"
 #include "parallel.hpp"
 
@@ -23,24 +24,48 @@ edgeattn_status check_dims(const edgeattn_attention_dims &d) {
 multi_head_layout layout_for(const edgeattn_attention_dims &d, size_t threads) {
     return make_multi_head_layout(d.batch, d.queries, d.keys, d.query_size, d.key_size,
                                   d.value_size, d.num_hiddens, d.num_heads, threads,
-                                  kv_heads_of(d));
+                                  kv_heads_of(d), value_hiddens_of(d));
 }
+
+// The fp32 copies of fp16 tensors: queries, keys, values, the output (as
+// wide as the wider of h and hv: the workspace query does not know
+// whether W_o is given) and the attention weights (B, H, Q, K).
+edgeattn_status staging_for(const edgeattn_attention_dims &d, bool half, half_staging &s) {
+    const size_t h = d.num_hiddens, vh = value_hiddens_of(d);
+    attention_counts c;
+    if (edgeattn_status st = count_attention_tensors(d, h > vh ? h : vh, d.num_heads, c)) return st;
+    const size_t counts[5] = {c.queries, c.keys, c.values, c.output, c.weights};
+    s = make_half_staging(half, counts);
+    return EDGEATTN_OK;
+}
+
+// The call's activations as the caller passed them: fp32, or binary16 bits
+// (half).
+struct attention_io {
+    const void *queries, *keys, *values;
+    void *output, *weights;
+    bool half;
+};
 
 // d is the caller's dims read into a local by the entry point (the
 // projections below may overwrite a struct kept in the workspace or an
 // output); the mask, valid lengths and weights are read into views before
-// anything is written.
-edgeattn_status multi_head_attention(const edgeattn_attention_dims &d, const float *queries,
-                                     const float *keys, const float *values,
+// anything is written. `none`: the projections given as
+// EDGEATTN_DTYPE_NONE (rows as given; W_o: the output is the heads).
+edgeattn_status multi_head_attention(const edgeattn_attention_dims &d, const attention_io &io,
                                      const edgeattn_valid_lens *valid_lens,
                                      const edgeattn_attention_mask *mask_in,
-                                     const edgeattn_attention_options *options, const mha_weights_view &w, void *workspace,
-                                     size_t workspace_bytes, float *output,
-                                     float *attention_weights) {
+                                     const edgeattn_attention_options *options,
+                                     const mha_weights_view &w, unsigned none, void *workspace,
+                                     size_t workspace_bytes) {
     const size_t h = d.num_hiddens, heads = d.num_heads, head_size = h / heads;
-    const size_t kv_h = kv_hiddens_of(d), group = heads / kv_heads_of(d);
+    const size_t vh = value_hiddens_of(d), value_head = vh / heads;
+    const size_t kv_h = kv_hiddens_of(d), kv_vh = kv_value_hiddens_of(d), group = heads / kv_heads_of(d);
+    const bool project_output = !(none >> output_projection & 1u);
     attention_counts counts;
-    if (edgeattn_status st = count_attention_tensors(d, h, heads, counts)) return st;
+    if (edgeattn_status st = count_attention_tensors(d, project_output ? h : vh, heads, counts)) return st;
+    half_staging staging;
+    if (edgeattn_status st = staging_for(d, io.half, staging)) return st;
     const multi_head_layout one = layout_for(d, 1);
     attention_mask_view mask;
     tensor_span params[14];  // the mask's 2, the weights' 12
@@ -50,47 +75,87 @@ edgeattn_status multi_head_attention(const edgeattn_attention_dims &d, const flo
         return st;
     if (edgeattn_status st = read_score_options(options, takes_products | takes_alibi, mask)) return st;
     for (size_t i = 0; i < w.num_spans; ++i) params[num_params++] = w.spans[i];
-    if (edgeattn_status st = check_attention_call(d, counts, params, num_params, queries, keys,
-                                                  values, valid_lens, workspace, workspace_bytes,
-                                                  one.bytes, output, attention_weights, mask.lens))
+    if (edgeattn_status st = check_attention_call(d, counts, params, num_params, io.queries, io.keys,
+                                                  io.values, valid_lens, workspace, workspace_bytes,
+                                                  with_staging(staging, one.bytes), io.output, io.weights,
+                                                  mask.lens, io_element_bytes(io.half)))
         return st;
 
+    // fp16 tensors: widened into their fp32 copies before the op's own
+    // workspace, which starts after them.
+    float *copies = static_cast<float *>(workspace);
+    float *ws = copies + staging.floats;
+    workspace_bytes -= staging.floats * sizeof(float);
+    const float *queries = static_cast<const float *>(io.queries);
+    const float *keys = static_cast<const float *>(io.keys);
+    const float *values = static_cast<const float *>(io.values);
+    float *output = static_cast<float *>(io.output);
+    float *attention_weights = static_cast<float *>(io.weights);
+    if (io.half) {
+        widen_half(io.queries, counts.queries, copies + staging.offset[0]);
+        widen_half(io.keys, counts.keys, copies + staging.offset[1]);
+        widen_half(io.values, counts.values, copies + staging.offset[2]);
+        queries = copies + staging.offset[0];
+        keys = copies + staging.offset[1];
+        values = copies + staging.offset[2];
+        output = copies + staging.offset[3];
+        attention_weights = io.weights ? copies + staging.offset[4] : nullptr;
+    }
+
+    // The projected queries (B, Q, h), keys (B, K, h_kv) and values
+    // (B, K, hv_kv): in the workspace, or (NONE) the caller's rows as given.
     const kernel_table &k = active_kernels();
-    float *ws = static_cast<float *>(workspace);
-    float *Q = ws + one.projected_queries;        // (B, Q, h): head j is columns j*h/H ...
-    float *K = ws + one.projected_keys;           // (B, K, h_kv): head g is columns g*h/H ...
-    float *V = ws + one.projected_values;         // (B, K, h_kv)
-    float *heads_out = ws + one.concatenated_heads;  // (B, Q, h), d2l's transpose_output
+    const float *Q = queries, *K = keys, *V = values;
     float *packed = ws + one.packed_weights;  // each projection's W^T in turn (unpacked weights)
-    project(k, w, query_projection, d.batch * d.queries, d.query_size, h, queries, Q, packed);
-    project(k, w, key_projection, d.batch * d.keys, d.key_size, kv_h, keys, K, packed);
-    project(k, w, value_projection, d.batch * d.keys, d.value_size, kv_h, values, V, packed);
+    if (!(none >> query_projection & 1u)) {
+        project(k, w, query_projection, d.batch * d.queries, d.query_size, h, queries, ws + one.projected_queries,
+                packed);
+        Q = ws + one.projected_queries;
+    }
+    if (!(none >> key_projection & 1u)) {
+        project(k, w, key_projection, d.batch * d.keys, d.key_size, kv_h, keys, ws + one.projected_keys, packed);
+        K = ws + one.projected_keys;
+    }
+    if (!(none >> value_projection & 1u)) {
+        project(k, w, value_projection, d.batch * d.keys, d.value_size, kv_vh, values, ws + one.projected_values,
+                packed);
+        V = ws + one.projected_values;
+    }
+    // (B, Q, hv), d2l's transpose_output: in the workspace, or (W_o NONE)
+    // straight in the output.
+    float *heads_out = project_output ? ws + one.concatenated_heads : output;
 
     // Heads read strided columns of the projections in place: no copy for
     // d2l's transpose_qkv. Query head j reads key/value head j / group.
     const size_t slots = scratch_slots(one.bytes, one.scratch.floats_per_slot, workspace_bytes);
-    const float flops_per_row = 4.0f * d.keys * head_size;
+    const float flops_per_row = 2.0f * d.keys * (head_size + value_head);
     parallel_row_blocks(d.batch * heads, d.queries, slots, flops_per_row, ws, one.scratch,
                         [&](size_t slice, size_t row0, size_t rows, const scratch_slot &slot) {
         const size_t b = slice / heads, head = slice % heads, column = head * head_size;
-        const size_t kv_column = head / group * head_size;
+        const size_t kv_column = head / group * head_size, value_column = head / group * value_head;
         const attention_slice s{
             Q + b * d.queries * h + column, h, K + b * d.keys * kv_h + kv_column, kv_h,
-            V + b * d.keys * kv_h + kv_column, kv_h, heads_out + b * d.queries * h + column, h,
+            V + b * d.keys * kv_vh + value_column, kv_vh, heads_out + b * d.queries * vh + head * value_head, vh,
             attention_weights ? attention_weights + slice * d.queries * d.keys : nullptr, d.keys,
-            d.queries, d.keys, head_size, head_size, b, head};
+            d.queries, d.keys, head_size, value_head, b, head};
         dot_product_attention_block(k, s, row0, rows, mask, slot);
     });
-    project(k, w, output_projection, d.batch * d.queries, h, h, heads_out, output, packed);
+    if (project_output) project(k, w, output_projection, d.batch * d.queries, vh, h, heads_out, output, packed);
+    if (io.half) {
+        round_to_half(output, counts.output, io.output);
+        if (io.weights) round_to_half(attention_weights, counts.weights, io.weights);
+    }
     return EDGEATTN_OK;
 }
 
 }  // namespace
 
 edgeattn_status edgeattn::detail::mha_workspace_bytes(const edgeattn_attention_dims &d,
-                                                      size_t max_threads, size_t &bytes) {
+                                                      size_t max_threads, bool half, size_t &bytes) {
     if (edgeattn_status st = check_dims(d)) return st;
-    bytes = layout_for(d, max_threads).bytes;
+    half_staging staging;
+    if (edgeattn_status st = staging_for(d, half, staging)) return st;
+    bytes = with_staging(staging, layout_for(d, max_threads).bytes);
     return bytes ? EDGEATTN_OK : EDGEATTN_ERR_SIZE_OVERFLOW;
 }
 
@@ -102,13 +167,25 @@ extern "C" edgeattn_status edgeattn_mha(const edgeattn_attention_dims *dims, con
                                         float *attention_weights) {
     if (!dims || !queries || !keys || !values || !weights || !workspace || !output)
         return EDGEATTN_ERR_NULL_POINTER;
+    attention_io io{queries, keys, values, output, attention_weights, false};
+    if (edgeattn_status st = read_tensor_type(options, io.half)) return st;
     if (edgeattn_status st = refuse_rope(options)) return st;
     const edgeattn_attention_dims d = *dims;
     if (edgeattn_status st = check_dims(d)) return st;
+    // Each matrix may be NONE (rows given as projected; W_o: the output is
+    // the heads), with no bias beside it and rows as wide as its output.
+    edgeattn_weights typed;
+    unsigned none = 0;
+    if (edgeattn_status st = copy_typed_weights(weights, all_projections, typed, none)) return st;
+    size_t in[4], out[4];
+    projection_inputs(d, in);
+    projection_outputs(d, out);
+    out[output_projection] = in[output_projection];
+    if (edgeattn_status st = check_unprojected(typed, none, in, out)) return st;
     mha_weights_view w;  // the weights' descriptor read into the view
-    if (edgeattn_status st = view_typed_mha_weights(d, *weights, w)) return st;
-    return multi_head_attention(d, queries, keys, values, valid_lens_of(options), mask_of(options), options, w,
-                                workspace, workspace_bytes, output, attention_weights);
+    if (edgeattn_status st = view_typed_mha_weights(d, typed, w, all_projections & ~none)) return st;
+    return multi_head_attention(d, io, valid_lens_of(options), mask_of(options), options, w, none, workspace,
+                                workspace_bytes);
 }
 
 extern "C" edgeattn_status edgeattn_mha_packed(const edgeattn_attention_dims *dims,
@@ -120,11 +197,13 @@ extern "C" edgeattn_status edgeattn_mha_packed(const edgeattn_attention_dims *di
                                                float *output, float *attention_weights) {
     if (!dims || !queries || !keys || !values || !packed || !workspace || !output)
         return EDGEATTN_ERR_NULL_POINTER;
+    attention_io io{queries, keys, values, output, attention_weights, false};
+    if (edgeattn_status st = read_tensor_type(options, io.half)) return st;
     if (edgeattn_status st = refuse_rope(options)) return st;
     const edgeattn_attention_dims d = *dims;
     if (edgeattn_status st = check_dims(d)) return st;
     mha_weights_view w;
     if (edgeattn_status st = view_packed_mha_weights(d, packed, packed_bytes, w)) return st;
-    return multi_head_attention(d, queries, keys, values, valid_lens_of(options), mask_of(options), options, w,
-                                workspace, workspace_bytes, output, attention_weights);
+    return multi_head_attention(d, io, valid_lens_of(options), mask_of(options), options, w, 0, workspace,
+                                workspace_bytes);
 }

@@ -14,15 +14,16 @@ namespace detail {
 
 // Each returns the status the op returns for these dims (zero dimension,
 // shape mismatch, heads, size overflow), else OK with `bytes` set.
-edgeattn_status sdpa_workspace_bytes(const edgeattn_attention_dims &d, size_t max_threads,
+// half: the call's tensors are binary16 (their fp32 copies added).
+edgeattn_status sdpa_workspace_bytes(const edgeattn_attention_dims &d, size_t max_threads, bool half,
                                      size_t &bytes);
 edgeattn_status additive_workspace_bytes(const edgeattn_attention_dims &d, size_t max_threads,
                                          size_t &bytes);
-edgeattn_status mha_workspace_bytes(const edgeattn_attention_dims &d, size_t max_threads,
+edgeattn_status mha_workspace_bytes(const edgeattn_attention_dims &d, size_t max_threads, bool half,
                                     size_t &bytes);
-edgeattn_status kv_store_workspace_bytes(const edgeattn_attention_dims &d, size_t tokens,
+edgeattn_status kv_store_workspace_bytes(const edgeattn_attention_dims &d, size_t tokens, bool half,
                                          size_t &bytes);
-edgeattn_status kv_attend_workspace_bytes(const edgeattn_attention_dims &d, size_t max_threads,
+edgeattn_status kv_attend_workspace_bytes(const edgeattn_attention_dims &d, size_t max_threads, bool half,
                                           size_t &bytes);
 edgeattn_status dense_workspace_bytes(const edgeattn_dense_dims &d, size_t max_threads,
                                       size_t &bytes);

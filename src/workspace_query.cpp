@@ -1,6 +1,7 @@
 // edgeattn_workspace_size(): the largest workspace of a set of calls, each
 // sized by the function its op checks its own workspace with.
 #include "edgeattn/types.h"
+#include "half_io.hpp"
 #include "op_workspace.hpp"
 #include "validate.hpp"
 
@@ -9,12 +10,17 @@ using namespace edgeattn::detail;
 namespace {
 
 edgeattn_status one_call(const edgeattn_workspace_request &r, size_t threads, size_t &bytes) {
-    switch (enum_as_int(r.op)) {  // a C caller may store any int there
-        case EDGEATTN_OP_SDPA: return sdpa_workspace_bytes(r.dims, threads, bytes);
+    bool half = false;
+    if (edgeattn_status st = request_tensor_type(r, half)) return st;
+    const int op = enum_as_int(r.op);  // a C caller may store any int there
+    // Additive attention and dense layers take fp32 tensors only.
+    if (half && (op == EDGEATTN_OP_ADDITIVE || op == EDGEATTN_OP_DENSE)) return EDGEATTN_ERR_OPTION_NOT_SUPPORTED;
+    switch (op) {
+        case EDGEATTN_OP_SDPA: return sdpa_workspace_bytes(r.dims, threads, half, bytes);
         case EDGEATTN_OP_ADDITIVE: return additive_workspace_bytes(r.dims, threads, bytes);
-        case EDGEATTN_OP_MHA: return mha_workspace_bytes(r.dims, threads, bytes);
-        case EDGEATTN_OP_KV_CACHE_STORE: return kv_store_workspace_bytes(r.dims, r.tokens, bytes);
-        case EDGEATTN_OP_KV_CACHE_ATTEND: return kv_attend_workspace_bytes(r.dims, threads, bytes);
+        case EDGEATTN_OP_MHA: return mha_workspace_bytes(r.dims, threads, half, bytes);
+        case EDGEATTN_OP_KV_CACHE_STORE: return kv_store_workspace_bytes(r.dims, r.tokens, half, bytes);
+        case EDGEATTN_OP_KV_CACHE_ATTEND: return kv_attend_workspace_bytes(r.dims, threads, half, bytes);
         case EDGEATTN_OP_DENSE: return dense_workspace_bytes(r.dense, threads, bytes);
         default: return EDGEATTN_ERR_OPTION_NOT_SUPPORTED;
     }

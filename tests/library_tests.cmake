@@ -195,6 +195,9 @@ edgeattn_doctest_test(test_rope_cache reference.cpp)
 # reference: label `long`, which the instrumented runs (valgrind, ASan,
 # TSan in .ci/hardening.sh) leave out.
 edgeattn_doctest_test(test_window_stream reference.cpp)
+# ONNX Attention's shapes: value heads of their own width (MHA and the KV
+# cache), projection-free MHA, fp16 tensors at the boundary, every path.
+edgeattn_doctest_test(test_attention_shapes reference.cpp)
 set_tests_properties(test_window_stream PROPERTIES LABELS long)
 
 # ONNX Attention's score semantics (scale, softcap, masking, weights

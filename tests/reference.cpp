@@ -217,29 +217,7 @@ void multi_head_attention_masked(std::size_t B, std::size_t Q, std::size_t K, st
                                  const double *queries, const double *keys, const double *values,
                                  const ValidLens &vl, const Mask &mask, const MhaWeights &W, double *out,
                                  double *w) {
-    const std::size_t dh = h / H, hkv = Hkv * dh, group = H / Hkv;
-    std::vector<double> pq(B * Q * h), pk(B * K * hkv), pv(B * K * hkv), concat(B * Q * h);
-    linear(B * Q, qs, h, queries, W.W_q, W.b_q, pq.data());
-    linear(B * K, ks, hkv, keys, W.W_k, W.b_k, pk.data());
-    linear(B * K, vs, hkv, values, W.W_v, W.b_v, pv.data());
-    std::vector<double> scores(K), probs(Q * K);
-    for (std::size_t b = 0; b < B; ++b)
-        for (std::size_t n = 0; n < H; ++n) {
-            const std::size_t g = n / group;
-            double *wb = w + (b * H + n) * Q * K;
-            for (std::size_t i = 0; i < Q; ++i) {
-                for (std::size_t j = 0; j < K; ++j) {
-                    double s = 0;
-                    for (std::size_t c = 0; c < dh; ++c)
-                        s += pq[(b * Q + i) * h + n * dh + c] * pk[(b * K + j) * hkv + g * dh + c];
-                    scores[j] = s;
-                }
-                mask.row(b, n, H, i, Q, K, dh, vl.of(b, i, Q, K), scores.data(), probs.data() + i * K, wb + i * K);
-            }
-            weighted_sum(Q, K, dh, probs.data(), pv.data() + b * K * hkv + g * dh, hkv,
-                         concat.data() + b * Q * h + n * dh, h);
-        }
-    linear(B * Q, h, h, concat.data(), W.W_o, W.b_o, out);
+    multi_head_attention_general({B, Q, K, qs, ks, vs, h, H, Hkv, h}, queries, keys, values, vl, mask, W, out, w);
 }
 
 void dot_product_attention_masked(std::size_t B, std::size_t Q, std::size_t K, std::size_t d, std::size_t v,
@@ -299,6 +277,57 @@ double half_value(std::uint16_t h) {
     if (e == 31) return m ? NAN : sign * INFINITY;
     if (e == 0) return sign * std::ldexp(m / 1024.0, -14);
     return sign * std::ldexp(1.0 + m / 1024.0, e - 15);
+}
+
+void multi_head_attention_general(const MhaSizes &z, const double *queries, const double *keys,
+                                  const double *values, const ValidLens &vl, const Mask &mask, const MhaWeights &W,
+                                  double *out, double *w) {
+    const std::size_t B = z.B, Q = z.Q, K = z.K, H = z.H, Hkv = z.Hkv ? z.Hkv : z.H;
+    const std::size_t h = z.h, hv = z.hv ? z.hv : z.h, dh = h / H, dv = hv / H;
+    const std::size_t hkv = Hkv * dh, hvkv = Hkv * dv, group = H / Hkv;
+    std::vector<double> pq(B * Q * h), pk(B * K * hkv), pv(B * K * hvkv), concat(B * Q * hv);
+    // A projection left out: the rows as given (as wide as its output).
+    auto project = [](std::size_t n, std::size_t in, std::size_t outs, const double *x, const double *Wm,
+                      const double *b, double *y) {
+        if (Wm)
+            linear(n, in, outs, x, Wm, b, y);
+        else
+            for (std::size_t i = 0; i < n * outs; ++i) y[i] = x[i];
+    };
+    project(B * Q, z.qs, h, queries, W.W_q, W.b_q, pq.data());
+    project(B * K, z.ks, hkv, keys, W.W_k, W.b_k, pk.data());
+    project(B * K, z.vs, hvkv, values, W.W_v, W.b_v, pv.data());
+    std::vector<double> dots(K), probs(Q * K), wrow(Q * K);
+    for (std::size_t b = 0; b < B; ++b)
+        for (std::size_t n = 0; n < H; ++n) {
+            const std::size_t g = n / group;
+            double *wb = w ? w + (b * H + n) * Q * K : wrow.data();
+            for (std::size_t i = 0; i < Q; ++i) {
+                for (std::size_t j = 0; j < K; ++j) {
+                    double s = 0;
+                    for (std::size_t c = 0; c < dh; ++c)
+                        s += pq[(b * Q + i) * h + n * dh + c] * pk[(b * K + j) * hkv + g * dh + c];
+                    dots[j] = s;
+                }
+                mask.row(b, n, H, i, Q, K, dh, vl.of(b, i, Q, K), dots.data(), probs.data() + i * K, wb + i * K);
+            }
+            weighted_sum(Q, K, dv, probs.data(), pv.data() + b * K * hvkv + g * dv, hvkv,
+                         concat.data() + b * Q * hv + n * dv, hv);
+        }
+    project(B * Q, hv, W.W_o ? h : hv, concat.data(), W.W_o, W.b_o, out);
+}
+
+double round_to_half(double x) {
+    if (std::isnan(x) || x == 0) return x;
+    const double a = std::fabs(x);
+    if (a >= 65520.0) return std::copysign(INFINITY, x);
+    int e = 0;
+    std::frexp(a, &e);                        // a = m 2^e, 0.5 <= m < 1
+    const int ulp_exp = (e - 1 < -14 ? -14 : e - 1) - 10;  // binary16 has 10 fraction bits
+    const double ulp = std::ldexp(1.0, ulp_exp);
+    const double q = a / ulp, f = std::floor(q);
+    double r = q - f > 0.5 || (q - f == 0.5 && std::fmod(f, 2.0) != 0) ? f + 1 : f;
+    return std::copysign(r * ulp, x);
 }
 
 } // namespace edgeattn_ref

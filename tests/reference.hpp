@@ -128,6 +128,26 @@ void positional_encoding_table(std::size_t max_len, std::size_t d, double *P);
 // (-1)^s 2^(e-15) (1 + m/1024), subnormal (-1)^s 2^-14 (m/1024), inf, NaN.
 double half_value(std::uint16_t h);
 
+// The sizes of multi_head_attention_general: hv the concatenated value
+// heads (0: h), each of dv = hv / H features; Hkv 0 means H.
+struct MhaSizes {
+    std::size_t B, Q, K, qs, ks, vs, h, H, Hkv, hv;
+};
+
+// Multi-head attention in ONNX Attention's general form: grouped-query
+// heads, value heads of dv = hv / H features (W_v (Hkv*dv, v), b_v (Hkv*dv),
+// W_o (h, hv)), valid_lens and a mask; a null matrix is a projection left
+// out, its rows as given: queries (B,Q,h), keys (B,K,Hkv*h/H), values
+// (B,K,Hkv*dv), and without W_o out is the concatenated heads (B,Q,hv).
+// out (B,Q,h or hv), w (B,H,Q,K) or nullptr.
+void multi_head_attention_general(const MhaSizes &z, const double *queries, const double *keys,
+                                  const double *values, const ValidLens &vl, const Mask &mask, const MhaWeights &W,
+                                  double *out, double *w);
+
+// x rounded to the nearest binary16 value, ties to even (beyond the
+// largest, +-inf), by the format's definition.
+double round_to_half(double x);
+
 } // namespace edgeattn_ref
 
 #endif

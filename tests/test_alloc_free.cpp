@@ -160,19 +160,19 @@ long allocations_of(Op op, bool &all_ok) {
 // library starts a thread team where it has OpenMP.
 struct problem {
     static constexpr std::size_t B = 2, Q = 96, K = 300, d = 64, dv = 48, h = 64, heads = 4;
-    edgeattn_attention_dims dims{B, Q, K, d, d, dv, h, heads, 0};
+    edgeattn_attention_dims dims{B, Q, K, d, d, dv, h, heads, 0, 0};
     std::vector<float> q = filled(B * Q * d, 1.0f), k = filled(B * K * d, 1.0f), v = filled(B * K * dv, 1.0f);
     std::vector<float> W_q = filled(h * d, 0.1f), W_k = filled(h * d, 0.1f), W_v = filled(h * dv, 0.1f),
                        W_o = filled(h * h, 0.1f), bias = filled(h, 0.5f), w_v = filled(h, 1.0f);
     std::vector<int32_t> lens = std::vector<int32_t>(B * Q, 250);
     edgeattn_valid_lens vl{EDGEATTN_VALID_LENS_PER_QUERY, lens.data()};
-    edgeattn_attention_options opt{vl, {}, {}};
+    edgeattn_attention_options opt{vl, {}, {}, EDGEATTN_DTYPE_F32};
     std::vector<float> out = std::vector<float>(B * Q * h), weights = std::vector<float>(B * heads * Q * K);
     std::vector<float> ws;
 
     problem() {
-        const edgeattn_attention_dims self{B, Q, Q, d, d, d, d, heads, 0};
-        const edgeattn_attention_dims cache_dims{B, 1, 400, d, d, dv, h, heads, 2};
+        const edgeattn_attention_dims self{B, Q, Q, d, d, d, d, heads, 0, 0};
+        const edgeattn_attention_dims cache_dims{B, 1, 400, d, d, dv, h, heads, 2, 0};
         // every call below: the largest of their workspaces
         const edgeattn_workspace_request calls[] = {
             request(EDGEATTN_OP_SDPA, dims),
@@ -202,7 +202,7 @@ TEST_CASE("the counting allocator sees allocations (the test can fail)") {
 
 TEST_CASE("every op allocates nothing in the steady state") {
     problem p;
-    const edgeattn_attention_dims self_dims{p.B, p.Q, p.Q, p.d, p.d, p.d, p.d, p.heads, 0};
+    const edgeattn_attention_dims self_dims{p.B, p.Q, p.Q, p.d, p.d, p.d, p.d, p.heads, 0, 0};
     const edgeattn_weights aw = fp32_weights(p.W_q.data(), p.W_k.data(), p.w_v.data(), nullptr);
     const edgeattn_weights mw = fp32_weights(p.W_q.data(), p.W_k.data(), p.W_v.data(), p.W_o.data(), p.bias.data(),
                                              p.bias.data(), p.bias.data(), p.bias.data());
@@ -283,10 +283,10 @@ TEST_CASE("every op allocates nothing in the steady state") {
         return edgeattn_mha(&p.dims, p.q.data(), p.k.data(), p.v.data(), &mw, &causal, p.ws.data(), p.ws_bytes(),
                             p.out.data(), nullptr);
     });
-    const edgeattn_attention_dims cache_dims{p.B, 1, 400, p.d, p.d, p.dv, p.h, p.heads, 2};
+    const edgeattn_attention_dims cache_dims{p.B, 1, 400, p.d, p.d, p.dv, p.h, p.heads, 2, 0};
     // W_k, W_v: first 32 rows (kv 2)
     const edgeattn_weights gw = fp32_weights(p.W_q.data(), p.W_k.data(), p.W_v.data(), p.W_o.data());
-    const edgeattn_kv_cache_config config{p.B, 2, p.h / p.heads, 400, EDGEATTN_DTYPE_F32, 0, 0};
+    const edgeattn_kv_cache_config config{p.B, 2, p.h / p.heads, 400, EDGEATTN_DTYPE_F32, 0, 0, 0};
     std::vector<float> cache_memory(edgeattn_kv_cache_memory_size(&config) / 4);
     edgeattn_kv_cache cache;
     REQUIRE(edgeattn_kv_cache_setup(&cache, &config, cache_memory.data(), cache_memory.size() * 4) == EDGEATTN_OK);
@@ -319,7 +319,7 @@ TEST_CASE("every op allocates nothing in the steady state") {
     REQUIRE(edgeattn_float_to_half(p.h * p.d, p.W_k.data(), h16.data()) == EDGEATTN_OK);
     const edgeattn_weight_matrix as_int8{EDGEATTN_DTYPE_INT8, q8.data(), q_scales.data()},
         as_half{EDGEATTN_DTYPE_F16, h16.data(), nullptr};
-    const edgeattn_attention_dims self_typed{p.B, p.Q, p.Q, p.d, p.d, p.d, p.h, p.heads, 0};
+    const edgeattn_attention_dims self_typed{p.B, p.Q, p.Q, p.d, p.d, p.d, p.h, p.heads, 0, 0};
     const edgeattn_weights tw{as_int8, as_half, as_int8, f32(p.W_o.data()), nullptr, nullptr, nullptr, nullptr};
     measure("mha, int8/fp16 weights", [&] {
         return edgeattn_mha(&self_typed, p.q.data(), p.q.data(), p.q.data(), &tw, &causal, p.ws.data(), p.ws_bytes(),
@@ -334,7 +334,7 @@ TEST_CASE("every op allocates nothing in the steady state") {
     measure("dense, fp16 weights", [&] {
         return edgeattn_dense(&ld, p.q.data(), &as_half, p.bias.data(), p.ws.data(), p.ws_bytes(), Y.data());
     });
-    const edgeattn_kv_cache_config config8{p.B, 2, p.h / p.heads, 400, EDGEATTN_DTYPE_INT8, 0, 0};
+    const edgeattn_kv_cache_config config8{p.B, 2, p.h / p.heads, 400, EDGEATTN_DTYPE_INT8, 0, 0, 0};
     std::vector<float> cache8_memory(edgeattn_kv_cache_memory_size(&config8) / 4);
     edgeattn_kv_cache cache8;
     REQUIRE(edgeattn_kv_cache_setup(&cache8, &config8, cache8_memory.data(), cache8_memory.size() * 4) == EDGEATTN_OK);

@@ -69,7 +69,7 @@ struct mha_model {
                 bd[0].data(), bd[1].data(), bd[2].data(), bd[3].data()};
     }
     edgeattn_attention_dims dims(std::size_t B, std::size_t Q, std::size_t K) const {
-        return {B, Q, K, q, k, v, h, H, Hkv};
+        return {B, Q, K, q, k, v, h, H, Hkv, 0};
     }
 };
 
@@ -216,7 +216,7 @@ TEST_CASE("dot-product attention with a causal mask over many keys matches the r
                                                ValidLens{}, mask, want.data(), want_w.data());
     const c_mask cm(mask);
     const edgeattn_attention_options opt = cm.options();
-    const edgeattn_attention_dims dims{B, Q, K, d, d, v, 0, 0, 0};
+    const edgeattn_attention_dims dims{B, Q, K, d, d, v, 0, 0, 0, 0};
     std::vector<float> ws(workspace_bytes(EDGEATTN_OP_SDPA, dims, 2) / 4);
     for (edgeattn_isa isa : paths()) {
         REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);
@@ -245,7 +245,7 @@ void check_decode(std::size_t B, std::size_t P, std::size_t steps, std::size_t s
     const edgeattn_attention_dims dims = model.dims(B, step > P ? step : P, capacity);
     std::vector<float> packed(edgeattn_mha_packed_size(&dims, &w) / 4);
     REQUIRE(edgeattn_mha_pack(&dims, &w, packed.data(), packed.size() * 4) == EDGEATTN_OK);
-    const edgeattn_kv_cache_config config{B, Hkv, h / H, capacity, EDGEATTN_DTYPE_F32, 0, 0};
+    const edgeattn_kv_cache_config config{B, Hkv, h / H, capacity, EDGEATTN_DTYPE_F32, 0, 0, 0};
     std::vector<float> memory(edgeattn_kv_cache_memory_size(&config) / 4);
     std::vector<float> ws_store(workspace_bytes(EDGEATTN_OP_KV_CACHE_STORE, dims, 1, dims.queries) / 4);
     std::vector<float> ws_attend(workspace_bytes(EDGEATTN_OP_KV_CACHE_ATTEND, dims, 2) / 4);
@@ -377,7 +377,7 @@ TEST_CASE("KV cache calls refuse bad input with their own status and write nothi
     const std::vector<float> x = random_floats(B * 8 * d, 62);
 
     auto memory_size = [](std::size_t batch, std::size_t kv_heads, std::size_t head_size, std::size_t capacity) {
-        const edgeattn_kv_cache_config c{batch, kv_heads, head_size, capacity, EDGEATTN_DTYPE_F32, 0, 0};
+        const edgeattn_kv_cache_config c{batch, kv_heads, head_size, capacity, EDGEATTN_DTYPE_F32, 0, 0, 0};
         return edgeattn_kv_cache_memory_size(&c);
     };
     CHECK(memory_size(B, Hkv, hs, 0) == 0);  // capacity 0
@@ -386,7 +386,7 @@ TEST_CASE("KV cache calls refuse bad input with their own status and write nothi
     CHECK(memory_size(SIZE_MAX / 2, 2, 2, 2) == 0);          // overflow
     CHECK(edgeattn_kv_cache_memory_size(nullptr) == 0);
 
-    const edgeattn_kv_cache_config config{B, Hkv, hs, cap, EDGEATTN_DTYPE_F32, 0, 0};
+    const edgeattn_kv_cache_config config{B, Hkv, hs, cap, EDGEATTN_DTYPE_F32, 0, 0, 0};
     const std::size_t cache_floats = edgeattn_kv_cache_memory_size(&config) / 4;
     const std::size_t store_floats = workspace_bytes(EDGEATTN_OP_KV_CACHE_STORE, dims, 1, 4) / 4;
     const std::size_t attend_floats = workspace_bytes(EDGEATTN_OP_KV_CACHE_ATTEND, dims, 1) / 4;
@@ -552,7 +552,7 @@ TEST_CASE("masked multi-head and dense layer calls refuse bad input and write no
     CHECK(edgeattn_mha(&dims, x.data(), x.data(), x.data(), &w, &ob, ws, ws_floats * 4, out, nullptr) ==
           EDGEATTN_ERR_OVERLAP);
     // dot product: one bias per head only
-    const edgeattn_attention_dims dot{B, Q, K, d, d, d, 0, 0, 0};
+    const edgeattn_attention_dims dot{B, Q, K, d, d, d, 0, 0, 0, 0};
     ob.mask.bias = bias.data();
     ob.mask.bias_heads = 2;
     CHECK(edgeattn_sdpa(&dot, x.data(), x.data(), x.data(), &ob, ws, ws_floats * 4, out, nullptr) ==

@@ -63,7 +63,7 @@ struct model {
     }
 };
 
-edgeattn_attention_dims mha_dims() { return {B, Q, K, qs, ks, vs, h, H, 0}; }
+edgeattn_attention_dims mha_dims() { return {B, Q, K, qs, ks, vs, h, H, 0, 0}; }
 
 // A workspace for one call on one thread (tokens: a cache store's).
 std::vector<float> workspace_for(edgeattn_op op, const edgeattn_attention_dims &d, std::size_t tokens = 0) {
@@ -74,7 +74,7 @@ std::vector<float> workspace_for(edgeattn_op op, const edgeattn_attention_dims &
 
 TEST_CASE("0.x workspace queries give the sizes of edgeattn_workspace_size") {
     const edgeattn_attention_dims d = mha_dims();
-    edgeattn_attention_dims dp = {B, Q, K, qs, 0, vs, 0, 0, 0};
+    edgeattn_attention_dims dp = {B, Q, K, qs, 0, vs, 0, 0, 0, 0};
     CHECK(edgeattn_dot_product_attention_workspace_size(&dp, 3) != 0);
     CHECK(edgeattn_dot_product_attention_workspace_size(&dp, 1) == workspace_for(EDGEATTN_OP_SDPA, dp).size() * 4);
     CHECK(edgeattn_additive_attention_workspace_size(&d, 1) == workspace_for(EDGEATTN_OP_ADDITIVE, d).size() * 4);
@@ -83,8 +83,8 @@ TEST_CASE("0.x workspace queries give the sizes of edgeattn_workspace_size") {
           workspace_for(EDGEATTN_OP_KV_CACHE_STORE, d, 2).size() * 4);
     CHECK(edgeattn_kv_cache_attention_workspace_size(&d, 1) ==
           workspace_for(EDGEATTN_OP_KV_CACHE_ATTEND, d).size() * 4);
-    const edgeattn_attention_dims self_short = {B, Q, 0, h, 0, 0, 0, H, 0};
-    const edgeattn_attention_dims self_full = {B, Q, Q, h, h, h, h, H, 0};
+    const edgeattn_attention_dims self_short = {B, Q, 0, h, 0, 0, 0, H, 0, 0};
+    const edgeattn_attention_dims self_full = {B, Q, Q, h, h, h, h, H, 0, 0};
     CHECK(edgeattn_self_attention_workspace_size(&self_short, 1) ==
           workspace_for(EDGEATTN_OP_MHA, self_full).size() * 4);
     const edgeattn_linear_dims ld = {B * Q, qs, h};
@@ -107,7 +107,7 @@ TEST_CASE("0.x attention names give the bits of the 1.0 calls and the float64 an
     rvl.lens = m.lens;
 
     SUBCASE("dot product") {
-        const edgeattn_attention_dims dp = {B, Q, K, ks, 0, vs, 0, 0, 0};
+        const edgeattn_attention_dims dp = {B, Q, K, ks, 0, vs, 0, 0, 0, 0};
         const std::vector<float> q = random_floats(B * Q * ks, 21);
         std::vector<float> ws = workspace_for(EDGEATTN_OP_SDPA, dp);
         std::vector<float> a(B * Q * vs), b(a.size()), aw(B * Q * K), bw(aw.size()), c(a.size());
@@ -211,8 +211,8 @@ TEST_CASE("0.x attention names give the bits of the 1.0 calls and the float64 an
         CHECK(rel_l2(packed_new.data(), want) <= 1e-5);
     }
     SUBCASE("self-attention with its short dims, given and packed") {
-        const edgeattn_attention_dims sd = {B, Q, 0, h, 0, 0, 0, H, 0};
-        const edgeattn_attention_dims full = {B, Q, Q, h, h, h, h, H, 0};
+        const edgeattn_attention_dims sd = {B, Q, 0, h, 0, 0, 0, H, 0, 0};
+        const edgeattn_attention_dims full = {B, Q, Q, h, h, h, h, H, 0, 0};
         const std::vector<float> X = random_floats(B * Q * h, 31);
         const std::vector<float> Wq = random_floats(h * h, 32, 0.5f), Wk = random_floats(h * h, 33, 0.5f);
         const std::vector<float> Wv = random_floats(h * h, 34, 0.5f), Wo = random_floats(h * h, 35, 0.5f);
@@ -246,9 +246,9 @@ TEST_CASE("0.x attention names give the bits of the 1.0 calls and the float64 an
 TEST_CASE("0.x KV cache names give the bits of the 1.0 calls") {
     const model m;
     const std::size_t cap = 6, Hkv = 1, T = 2;
-    edgeattn_attention_dims d = {1, 1, cap, qs, ks, vs, h, H, Hkv};
+    edgeattn_attention_dims d = {1, 1, cap, qs, ks, vs, h, H, Hkv, 0};
     const std::size_t hs = h / H;
-    const edgeattn_kv_cache_config config = {1, Hkv, hs, cap, EDGEATTN_DTYPE_INT8, 0, 0};
+    const edgeattn_kv_cache_config config = {1, Hkv, hs, cap, EDGEATTN_DTYPE_INT8, 0, 0, 0};
     const std::size_t bytes = edgeattn_kv_cache_memory_size(&config);
     REQUIRE(bytes != 0);
     CHECK(edgeattn_kv_cache_typed_size(1, Hkv, hs, cap, EDGEATTN_WEIGHTS_INT8) == bytes);
@@ -403,7 +403,7 @@ TEST_CASE("0.x C++ names: the fp32 constructors and cache members give the 1.0 m
     }
     {
         const std::size_t cap = 4, hs = h / H;
-        const edgeattn_attention_dims d = {1, 1, cap, qs, ks, vs, h, H, 0};
+        const edgeattn_attention_dims d = {1, 1, cap, qs, ks, vs, h, H, 0, 0};
         static edgeattn::KVCache<1, H, hs, cap> old_cache, cache;
         std::vector<float> store_ws = workspace_for(EDGEATTN_OP_KV_CACHE_STORE, d, 1);
         std::vector<float> attend_ws = workspace_for(EDGEATTN_OP_KV_CACHE_ATTEND, d);

@@ -60,7 +60,7 @@ void check_deterministic(const char *what, Op op) {
 
 TEST_CASE("multi-head attention: same bits for 1, 2 and 8 threads, with and without weights") {
     const size_t B = 4, Q = 70, K = 300, h = 64, heads = 4;
-    const edgeattn_attention_dims dims{B, Q, K, 48, 40, 56, h, heads, 0};
+    const edgeattn_attention_dims dims{B, Q, K, 48, 40, 56, h, heads, 0, 0};
     const auto q = random_floats(B * Q * 48, 1), k = random_floats(B * K * 40, 2), v = random_floats(B * K * 56, 3);
     const auto W_q = random_floats(h * 48, 4, 0.2f), W_k = random_floats(h * 40, 5, 0.2f),
                W_v = random_floats(h * 56, 6, 0.2f), W_o = random_floats(h * h, 7, 0.2f), bias = random_floats(h, 8);
@@ -88,7 +88,7 @@ TEST_CASE("dot-product and additive attention, softmax, positional add: same bit
     const edgeattn_valid_lens vl{EDGEATTN_VALID_LENS_PER_BATCH, lens.data()};
     const edgeattn_attention_options opt = options_of(&vl, nullptr);
 
-    const edgeattn_attention_dims dot_dims{B, Q, K, d, d, dv, 0, 0, 0};
+    const edgeattn_attention_dims dot_dims{B, Q, K, d, d, dv, 0, 0, 0, 0};
     std::vector<float> dot_ws(workspace_bytes(EDGEATTN_OP_SDPA, dot_dims, 8) / sizeof(float));
     check_deterministic("dot product", [&] {
         std::vector<float> out(B * Q * dv), attn(B * Q * K), out_streaming(B * Q * dv);
@@ -99,7 +99,7 @@ TEST_CASE("dot-product and additive attention, softmax, positional add: same bit
         return std::vector<std::vector<float>>{out, attn, out_streaming};
     });
 
-    const edgeattn_attention_dims add_dims{B, Q, K, d, d, dv, hidden, 0, 0};
+    const edgeattn_attention_dims add_dims{B, Q, K, d, d, dv, hidden, 0, 0, 0};
     const auto W_q = random_floats(hidden * d, 14), W_k = random_floats(hidden * d, 15), w_v = random_floats(hidden, 16);
     const edgeattn_weights aw = fp32_weights(W_q.data(), W_k.data(), w_v.data(), nullptr);
     std::vector<float> add_ws(workspace_bytes(EDGEATTN_OP_ADDITIVE, add_dims, 8) / sizeof(float));
@@ -136,7 +136,7 @@ TEST_CASE("self-attention, per-query softmax, sequence mask, positional table, C
     const edgeattn_weights w =
         fp32_weights(W_q.data(), W_k.data(), W_v.data(), W_o.data(), bias.data(), nullptr, bias.data());
     // self-attention: X as queries, keys and values
-    const edgeattn_attention_dims dims{B, n, n, d, d, d, d, heads, 0};
+    const edgeattn_attention_dims dims{B, n, n, d, d, d, d, heads, 0, 0};
     std::vector<int32_t> lens(B * n);
     for (size_t i = 0; i < lens.size(); ++i) lens[i] = static_cast<int32_t>((i * 53) % (n + 9));
     const edgeattn_valid_lens vl{EDGEATTN_VALID_LENS_PER_QUERY, lens.data()};
@@ -174,11 +174,11 @@ TEST_CASE("self-attention, per-query softmax, sequence mask, positional table, C
 
 TEST_CASE("decoder: causal masked MHA with GQA and bias, and KV-cache decode steps: same bits for any thread count") {
     const size_t B = 2, Q = 300, h = 64, heads = 4, kv = 2, d = 32;
-    const edgeattn_attention_dims dims{B, Q, Q, d, d, d, h, heads, kv};
+    const edgeattn_attention_dims dims{B, Q, Q, d, d, d, h, heads, kv, 0};
     const auto x = random_floats(B * Q * d, 11), W_q = random_floats(h * d, 12, 0.2f), W_kv = random_floats(32 * d, 13, 0.2f),
                W_o = random_floats(h * h, 14, 0.2f), bias = random_floats(heads * Q * Q, 15);
     const edgeattn_weights w = fp32_weights(W_q.data(), W_kv.data(), W_kv.data(), W_o.data());
-    const edgeattn_attention_mask mask{1, EDGEATTN_KEY_RANGES_NONE, nullptr, bias.data(), 1, heads, 0, 0};
+    const edgeattn_attention_mask mask{1, EDGEATTN_KEY_RANGES_NONE, nullptr, bias.data(), 1, heads, 0, 0, EDGEATTN_ALIGN_BOTTOM_RIGHT, 0, 0.0f};
     const edgeattn_attention_options masked = options_of(nullptr, &mask);
     std::vector<float> ws(workspace_bytes(EDGEATTN_OP_MHA, dims, 8) / sizeof(float));
     check_deterministic("masked mha", [&] {
@@ -188,8 +188,8 @@ TEST_CASE("decoder: causal masked MHA with GQA and bias, and KV-cache decode ste
         return std::vector<std::vector<float>>{out};
     });
     const size_t capacity = 320;
-    const edgeattn_attention_dims cache_dims{B, 3, capacity, d, d, d, h, heads, kv};
-    const edgeattn_kv_cache_config config{B, kv, h / heads, capacity, EDGEATTN_DTYPE_F32, 0, 0};
+    const edgeattn_attention_dims cache_dims{B, 3, capacity, d, d, d, h, heads, kv, 0};
+    const edgeattn_kv_cache_config config{B, kv, h / heads, capacity, EDGEATTN_DTYPE_F32, 0, 0, 0};
     std::vector<float> memory(edgeattn_kv_cache_memory_size(&config) / 4);
     std::vector<float> cws(workspace_bytes(EDGEATTN_OP_KV_CACHE_STORE, cache_dims, 8, Q) / 4 +
                            workspace_bytes(EDGEATTN_OP_KV_CACHE_ATTEND, cache_dims, 8) / 4);
@@ -201,7 +201,7 @@ TEST_CASE("decoder: causal masked MHA with GQA and bias, and KV-cache decode ste
         std::vector<float> step(B * 3 * d, 0.25f), out(B * 3 * h), attn(B * heads * 3 * capacity);
         REQUIRE(edgeattn_kv_cache_store(&cache, &cache_dims, 3, step.data(), step.data(), &w, nullptr, cws.data(),
                                         cws.size() * 4) == EDGEATTN_OK);
-        const edgeattn_attention_mask causal_mask{1, EDGEATTN_KEY_RANGES_NONE, nullptr, nullptr, 0, 0, 0, 0};
+        const edgeattn_attention_mask causal_mask{1, EDGEATTN_KEY_RANGES_NONE, nullptr, nullptr, 0, 0, 0, 0, EDGEATTN_ALIGN_BOTTOM_RIGHT, 0, 0.0f};
         const edgeattn_attention_options causal = options_of(nullptr, &causal_mask);
         REQUIRE(edgeattn_kv_cache_attend(&cache, &cache_dims, step.data(), &w, &causal, cws.data(), cws.size() * 4,
                                          out.data(), attn.data()) == EDGEATTN_OK);
@@ -211,7 +211,7 @@ TEST_CASE("decoder: causal masked MHA with GQA and bias, and KV-cache decode ste
 
 TEST_CASE("reduced precision: int8 / fp16 weights and an int8 KV cache give the same bits for any thread count") {
     const size_t B = 2, Q = 200, h = 64, heads = 4, kv = 2, d = 32, capacity = 210;
-    const edgeattn_attention_dims dims{B, Q, Q, d, d, d, h, heads, kv};
+    const edgeattn_attention_dims dims{B, Q, Q, d, d, d, h, heads, kv, 0};
     const auto x = random_floats(B * Q * d, 21), W_q = random_floats(h * d, 22, 0.2f), W_kv = random_floats(32 * d, 23, 0.2f),
                W_o = random_floats(h * h, 24, 0.2f);
     std::vector<std::int8_t> q8(h * d), o8(h * h);
@@ -225,7 +225,7 @@ TEST_CASE("reduced precision: int8 / fp16 weights and an int8 KV cache give the 
                              {EDGEATTN_DTYPE_F16, kv16.data(), nullptr},
                              {EDGEATTN_DTYPE_INT8, o8.data(), o_scales.data()},
                              nullptr, nullptr, nullptr, nullptr};
-    const edgeattn_attention_mask causal_mask{1, EDGEATTN_KEY_RANGES_NONE, nullptr, nullptr, 0, 0, 0, 0};
+    const edgeattn_attention_mask causal_mask{1, EDGEATTN_KEY_RANGES_NONE, nullptr, nullptr, 0, 0, 0, 0, EDGEATTN_ALIGN_BOTTOM_RIGHT, 0, 0.0f};
     const edgeattn_attention_options causal = options_of(nullptr, &causal_mask);
     std::vector<float> ws(workspace_bytes(EDGEATTN_OP_MHA, dims, 8) / sizeof(float));
     check_deterministic("int8 / fp16 mha", [&] {
@@ -234,8 +234,8 @@ TEST_CASE("reduced precision: int8 / fp16 weights and an int8 KV cache give the 
                              out.data(), nullptr) == EDGEATTN_OK);
         return std::vector<std::vector<float>>{out};
     });
-    const edgeattn_attention_dims cache_dims{B, 3, capacity, d, d, d, h, heads, kv};
-    const edgeattn_kv_cache_config config{B, kv, h / heads, capacity, EDGEATTN_DTYPE_INT8, 0, 0};
+    const edgeattn_attention_dims cache_dims{B, 3, capacity, d, d, d, h, heads, kv, 0};
+    const edgeattn_kv_cache_config config{B, kv, h / heads, capacity, EDGEATTN_DTYPE_INT8, 0, 0, 0};
     std::vector<float> memory(edgeattn_kv_cache_memory_size(&config) / 4);
     std::vector<float> cws(workspace_bytes(EDGEATTN_OP_KV_CACHE_STORE, cache_dims, 8, Q) / 4 +
                            workspace_bytes(EDGEATTN_OP_KV_CACHE_ATTEND, cache_dims, 8) / 4);
@@ -279,7 +279,7 @@ TEST_CASE("softmax rows cut at other places by other thread counts: same bits") 
     for (size_t i = 0; i < queries; ++i) qlens[i] = static_cast<int32_t>(i < 36 ? 100 + 50 * i : i - 30);
     const edgeattn_valid_lens qvl{EDGEATTN_VALID_LENS_PER_QUERY, qlens.data()};
     const edgeattn_attention_options qopt = options_of(&qvl, nullptr);
-    const edgeattn_attention_dims dims{1, queries, keys, d, d, d, 0, 0, 0};
+    const edgeattn_attention_dims dims{1, queries, keys, d, d, d, 0, 0, 0, 0};
     std::vector<float> ws(workspace_bytes(EDGEATTN_OP_SDPA, dims, 8) / sizeof(float));
     check_deterministic("dot product with weights, queries cut at 24", [&] {
         std::vector<float> out(queries * d), attn(queries * keys);

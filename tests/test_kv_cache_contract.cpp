@@ -47,7 +47,7 @@ std::string storage_name(edgeattn_dtype t) {
 
 edgeattn_kv_cache_config cache_config(std::size_t B, std::size_t Hkv, std::size_t hs, std::size_t cap,
                                       edgeattn_dtype storage = EDGEATTN_DTYPE_F32) {
-    return {B, Hkv, hs, cap, storage, 0, 0};
+    return {B, Hkv, hs, cap, storage, 0, 0, 0};
 }
 
 std::size_t cache_bytes_of(std::size_t B, std::size_t Hkv, std::size_t hs, std::size_t cap,
@@ -104,7 +104,7 @@ struct model {
         packed.resize(edgeattn_mha_packed_size(&dm, &w) / 4);
         REQUIRE(edgeattn_mha_pack(&dm, &w, packed.data(), packed.size() * 4) == EDGEATTN_OK);
     }
-    edgeattn_attention_dims dims(std::size_t B, std::size_t Q, std::size_t K) const { return {B, Q, K, d, d, d, h, H, Hkv}; }
+    edgeattn_attention_dims dims(std::size_t B, std::size_t Q, std::size_t K) const { return {B, Q, K, d, d, d, h, H, Hkv, 0}; }
     edgeattn_weights plain() const {
         return fp32_weights(W[0].data(), W[1].data(), W[2].data(), W[3].data(), b[0].data(), b[1].data(),
                             b[2].data(), b[3].data());
@@ -162,7 +162,7 @@ bool same_bytes(const std::vector<float> &x, const std::vector<float> &y) {
 }
 
 TEST_CASE("cache struct, dims, options and weights may sit in the workspace or an output of every cache call") {
-    const std::size_t B = 2, T = 5, Q = 5, d = 8, h = 16, H = 4, Hkv = 2, hs = h / H, cap = 7;
+    const std::size_t B = 2, T = 5, Q = 5, d = 8, h = 20, H = 4, Hkv = 2, hs = h / H, cap = 7;
     const model m(d, h, H, Hkv, 101);
     const std::vector<float> x = random_floats(B * T * d, 102), xq = random_floats(B * Q * d, 103);
     const edgeattn_attention_dims store_dims = m.dims(B, T, cap), attend_dims = m.dims(B, Q, cap);
@@ -420,7 +420,7 @@ struct identity_cache {
         memory.resize(cache_bytes_of(1, 1, hs, cap, storage) / 4);
         REQUIRE(setup(&cache, 1, 1, hs, cap, storage, memory.data(), memory.size() * 4) == EDGEATTN_OK);
     }
-    edgeattn_attention_dims dims(std::size_t n) const { return {1, n, cap, hs, hs, hs, hs, 1, 1}; }
+    edgeattn_attention_dims dims(std::size_t n) const { return {1, n, cap, hs, hs, hs, hs, 1, 1, 0}; }
     edgeattn_weights weights(const float *b_k = nullptr, const float *b_v = nullptr) const {
         return fp32_weights(eye.data(), eye.data(), eye.data(), eye.data(), nullptr, b_k, b_v);
     }

@@ -36,7 +36,7 @@ static_assert(sizeof(Cache) <= kv_floats * sizeof(float) + B * sizeof(int32_t) +
               "the cache holds nothing but its memory (three 64-byte aligned parts) and the C struct");
 
 edgeattn_attention_dims dims_for(std::size_t queries) {
-    return {B, queries, Capacity, D, D, D, D, Heads, KvHeads};
+    return {B, queries, Capacity, D, D, D, D, Heads, KvHeads, 0};
 }
 
 std::vector<float> random_floats(std::size_t n, std::mt19937 &rng, float scale) {
@@ -278,7 +278,7 @@ template <std::size_t Bt, std::size_t Kv, std::size_t Hs, std::size_t Cap>
 void check_memory_size() {
     INFO("KVCache<" << Bt << ", " << Kv << ", " << Hs << ", " << Cap << ">");
     using C = edgeattn::KVCache<Bt, Kv, Hs, Cap>;
-    const edgeattn_kv_cache_config config{Bt, Kv, Hs, Cap, EDGEATTN_DTYPE_F32, 0, 0};
+    const edgeattn_kv_cache_config config{Bt, Kv, Hs, Cap, EDGEATTN_DTYPE_F32, 0, 0, 0};
     const std::size_t c_bytes = edgeattn_kv_cache_memory_size(&config);
     REQUIRE(c_bytes > 0);
     CHECK(C::memory_bytes == c_bytes);
@@ -319,7 +319,7 @@ TEST_CASE("KVCache with a window and a rope: the C calls' bits") {
     constexpr std::size_t B = 2, Hkv = 1, hs = 4, cap = 6, W = 4, S = 2, h = 8, d = 8;
     auto cache = std::make_unique<edgeattn::KVCache<B, Hkv, hs, cap, W, S>>();
     REQUIRE(cache->init_status() == EDGEATTN_OK);
-    const edgeattn_kv_cache_config config{B, Hkv, hs, cap, EDGEATTN_DTYPE_F32, W, S};
+    const edgeattn_kv_cache_config config{B, Hkv, hs, cap, EDGEATTN_DTYPE_F32, W, S, 0};
     std::vector<float> memory(edgeattn_kv_cache_memory_size(&config) / 4);
     edgeattn_kv_cache c{};
     REQUIRE(edgeattn_kv_cache_setup(&c, &config, memory.data(), memory.size() * 4) == EDGEATTN_OK);
@@ -339,7 +339,7 @@ TEST_CASE("KVCache with a window and a rope: the C calls' bits") {
     std::vector<float> ws(1 << 14);
     for (unsigned step = 0; step < 9; ++step) {
         const std::size_t T = step == 0 ? 3 : 1;
-        const edgeattn_attention_dims dims{B, T, cap, d, d, d, h, 2, Hkv};
+        const edgeattn_attention_dims dims{B, T, cap, d, d, d, h, 2, Hkv, 0};
         const std::vector<float> x = random_floats(B * T * d, rng, 1.0f);
         std::vector<float> a(B * T * h), b(B * T * h);
         REQUIRE(cache->store(&dims, T, x.data(), x.data(), &w, ws.data(), ws.size() * 4, &store_options) ==

@@ -111,7 +111,7 @@ struct dot_result {
 dot_result dot_attention(std::size_t B, std::size_t Q, std::size_t K, std::size_t d, std::size_t dv,
                          const std::vector<float> &q, const std::vector<float> &k, const std::vector<float> &v,
                          const std::vector<std::int32_t> &lens, bool with_weights) {
-    const edgeattn_attention_dims dims{B, Q, K, d, d, dv, 0, 0, 0};
+    const edgeattn_attention_dims dims{B, Q, K, d, d, dv, 0, 0, 0, 0};
     edgeattn_attention_options options{};
     options.valid_lens = {EDGEATTN_VALID_LENS_PER_QUERY, lens.data()};
     std::vector<float> ws(workspace_bytes(EDGEATTN_OP_SDPA, dims, 1) / sizeof(float));
@@ -364,7 +364,7 @@ TEST_CASE("multi-head and additive attention: a NaN in a query row stays in that
     edgeattn_ref::additive_attention(B, Q, K, qs, ks, vs, h, qd.data(), kd.data(), vd.data(), vl, Wq.data(),
                                      Wk.data(), wv.data(), add_out.data(), add_w.data());
 
-    const edgeattn_attention_dims dims{B, Q, K, qs, ks, vs, h, heads, 0};
+    const edgeattn_attention_dims dims{B, Q, K, qs, ks, vs, h, heads, 0, 0};
     const edgeattn_weights mw = fp32_weights(W_q.data(), W_k.data(), W_v.data(), W_o.data());
     const edgeattn_weights aw = fp32_weights(W_q.data(), W_k.data(), w_v.data(), nullptr);
     // One workspace for both calls: the larger of their sizes.

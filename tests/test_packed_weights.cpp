@@ -46,14 +46,14 @@ bool all_pattern(const std::vector<float> &v) {
 // biases b_q and b_o, per-batch valid lengths; 24 query rows and 18 key
 // rows, so both the few-rows and the many-rows products run.
 struct Problem {
-    edgeattn_attention_dims dims{3, 8, 6, 12, 10, 7, 40, 4, 0};
+    edgeattn_attention_dims dims{3, 8, 6, 12, 10, 7, 40, 4, 0, 0};
     std::vector<float> q = random_floats(3 * 8 * 12, 1, 1.0f), k = random_floats(3 * 6 * 10, 2, 1.0f),
                        v = random_floats(3 * 6 * 7, 3, 1.0f);
     std::vector<float> W[4] = {random_floats(40 * 12, 4, 0.3f), random_floats(40 * 10, 5, 0.3f),
                                random_floats(40 * 7, 6, 0.3f), random_floats(40 * 40, 7, 0.15f)};
     std::vector<float> b_q = random_floats(40, 8, 0.1f), b_o = random_floats(40, 9, 0.1f);
     std::vector<std::int32_t> lens{6, 2, 0};
-    edgeattn_attention_options options{{EDGEATTN_VALID_LENS_PER_BATCH, lens.data()}, {}, {}};
+    edgeattn_attention_options options{{EDGEATTN_VALID_LENS_PER_BATCH, lens.data()}, {}, {}, EDGEATTN_DTYPE_F32};
     edgeattn_weights weights =
         fp32_weights(W[0].data(), W[1].data(), W[2].data(), W[3].data(), b_q.data(), nullptr, nullptr, b_o.data());
     std::vector<float> workspace = std::vector<float>(workspace_bytes(EDGEATTN_OP_MHA, dims, 8) / 4);
@@ -169,7 +169,7 @@ TEST_CASE("edgeattn_mha_packed refuses weights packed for something else and wri
     CHECK(packed == before);
 
     // Self-attention (X as queries, keys and values) checks the same way.
-    edgeattn_attention_dims self{2, 5, 5, 16, 16, 16, 16, 4, 0};
+    edgeattn_attention_dims self{2, 5, 5, 16, 16, 16, 16, 4, 0, 0};
     std::vector<float> X(2 * 5 * 16, 0.25f), out(2 * 5 * 16, kPattern);
     std::vector<float> ws(workspace_bytes(EDGEATTN_OP_MHA, self, 1) / 4);
     CHECK(edgeattn_mha_packed(&self, X.data(), X.data(), X.data(), packed.data(), bytes, nullptr, ws.data(),
@@ -198,7 +198,7 @@ TEST_CASE("weights packed once serve every kernel path") {
 
 TEST_CASE("packed-weight results are bitwise the same for 1, 2 and 8 threads") {
     Problem p;
-    p.dims = {4, 40, 40, 12, 10, 7, 40, 4, 0};  // big enough for a thread team
+    p.dims = {4, 40, 40, 12, 10, 7, 40, 4, 0, 0};  // big enough for a thread team
     p.q = random_floats(4 * 40 * 12, 11, 1.0f);
     p.k = random_floats(4 * 40 * 10, 12, 1.0f);
     p.v = random_floats(4 * 40 * 7, 13, 1.0f);

@@ -40,13 +40,13 @@ using edgeattn_ref::half_value;
 // Bytes of KV cache memory for a config of these sizes and storage.
 std::size_t cache_memory_size(std::size_t B, std::size_t Hkv, std::size_t head_size, std::size_t capacity,
                               edgeattn_dtype storage) {
-    const edgeattn_kv_cache_config config{B, Hkv, head_size, capacity, storage, 0, 0};
+    const edgeattn_kv_cache_config config{B, Hkv, head_size, capacity, storage, 0, 0, 0};
     return edgeattn_kv_cache_memory_size(&config);
 }
 
 edgeattn_status cache_setup(edgeattn_kv_cache &cache, std::size_t B, std::size_t Hkv, std::size_t head_size,
                             std::size_t capacity, edgeattn_dtype storage, void *memory, std::size_t bytes) {
-    const edgeattn_kv_cache_config config{B, Hkv, head_size, capacity, storage, 0, 0};
+    const edgeattn_kv_cache_config config{B, Hkv, head_size, capacity, storage, 0, 0, 0};
     return edgeattn_kv_cache_setup(&cache, &config, memory, bytes);
 }
 
@@ -255,7 +255,7 @@ struct typed_mha {
                 bd[0].data(),      bd[1].data(),      bd[2].data(),      bd[3].data()};
     }
     edgeattn_attention_dims dims(std::size_t B, std::size_t Q, std::size_t K) const {
-        return {B, Q, K, q, q, q, h, H, Hkv};
+        return {B, Q, K, q, q, q, h, H, Hkv, 0};
     }
 };
 
@@ -613,7 +613,7 @@ TEST_CASE("additive attention with int8 / fp16 W_q, W_k matches float64 with the
             const std::vector<double> qd = widen(q), kd = widen(k), vd = widen(v), wvd = widen(wv);
             edgeattn_ref::additive_attention(s.B, s.Q, s.K, s.q, s.k, s.v, s.h, qd.data(), kd.data(), vd.data(), vl,
                                              Wq.exact.data(), Wk.exact.data(), wvd.data(), want.data(), want_w.data());
-            const edgeattn_attention_dims dims = {s.B, s.Q, s.K, s.q, s.k, s.v, s.h, 0, 0};
+            const edgeattn_attention_dims dims = {s.B, s.Q, s.K, s.q, s.k, s.v, s.h, 0, 0, 0};
             edgeattn_weights w{};
             w.W_q = Wq.matrix();
             w.W_k = Wk.matrix();

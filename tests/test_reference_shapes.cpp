@@ -192,7 +192,7 @@ TEST_CASE("dot_product_attention against the reference") {
         std::vector<double> out(s.B * s.Q * s.v), w(s.B * s.Q * s.K);
         edgeattn_ref::dot_product_attention(s.B, s.Q, s.K, s.d, s.v, q.data(), k.data(), v.data(), l.ref, out.data(),
                                             w.data());
-        edgeattn_attention_dims dims{s.B, s.Q, s.K, s.d, s.d, s.v, 0, 0, 0};
+        edgeattn_attention_dims dims{s.B, s.Q, s.K, s.d, s.d, s.v, 0, 0, 0, 0};
         std::vector<float> qf = f32(q), kf = f32(k), vf = f32(v);
         for (std::size_t threads : kThreadCounts)
             for (bool want_w : {true, false}) {
@@ -233,7 +233,7 @@ TEST_CASE("additive_attention against the reference") {
         std::vector<double> out(s.B * s.Q * s.v), w(s.B * s.Q * s.K);
         edgeattn_ref::additive_attention(s.B, s.Q, s.K, s.q, s.k, s.v, s.h, q.data(), k.data(), v.data(), l.ref,
                                          Wq.data(), Wk.data(), wv.data(), out.data(), w.data());
-        edgeattn_attention_dims dims{s.B, s.Q, s.K, s.q, s.k, s.v, s.h, 0, 0};
+        edgeattn_attention_dims dims{s.B, s.Q, s.K, s.q, s.k, s.v, s.h, 0, 0, 0};
         std::vector<float> qf = f32(q), kf = f32(k), vf = f32(v), Wqf = f32(Wq), Wkf = f32(Wk), wvf = f32(wv);
         const edgeattn_weights W = test_calls::fp32_weights(Wqf.data(), Wkf.data(), wvf.data(), nullptr);
         const edgeattn_attention_options options = options_of(&l.api, nullptr);
@@ -313,7 +313,7 @@ TEST_CASE("multi_head_attention against the reference") {
         std::vector<double> out(s.B * s.Q * s.h), w(s.B * s.H * s.Q * s.K);
         edgeattn_ref::multi_head_attention(s.B, s.Q, s.K, s.q, s.k, s.v, s.h, s.H, q.data(), k.data(), v.data(), l.ref,
                                            m.ref, out.data(), w.data());
-        edgeattn_attention_dims dims{s.B, s.Q, s.K, s.q, s.k, s.v, s.h, s.H, 0};
+        edgeattn_attention_dims dims{s.B, s.Q, s.K, s.q, s.k, s.v, s.h, s.H, 0, 0};
         std::vector<float> qf = f32(q), kf = f32(k), vf = f32(v);
         // The same weights packed once (edgeattn_mha_pack).
         Workspace packed(edgeattn_mha_packed_size(&dims, &m.api));
@@ -415,7 +415,7 @@ TEST_CASE("self-attention (after positional encoding) against the reference") {
         std::vector<double> out(s.B * s.n * s.d), w(s.B * s.H * s.n * s.n);
         edgeattn_ref::multi_head_attention(s.B, s.n, s.n, s.d, s.d, s.d, s.d, s.H, Xpd.data(), Xpd.data(), Xpd.data(),
                                            l.ref, m.ref, out.data(), w.data());
-        edgeattn_attention_dims dims{s.B, s.n, s.n, s.d, s.d, s.d, s.d, s.H, 0};
+        edgeattn_attention_dims dims{s.B, s.n, s.n, s.d, s.d, s.d, s.d, s.H, 0, 0};
         const edgeattn_attention_options options = options_of(&l.api, nullptr);
         for (std::size_t threads : kThreadCounts)
             for (bool want_w : {true, false}) {
@@ -524,7 +524,7 @@ TEST_CASE("causal self-attention through edgeattn_mha with int8 / fp16 weights a
             edgeattn_ref::multi_head_attention_masked(s.B, s.n, s.n, s.d, s.d, s.d, s.d, s.H, s.H, X.data(), X.data(),
                                                       X.data(), l.ref, causal, ref_w, out.data(), w.data());
 
-            const edgeattn_attention_dims dims{s.B, s.n, s.n, s.d, s.d, s.d, s.d, s.H, 0};
+            const edgeattn_attention_dims dims{s.B, s.n, s.n, s.d, s.d, s.d, s.d, s.H, 0, 0};
             edgeattn_weights weights{};
             weights.W_q = W[0].matrix();
             weights.W_k = W[1].matrix();
@@ -628,7 +628,7 @@ TEST_CASE("additive attention with a mask and int8 / fp16 W_q, W_k, w_v against 
                                                     l.ref, mask, Wq.exact.data(), Wk.exact.data(), wv.exact.data(),
                                                     out.data(), w.data());
 
-            const edgeattn_attention_dims dims{s.B, s.Q, s.K, s.q, s.k, s.v, s.h, 0, 0};
+            const edgeattn_attention_dims dims{s.B, s.Q, s.K, s.q, s.k, s.v, s.h, 0, 0, 0};
             edgeattn_weights W{};
             W.W_q = Wq.matrix();
             W.W_k = Wk.matrix();
@@ -757,15 +757,18 @@ Mask golden_mask(const edgeattn_conform::Case &c, std::size_t row0, std::size_t 
 struct GoldenMha {
     std::vector<double> W[4], b[4];
     bool bias = false;
+    bool projection_free = false;  // no matrices: the rows as given
     explicit GoldenMha(const edgeattn_conform::Case &c) {
         const char *wn[4] = {"W_q", "W_k", "W_v", "W_o"}, *bn[4] = {"b_q", "b_k", "b_v", "b_o"};
         bias = param(c, "bias") != 0;
-        for (int i = 0; i < 4; ++i) {
+        projection_free = c.find_param("projection_free") && param(c, "projection_free") != 0;
+        for (int i = 0; i < 4 && !projection_free; ++i) {
             W[i] = input(c, wn[i]);
             if (bias) b[i] = input(c, bn[i]);
         }
     }
     edgeattn_ref::MhaWeights weights() const {
+        if (projection_free) return {nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
         return {W[0].data(), W[1].data(), W[2].data(), W[3].data(), bias ? b[0].data() : nullptr,
                 bias ? b[1].data() : nullptr, bias ? b[2].data() : nullptr, bias ? b[3].data() : nullptr};
     }
@@ -830,6 +833,9 @@ std::vector<double> reference_decode(const edgeattn_conform::Case &c, const std:
     const std::size_t B = dim(c, "X", 0), T = dim(c, "X", 1), d = dim(c, "X", 2);
     const std::size_t h = param(c, "num_hiddens"), H = param(c, "num_heads"), Hkv = param(c, "num_kv_heads");
     const std::size_t hs = h / H, h_kv = Hkv * hs;
+    // Value heads of their own width: hv (0: h), hv_kv = Hkv * hv / H.
+    const std::size_t hv = c.find_param("value_hiddens") && param(c, "value_hiddens") ? param(c, "value_hiddens") : h;
+    const std::size_t hv_kv = Hkv * (hv / H);
     const std::size_t capacity = param(c, "capacity");
     const std::size_t window = static_cast<std::size_t>(param_or(c, "window", 0));
     const std::size_t sinks = static_cast<std::size_t>(param_or(c, "sinks", 0));
@@ -844,12 +850,13 @@ std::vector<double> reference_decode(const edgeattn_conform::Case &c, const std:
         Wq = W.W[0], Wk = W.W[1], Wv = W.W[2], Wo = W.W[3];
         if (W.bias) bq = W.b[0], bk = W.b[1], bv = W.b[2], bo = W.b[3];
     }
-    const std::vector<double> Iq = identity(h), Ik = identity(h_kv);
-    const edgeattn_ref::MhaWeights attend_weights{Iq.data(), Ik.data(), Ik.data(), Wo.data(),
-                                                  nullptr,   nullptr,   nullptr,   bo.empty() ? nullptr : bo.data()};
+    // The rows are projected (and rotated) below: the attend leaves its
+    // projections out but W_o.
+    const edgeattn_ref::MhaWeights attend_weights{nullptr, nullptr, nullptr, Wo.data(),
+                                                  nullptr, nullptr, nullptr, bo.empty() ? nullptr : bo.data()};
     // Every token's projections (B*T rows); its rotation waits for its position.
     const std::vector<double> Qp = project(X, B * T, d, Wq, bq, h), Kp = project(X, B * T, d, Wk, bk, h_kv),
-                              Vp = project(X, B * T, d, Wv, bv, h_kv);
+                              Vp = project(X, B * T, d, Wv, bv, hv_kv);
     std::vector<double> status;
     std::vector<std::size_t> held, where;  // tokens and their stream positions, in the order attention reads them
     std::size_t t0 = 0, stream = 0;
@@ -877,15 +884,16 @@ std::vector<double> reference_decode(const edgeattn_conform::Case &c, const std:
         }
         const std::size_t K = held.size();
         for (std::size_t b = 0; b < B; ++b) {
-            std::vector<double> queries(n * h), keys(K * h_kv), values(K * h_kv), o(n * h), w(H * n * K);
+            std::vector<double> queries(n * h), keys(K * h_kv), values(K * hv_kv), o(n * h), w(H * n * K);
             for (std::size_t t = 0; t < n; ++t) {
                 std::copy_n(Qp.begin() + static_cast<std::ptrdiff_t>((b * T + t0 + t) * h), h, queries.begin() + t * h);
                 rope.rotate(&queries[t * h], h, hs, static_cast<double>(stream - n + t) + offset[b]);
             }
             for (std::size_t j = 0; j < K; ++j) {
                 const std::ptrdiff_t row = static_cast<std::ptrdiff_t>((b * T + held[j]) * h_kv);
+                const std::ptrdiff_t value_row = static_cast<std::ptrdiff_t>((b * T + held[j]) * hv_kv);
                 std::copy_n(Kp.begin() + row, h_kv, keys.begin() + j * h_kv);
-                std::copy_n(Vp.begin() + row, h_kv, values.begin() + j * h_kv);
+                std::copy_n(Vp.begin() + value_row, hv_kv, values.begin() + j * hv_kv);
                 rope.rotate(&keys[j * h_kv], h_kv, hs, static_cast<double>(where[j]) + offset[b]);
             }
             Mask all = golden_mask(c, t0, n, capacity);
@@ -901,9 +909,9 @@ std::vector<double> reference_decode(const edgeattn_conform::Case &c, const std:
                 m.bias.assign(all.bias.begin() + b * per, all.bias.begin() + (b + 1) * per);
                 m.bias_batch = 1;
             }
-            edgeattn_ref::multi_head_attention_masked(1, n, K, h, h_kv, h_kv, h, H, Hkv, queries.data(), keys.data(),
-                                                      values.data(), edgeattn_ref::ValidLens{}, m, attend_weights,
-                                                      o.data(), w.data());
+            edgeattn_ref::multi_head_attention_general({1, n, K, h, h_kv, hv_kv, h, H, Hkv, hv}, queries.data(),
+                                                       keys.data(), values.data(), edgeattn_ref::ValidLens{}, m,
+                                                       attend_weights, o.data(), w.data());
             outputs[b].insert(outputs[b].end(), o.begin(), o.end());
         }
         t0 += n;
@@ -982,10 +990,16 @@ std::vector<double> reference_output(const edgeattn_conform::Case &c, const std:
         const std::size_t h = param(c, "num_hiddens"), H = param(c, "num_heads");
         const std::size_t Hkv = c.find_param("num_kv_heads") ? param(c, "num_kv_heads") : H;
         GoldenMha W(c);
-        out.resize(B * Q * h);
+        // Value heads of their own width, projections left out: the general form.
+        const std::size_t hv = c.find_param("value_hiddens") ? param(c, "value_hiddens") : 0;
+        out.resize(B * Q * (W.projection_free && hv ? hv : h));
         w.resize(B * H * Q * K);
-        edgeattn_ref::multi_head_attention_masked(B, Q, K, qs, ks, vs, h, H, Hkv, q.data(), k.data(), v.data(), vl,
-                                                  mask, W.weights(), out.data(), w.data());
+        if (hv || W.projection_free)
+            edgeattn_ref::multi_head_attention_general({B, Q, K, qs, ks, vs, h, H, Hkv, hv}, q.data(), k.data(),
+                                                       v.data(), vl, mask, W.weights(), out.data(), w.data());
+        else
+            edgeattn_ref::multi_head_attention_masked(B, Q, K, qs, ks, vs, h, H, Hkv, q.data(), k.data(), v.data(),
+                                                      vl, mask, W.weights(), out.data(), w.data());
     }
     return name == "output" ? out : w;
 }

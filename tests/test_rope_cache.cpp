@@ -158,13 +158,13 @@ TEST_CASE("KV cache with RoPE fused: bit for bit the projection-free calls on ro
     none.W_q.type = none.W_k.type = none.W_v.type = none.W_o.type = EDGEATTN_DTYPE_NONE;
     for (edgeattn_dtype storage : {EDGEATTN_DTYPE_F32, EDGEATTN_DTYPE_F16, EDGEATTN_DTYPE_INT8}) {
         INFO("storage " << storage);
-        edgeattn_kv_cache_config config{B, Hkv, hs, cap, storage, 0, 0};
+        edgeattn_kv_cache_config config{B, Hkv, hs, cap, storage, 0, 0, 0};
         const std::size_t bytes = edgeattn_kv_cache_memory_size(&config);
         std::vector<float> fused_memory(bytes / 4), plain_memory(bytes / 4);
         edgeattn_kv_cache fused{}, plain{};
         REQUIRE(edgeattn_kv_cache_setup(&fused, &config, fused_memory.data(), bytes) == EDGEATTN_OK);
         REQUIRE(edgeattn_kv_cache_setup(&plain, &config, plain_memory.data(), bytes) == EDGEATTN_OK);
-        const edgeattn_attention_dims dims{B, T, cap, h, kvh, kvh, h, H, Hkv};
+        const edgeattn_attention_dims dims{B, T, cap, h, kvh, kvh, h, H, Hkv, 0};
         const std::size_t ws_bytes = step_workspace_bytes(dims, T);
         std::vector<float> ws(ws_bytes / 4);
         edgeattn_attention_options options{};

@@ -133,7 +133,7 @@ TEST_CASE("dot-product attention with masks: same bits for any thread count and 
                            shape{2, 203, 203, 8}}) {
         const auto q = random_floats(sh.B * sh.Q * sh.d, 1), k = random_floats(sh.B * sh.K * sh.d, 2),
                    v = random_floats(sh.B * sh.K * sh.d, 3);
-        const edgeattn_attention_dims dims{sh.B, sh.Q, sh.K, sh.d, sh.d, sh.d, 0, 0, 0};
+        const edgeattn_attention_dims dims{sh.B, sh.Q, sh.K, sh.d, sh.d, sh.d, 0, 0, 0, 0};
         for (const mask_case &mc : mask_cases) {
             const case_masks m(mc, sh.B, sh.Q, sh.K, 100);
             const edgeattn_attention_options opt = options_of(mc.lens ? &m.valid_lens : nullptr, &m.mask);
@@ -159,7 +159,7 @@ TEST_CASE("multi-head and grouped-query attention with masks: same bits for any 
     const auto W = random_floats(h * h, 12, 0.2f), W_kv = random_floats(h / 2 * h, 13, 0.2f),
                bias = random_floats(h, 14);
     for (size_t kv_heads : {size_t{2}, size_t{1}}) {
-        const edgeattn_attention_dims dims{B, Q, K, h, h, h, h, 2, kv_heads};
+        const edgeattn_attention_dims dims{B, Q, K, h, h, h, h, 2, kv_heads, 0};
         const float *Wk = kv_heads == 2 ? W.data() : W_kv.data();
         const edgeattn_weights w =
             fp32_weights(W.data(), Wk, Wk, W.data(), bias.data(), bias.data(), bias.data(), bias.data());
@@ -192,24 +192,24 @@ TEST_CASE("KV-cache attention with masks, every storage: same bits for any threa
     const edgeattn_weights w = fp32_weights(W.data(), W_kv.data(), W_kv.data(), W.data(), bias.data(), bias.data(),
                                             bias.data(), bias.data());
     for (edgeattn_dtype storage : {EDGEATTN_DTYPE_F32, EDGEATTN_DTYPE_F16, EDGEATTN_DTYPE_INT8}) {
-        const edgeattn_kv_cache_config config{B, H_kv, h / H, capacity, storage, 0, 0};
+        const edgeattn_kv_cache_config config{B, H_kv, h / H, capacity, storage, 0, 0, 0};
         std::vector<float> memory(edgeattn_kv_cache_memory_size(&config) / 4);
         edgeattn_kv_cache cache{};
         REQUIRE(edgeattn_kv_cache_setup(&cache, &config, memory.data(), memory.size() * 4) == EDGEATTN_OK);
-        const edgeattn_attention_dims store_dims{B, 600, capacity, h, h, h, h, H, H_kv};
+        const edgeattn_attention_dims store_dims{B, 600, capacity, h, h, h, h, H, H_kv, 0};
         std::vector<float> store_ws(workspace_bytes(EDGEATTN_OP_KV_CACHE_STORE, store_dims, 1, 600) / 4);
         REQUIRE(edgeattn_kv_cache_store(&cache, &store_dims, 600, x.data(), x.data(), &w, nullptr, store_ws.data(),
                                         store_ws.size() * 4) == EDGEATTN_OK);
         for (size_t Q : {size_t{600}, size_t{13}, size_t{5}}) {
             if (Q < 600) {
                 const size_t at = static_cast<size_t>(cache.lengths[0]);
-                const edgeattn_attention_dims step_dims{B, Q, capacity, h, h, h, h, H, H_kv};
+                const edgeattn_attention_dims step_dims{B, Q, capacity, h, h, h, h, H, H_kv, 0};
                 std::vector<float> ws(workspace_bytes(EDGEATTN_OP_KV_CACHE_STORE, step_dims, 1, Q) / 4);
                 REQUIRE(edgeattn_kv_cache_store(&cache, &step_dims, Q, x.data() + at * h, x.data() + at * h, &w,
                                                 nullptr, ws.data(), ws.size() * 4) == EDGEATTN_OK);
             }
             const size_t K = static_cast<size_t>(cache.lengths[0]);
-            const edgeattn_attention_dims dims{B, Q, capacity, h, h, h, h, H, H_kv};
+            const edgeattn_attention_dims dims{B, Q, capacity, h, h, h, h, H, H_kv, 0};
             const auto ranges = window_ranges(B, Q, K, 120);
             for (bool window : {false, true}) {
                 edgeattn_attention_mask mask{};
@@ -239,7 +239,7 @@ TEST_CASE("additive attention with per-query valid lengths: same bits for any th
     const auto lens = scattered_lens(B * Q, K);
     const edgeattn_valid_lens vl{EDGEATTN_VALID_LENS_PER_QUERY, lens.data()};
     const edgeattn_attention_options opt = options_of(&vl, nullptr);
-    const edgeattn_attention_dims dims{B, Q, K, d, d, d, hidden, 0, 0};
+    const edgeattn_attention_dims dims{B, Q, K, d, d, d, hidden, 0, 0, 0};
     check_split_invariant("additive", [&](size_t ws_threads) {
         std::vector<float> ws(workspace_bytes(EDGEATTN_OP_ADDITIVE, dims, ws_threads) / 4);
         std::vector<float> out(B * Q * d), attn(B * Q * K);
@@ -270,7 +270,7 @@ TEST_CASE("NaN and infinity at masked keys and values never reach the rows that 
         for (size_t i = 0; i < lens.size(); ++i) lens[i] = i % 2 ? 400 : static_cast<int32_t>(1 + i % 3);
         const edgeattn_valid_lens vl{EDGEATTN_VALID_LENS_PER_QUERY, lens.data()};
         const edgeattn_attention_options opt = options_of(&vl, nullptr);
-        const edgeattn_attention_dims dims{B, Q, K, d, d, d, 0, 0, 0};
+        const edgeattn_attention_dims dims{B, Q, K, d, d, d, 0, 0, 0, 0};
         for (bool with_weights : {false, true}) {
             auto run = [&](const std::vector<float> &keys, const std::vector<float> &values, size_t ws_threads) {
                 std::vector<float> ws(workspace_bytes(EDGEATTN_OP_SDPA, dims, ws_threads) / 4);

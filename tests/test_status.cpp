@@ -133,11 +133,16 @@ struct attention_buffers {
     const float *rope_table = a.take(16, 0.0625f, 0.5f);
 
     // The options the call gets: the valid lengths, mask and rope as they stand.
+    edgeattn_dtype tensor_type = EDGEATTN_DTYPE_F32;  // fp32 unless a case sets one
     edgeattn_attention_options options() const {
-        edgeattn_attention_options o{vl, mask, rope};
+        edgeattn_attention_options o{};
+        o.valid_lens = vl;
+        o.mask = mask;
+        o.rope = rope;
         std::memcpy(reinterpret_cast<char *>(&o) + offsetof(edgeattn_attention_options, scale),
                     reinterpret_cast<const char *>(&score) + offsetof(edgeattn_attention_options, scale),
                     sizeof o - offsetof(edgeattn_attention_options, scale));
+        std::memcpy(&o.tensor_type, &tensor_type, sizeof tensor_type);  // any int, not loaded as the enum
         return o;
     }
     edgeattn_attention_options score{};  // its score fields (scale on) join the call's options
@@ -156,7 +161,7 @@ struct attention_buffers {
 };
 
 struct dot_problem : attention_buffers {
-    dot_problem() : attention_buffers({2, 3, 4, 5, 5, 7, 0, 0, 0}, 7, 1) {
+    dot_problem() : attention_buffers({2, 3, 4, 5, 5, 7, 0, 0, 0, 0}, 7, 1) {
         make_workspace(workspace_bytes(EDGEATTN_OP_SDPA, dims, 1));
     }
     edgeattn_status run() {
@@ -168,7 +173,7 @@ struct dot_problem : attention_buffers {
 // Additive attention takes W_q, W_k and W_v = d2l's w_v (1, h), no W_o or biases.
 struct additive_problem : attention_buffers {
     edgeattn_weights w{};
-    additive_problem() : attention_buffers({2, 3, 4, 5, 6, 7, 8, 0, 0}, 7, 1) {
+    additive_problem() : attention_buffers({2, 3, 4, 5, 6, 7, 8, 0, 0, 0}, 7, 1) {
         w.W_q = f32(a.take(8 * 5, 0.1f, -0.3f));
         w.W_k = f32(a.take(8 * 6, 0.1f, -0.2f));
         w.W_v = f32(a.take(8, 0.2f, -1.0f));
@@ -182,7 +187,7 @@ struct additive_problem : attention_buffers {
 
 struct mha_problem : attention_buffers {
     edgeattn_weights w;
-    mha_problem() : attention_buffers({2, 3, 4, 5, 6, 7, 8, 2, 0}, 8, 2) {
+    mha_problem() : attention_buffers({2, 3, 4, 5, 6, 7, 8, 2, 0, 0}, 8, 2) {
         w = {f32(a.take(8 * 5, 0.1f, -0.3f)), f32(a.take(8 * 6, 0.1f, -0.2f)), f32(a.take(8 * 7, 0.1f, -0.1f)),
              f32(a.take(8 * 8, 0.1f, -0.4f)), a.take(8, 0.1f, 0.1f), nullptr, nullptr, a.take(8, 0.1f, 0.2f)};
         make_workspace(workspace_bytes(EDGEATTN_OP_MHA, dims, 1));
@@ -197,7 +202,7 @@ struct mha_problem : attention_buffers {
 // keys and values, keys = queries and every feature size d.
 struct self_problem : attention_buffers {
     edgeattn_weights w;
-    self_problem() : attention_buffers({2, 3, 3, 8, 8, 8, 8, 2, 0}, 8, 2) {
+    self_problem() : attention_buffers({2, 3, 3, 8, 8, 8, 8, 2, 0, 0}, 8, 2) {
         w = {f32(a.take(64, 0.1f, -0.3f)), f32(a.take(64, 0.1f, -0.2f)), f32(a.take(64, 0.1f, -0.1f)),
              f32(a.take(64, 0.1f, -0.4f)), nullptr, nullptr, nullptr, nullptr};
         make_workspace(workspace_bytes(EDGEATTN_OP_MHA, dims, 1));
@@ -213,7 +218,7 @@ struct self_problem : attention_buffers {
 // of 2 queries, with weights as given or packed once.
 struct cache_buffers {
     arena a;
-    edgeattn_attention_dims dims{2, 2, 6, 8, 8, 8, 8, 2, 1};
+    edgeattn_attention_dims dims{2, 2, 6, 8, 8, 8, 8, 2, 1, 0};
     edgeattn_kv_cache cache{};
     const float *x;
     edgeattn_weights w;
@@ -227,7 +232,7 @@ struct cache_buffers {
     bool use_packed;
 
     explicit cache_buffers(bool packed_form) : use_packed(packed_form) {
-        const edgeattn_kv_cache_config config{2, 1, 4, 6, EDGEATTN_DTYPE_F32, 4, 2};  // a window cache
+        const edgeattn_kv_cache_config config{2, 1, 4, 6, EDGEATTN_DTYPE_F32, 4, 2, 0};  // a window cache
         const std::size_t memory_bytes = edgeattn_kv_cache_memory_size(&config);
         REQUIRE(memory_bytes > 0);
         float *memory = a.take(memory_bytes / 4);
@@ -790,7 +795,7 @@ TEST_CASE("positional_encoding_table and _add_at: each bad argument, its status,
 }
 
 TEST_CASE("the workspace query: the status the op would give, bytes written only on success") {
-    const edgeattn_attention_dims ok{2, 3, 4, 5, 5, 7, 8, 2, 0};
+    const edgeattn_attention_dims ok{2, 3, 4, 5, 5, 7, 8, 2, 0, 0};
     constexpr std::size_t untouched = 0xC0FFEE;
     // One request; `bytes` keeps `untouched` unless the status is OK.
     auto query = [](edgeattn_op op, const edgeattn_attention_dims &dims, std::size_t threads, std::size_t &bytes,
@@ -839,7 +844,7 @@ TEST_CASE("the workspace query: the status the op would give, bytes written only
     keys_differ.key_size = 6;
     CHECK(query(EDGEATTN_OP_SDPA, keys_differ, 1, bytes) == EDGEATTN_ERR_SHAPE_MISMATCH);
     // self-attention's dims: X (1, 3, 8) as queries, keys and values
-    edgeattn_attention_dims self{1, 3, 3, 8, 8, 8, 8, 3, 0};
+    edgeattn_attention_dims self{1, 3, 3, 8, 8, 8, 8, 3, 0, 0};
     CHECK(query(EDGEATTN_OP_MHA, self, 1, bytes) == EDGEATTN_ERR_HEADS_DO_NOT_DIVIDE);  // 3 heads of 8
     CHECK(bytes == untouched);
     self.num_heads = 2;
@@ -848,7 +853,7 @@ TEST_CASE("the workspace query: the status the op would give, bytes written only
     self.num_kv_heads = 3;
     CHECK(query(EDGEATTN_OP_MHA, self, 1, bytes) == EDGEATTN_ERR_KV_HEADS_DO_NOT_DIVIDE);
     // cache calls: a store of no tokens, an attend over more than INT32_MAX positions
-    const edgeattn_attention_dims cache_dims{2, 1, 6, 8, 8, 8, 8, 2, 1};
+    const edgeattn_attention_dims cache_dims{2, 1, 6, 8, 8, 8, 8, 2, 1, 0};
     CHECK(query(EDGEATTN_OP_KV_CACHE_STORE, cache_dims, 1, bytes, 0) == EDGEATTN_ERR_ZERO_DIMENSION);
     CHECK(query(EDGEATTN_OP_KV_CACHE_STORE, cache_dims, 1, bytes, 3) == EDGEATTN_OK);
     edgeattn_attention_dims long_cache = cache_dims;
@@ -858,7 +863,7 @@ TEST_CASE("the workspace query: the status the op would give, bytes written only
 }
 
 TEST_CASE("the workspace query: an op outside the enum is refused") {
-    const edgeattn_attention_dims ok{2, 3, 4, 5, 5, 7, 8, 2, 0};
+    const edgeattn_attention_dims ok{2, 3, 4, 5, 5, 7, 8, 2, 0, 0};
     for (int bad : {0, 7, -1, 1000, INT_MIN, INT_MAX}) {
         INFO("op " << bad);
         edgeattn_workspace_request r{};
@@ -896,7 +901,7 @@ TEST_CASE("in place is allowed where documented: softmax, sequence mask, positio
 }
 
 TEST_CASE("dot product: key_size 0 means query_size") {
-    edgeattn_attention_dims dims{1, 2, 3, 4, 0, 2, 0, 0, 0};
+    edgeattn_attention_dims dims{1, 2, 3, 4, 0, 2, 0, 0, 0, 0};
     std::vector<float> q(8, 1.0f), k(12, 1.0f), v(6, 1.0f), ws(1 << 16), out(4, pattern);
     CHECK(edgeattn_sdpa(&dims, q.data(), k.data(), v.data(), nullptr, ws.data(), ws.size() * sizeof(float), out.data(),
                         nullptr) == EDGEATTN_OK);
@@ -919,4 +924,254 @@ TEST_CASE("forcing a kernel path: unsupported paths are refused, auto restores t
     CHECK(edgeattn_set_isa(EDGEATTN_ISA_AUTO) == EDGEATTN_OK);
     CHECK(edgeattn_current_isa() != EDGEATTN_ISA_AUTO);
     CHECK(edgeattn_set_isa(before) == EDGEATTN_OK);
+}
+
+TEST_CASE("value heads of their own width, projection-free mha, fp16 tensors: each refusal its own status, nothing written") {
+    using P = mha_problem;
+    const bad_case<P> mha_cases[] = {
+        {"value_hiddens not a multiple of the heads", [](P &p) { p.dims.value_hiddens = 7; },
+         EDGEATTN_ERR_HEADS_DO_NOT_DIVIDE},
+        {"value_hiddens overflows W_v", [](P &p) { p.dims.value_hiddens = huge - 1; }, EDGEATTN_ERR_SIZE_OVERFLOW},
+        {"value_hiddens other than the weights were made for: workspace short", [](P &p) { p.dims.value_hiddens = 64; },
+         EDGEATTN_ERR_WORKSPACE_TOO_SMALL},
+        {"tensor_type 7", [](P &p) { set_int(p.tensor_type, 7); }, EDGEATTN_ERR_BAD_OPTION},
+        {"tensor_type -1", [](P &p) { set_int(p.tensor_type, -1); }, EDGEATTN_ERR_BAD_OPTION},
+        {"tensor_type INT8", [](P &p) { p.tensor_type = EDGEATTN_DTYPE_INT8; }, EDGEATTN_ERR_BAD_OPTION},
+        {"tensor_type NONE", [](P &p) { p.tensor_type = EDGEATTN_DTYPE_NONE; }, EDGEATTN_ERR_BAD_OPTION},
+        {"fp16 tensors, a workspace sized for fp32", [](P &p) { p.tensor_type = EDGEATTN_DTYPE_F16; },
+         EDGEATTN_ERR_WORKSPACE_TOO_SMALL},
+        {"fp16 tensors, output on an odd byte",
+         [](P &p) {
+             p.tensor_type = EDGEATTN_DTYPE_F16;
+             p.out = misaligned(p.out);
+         },
+         EDGEATTN_ERR_MISALIGNED},
+        {"W_q NONE beside b_q", [](P &p) { p.w.W_q.type = EDGEATTN_DTYPE_NONE; }, EDGEATTN_ERR_OPTION_NOT_SUPPORTED},
+        {"W_q NONE, queries narrower than h",
+         [](P &p) {
+             p.w.W_q.type = EDGEATTN_DTYPE_NONE;
+             p.w.b_q = nullptr;
+         },
+         EDGEATTN_ERR_SHAPE_MISMATCH},
+        {"W_k NONE, keys narrower than h_kv", [](P &p) { p.w.W_k.type = EDGEATTN_DTYPE_NONE; },
+         EDGEATTN_ERR_SHAPE_MISMATCH},
+        {"W_v NONE, values narrower than hv_kv", [](P &p) { p.w.W_v.type = EDGEATTN_DTYPE_NONE; },
+         EDGEATTN_ERR_SHAPE_MISMATCH},
+        {"W_o NONE beside b_o", [](P &p) { p.w.W_o.type = EDGEATTN_DTYPE_NONE; }, EDGEATTN_ERR_OPTION_NOT_SUPPORTED},
+        {"W_v of a type past NONE", [](P &p) { set_int(p.w.W_v.type, 4); }, EDGEATTN_ERR_BAD_WEIGHT_TYPE},
+    };
+    check_bad_cases(mha_cases);
+
+    using D = dot_problem;
+    const bad_case<D> sdpa_cases[] = {
+        {"tensor_type 2", [](D &p) { p.tensor_type = EDGEATTN_DTYPE_INT8; }, EDGEATTN_ERR_BAD_OPTION},
+        {"tensor_type INT_MIN", [](D &p) { set_int(p.tensor_type, INT_MIN); }, EDGEATTN_ERR_BAD_OPTION},
+        {"fp16 tensors, a workspace sized for fp32", [](D &p) { p.tensor_type = EDGEATTN_DTYPE_F16; },
+         EDGEATTN_ERR_WORKSPACE_TOO_SMALL},
+        {"fp16 tensors, keys on an odd byte",
+         [](D &p) {
+             p.tensor_type = EDGEATTN_DTYPE_F16;
+             p.k = misaligned(p.k);
+         },
+         EDGEATTN_ERR_MISALIGNED},
+    };
+    check_bad_cases(sdpa_cases);
+
+    using A = additive_problem;
+    const bad_case<A> additive_cases[] = {
+        {"fp16 tensors", [](A &p) { p.tensor_type = EDGEATTN_DTYPE_F16; }, EDGEATTN_ERR_OPTION_NOT_SUPPORTED},
+        {"tensor_type 99", [](A &p) { set_int(p.tensor_type, 99); }, EDGEATTN_ERR_BAD_OPTION},
+    };
+    check_bad_cases(additive_cases);
+}
+
+namespace {
+
+// mha with fp16 tensors and a workspace sized for them: q (2,3,5),
+// k (2,4,6), v (2,4,7) binary16 in the float buffers' first halves.
+struct mha_half_problem : mha_problem {
+    mha_half_problem() {
+        tensor_type = EDGEATTN_DTYPE_F16;
+        edgeattn_workspace_request r = request(EDGEATTN_OP_MHA, dims);
+        r.tensor_type = EDGEATTN_DTYPE_F16;
+        std::size_t bytes = 0;
+        REQUIRE(edgeattn_workspace_size(&r, 1, 1, &bytes) == EDGEATTN_OK);
+        make_workspace(bytes);
+    }
+};
+
+}  // namespace
+
+TEST_CASE("fp16 tensors: overlaps counted in binary16 bytes, nothing written") {
+    using P = mha_half_problem;
+    const bad_case<P> cases[] = {
+        // the queries' 30 binary16 values end 60 bytes (15 floats) in
+        {"output on the queries' last binary16 value", [](P &p) { p.out = const_cast<float *>(p.q) + 14; },
+         EDGEATTN_ERR_OVERLAP},
+        {"weights on the values' last binary16 value",
+         [](P &p) { p.attn = reinterpret_cast<float *>(const_cast<std::uint16_t *>(
+                        reinterpret_cast<const std::uint16_t *>(p.v) + 55)); },
+         EDGEATTN_ERR_OVERLAP},
+        {"output's last binary16 value on the weights",
+         [](P &p) { p.attn = reinterpret_cast<float *>(reinterpret_cast<std::uint16_t *>(p.out) + 47); },
+         EDGEATTN_ERR_OVERLAP},
+        {"workspace one float short", [](P &p) { p.ws_bytes -= 4; }, EDGEATTN_ERR_WORKSPACE_TOO_SMALL},
+    };
+    check_bad_cases(cases);
+    // Just past a binary16 tensor's last byte is free (in floats it would not be).
+    {
+        P p;
+        p.out = const_cast<float *>(p.q) + 15;
+        CHECK(p.run() == EDGEATTN_OK);
+    }
+    {
+        P p;
+        p.attn = reinterpret_cast<float *>(reinterpret_cast<std::uint16_t *>(p.out) + 48);
+        CHECK(p.run() == EDGEATTN_OK);
+    }
+}
+
+TEST_CASE("packing and packed weights: NONE refused, a value width other than packed refused, nothing written") {
+    mha_problem p;
+    p.w.W_q.type = EDGEATTN_DTYPE_NONE;
+    p.w.b_q = nullptr;
+    CHECK(edgeattn_mha_packed_size(&p.dims, &p.w) == 0);
+    std::vector<float> packed(4096, pattern);
+    const std::vector<float> before = packed;
+    CHECK(edgeattn_mha_pack(&p.dims, &p.w, packed.data(), packed.size() * 4) == EDGEATTN_ERR_BAD_WEIGHT_TYPE);
+    CHECK(packed == before);
+
+    // Packed for value heads of 8 features (hv 16), called with hv 8 and 32.
+    mha_problem q;
+    q.dims.value_hiddens = 16;
+    q.w.W_v = f32(q.a.take(16 * 7, 0.1f, -0.1f));
+    q.w.W_o = f32(q.a.take(8 * 16, 0.1f, -0.4f));
+    const std::size_t bytes = edgeattn_mha_packed_size(&q.dims, &q.w);
+    REQUIRE(bytes > 0);
+    REQUIRE(bytes <= packed.size() * 4);
+    REQUIRE(edgeattn_mha_pack(&q.dims, &q.w, packed.data(), bytes) == EDGEATTN_OK);
+    for (std::size_t hv : {std::size_t{0}, std::size_t{8}, std::size_t{32}}) {
+        INFO("value_hiddens " << hv);
+        edgeattn_attention_dims d = q.dims;
+        d.value_hiddens = hv;
+        std::size_t ws_bytes = 0;
+        const edgeattn_workspace_request r = request(EDGEATTN_OP_MHA, d);
+        REQUIRE(edgeattn_workspace_size(&r, 1, 1, &ws_bytes) == EDGEATTN_OK);
+        std::vector<float> ws(ws_bytes / 4 + 16, pattern), out(2 * 3 * 8, pattern);
+        CHECK(edgeattn_mha_packed(&d, q.q, q.k, q.v, packed.data(), packed.size() * 4, nullptr, ws.data(), ws_bytes,
+                                  out.data(), nullptr) == EDGEATTN_ERR_PACKED_WEIGHTS_MISMATCH);
+        for (float x : out) CHECK(x == pattern);
+        for (float x : ws) CHECK(x == pattern);
+    }
+    q.dims.value_hiddens = 16;
+    std::size_t ws_bytes = 0;
+    const edgeattn_workspace_request r = request(EDGEATTN_OP_MHA, q.dims);
+    REQUIRE(edgeattn_workspace_size(&r, 1, 1, &ws_bytes) == EDGEATTN_OK);
+    std::vector<float> ws(ws_bytes / 4), out(2 * 3 * 8);
+    CHECK(edgeattn_mha_packed(&q.dims, q.q, q.k, q.v, packed.data(), bytes, nullptr, ws.data(), ws_bytes, out.data(),
+                              nullptr) == EDGEATTN_OK);
+}
+
+TEST_CASE("KV cache calls: value heads of their own width and fp16 tensors, each refusal its own status, nothing written") {
+    using S = cache_store_problem<false>;
+    const bad_case<S> store_cases[] = {
+        {"value_hiddens other than the cache's", [](S &p) { p.dims.value_hiddens = 16; },
+         EDGEATTN_ERR_CACHE_SHAPE_MISMATCH},
+        {"value_hiddens not a multiple of the heads", [](S &p) { p.dims.value_hiddens = 9; },
+         EDGEATTN_ERR_HEADS_DO_NOT_DIVIDE},
+        {"value_head_size edited", [](S &p) { p.cache.value_head_size = 2; }, EDGEATTN_ERR_BAD_CACHE},
+        {"value_head_size 0", [](S &p) { p.cache.value_head_size = 0; }, EDGEATTN_ERR_BAD_CACHE},
+        {"tensor_type 5", [](S &p) { set_int(p.opt.tensor_type, 5); }, EDGEATTN_ERR_BAD_OPTION},
+        {"fp16 keys on an odd byte",
+         [](S &p) {
+             p.opt.tensor_type = EDGEATTN_DTYPE_F16;
+             p.x = misaligned(p.x);
+         },
+         EDGEATTN_ERR_MISALIGNED},
+    };
+    check_bad_cases(store_cases);
+    using SP = cache_store_problem<true>;
+    const bad_case<SP> packed_store_cases[] = {
+        {"tensor_type -3", [](SP &p) { set_int(p.opt.tensor_type, -3); }, EDGEATTN_ERR_BAD_OPTION},
+        {"value_hiddens other than the cache's", [](SP &p) { p.dims.value_hiddens = 4; },
+         EDGEATTN_ERR_CACHE_SHAPE_MISMATCH},
+    };
+    check_bad_cases(packed_store_cases);
+    using A = cache_attend_problem<false>;
+    const bad_case<A> attend_cases[] = {
+        {"value_hiddens other than the cache's", [](A &p) { p.dims.value_hiddens = 16; },
+         EDGEATTN_ERR_CACHE_SHAPE_MISMATCH},
+        {"tensor_type 4", [](A &p) { set_int(p.opt.tensor_type, 4); }, EDGEATTN_ERR_BAD_OPTION},
+        {"fp16 tensors with an attention weights output", [](A &p) { p.opt.tensor_type = EDGEATTN_DTYPE_F16; },
+         EDGEATTN_ERR_OPTION_NOT_SUPPORTED},
+        {"fp16 output on an odd byte",
+         [](A &p) {
+             p.opt.tensor_type = EDGEATTN_DTYPE_F16;
+             p.attn = nullptr;
+             p.out = misaligned(p.out);
+         },
+         EDGEATTN_ERR_MISALIGNED},
+        {"value_head_size edited", [](A &p) { p.cache.value_head_size = 8; }, EDGEATTN_ERR_BAD_CACHE},
+    };
+    check_bad_cases(attend_cases);
+    using AP = cache_attend_problem<true>;
+    const bad_case<AP> packed_attend_cases[] = {
+        {"tensor_type 3", [](AP &p) { set_int(p.opt.tensor_type, 3); }, EDGEATTN_ERR_BAD_OPTION},
+    };
+    check_bad_cases(packed_attend_cases);
+
+    // A config whose values overflow: no size, no setup.
+    edgeattn_kv_cache_config config{2, 1, 4, 6, EDGEATTN_DTYPE_F32, 0, 0, huge};
+    CHECK(edgeattn_kv_cache_memory_size(&config) == 0);
+    std::vector<float> memory(1024, pattern);
+    edgeattn_kv_cache cache{};
+    CHECK(edgeattn_kv_cache_setup(&cache, &config, memory.data(), memory.size() * 4) == EDGEATTN_ERR_SIZE_OVERFLOW);
+    for (float x : memory) CHECK(x == pattern);
+}
+
+TEST_CASE("the workspace query: tensor_type and value_hiddens") {
+    const edgeattn_attention_dims ok{2, 3, 4, 5, 5, 7, 8, 2, 0, 0};
+    auto query = [](edgeattn_op op, const edgeattn_attention_dims &dims, int tensor_type, std::size_t &bytes,
+                    std::size_t tokens = 0) {
+        edgeattn_workspace_request r = request(op, dims, tokens);
+        set_int(r.tensor_type, tensor_type);
+        bytes = 0xC0FFEE;
+        return edgeattn_workspace_size(&r, 1, 1, &bytes);
+    };
+    std::size_t bytes = 0, fp32 = 0;
+    const edgeattn_op ops[] = {EDGEATTN_OP_SDPA, EDGEATTN_OP_MHA, EDGEATTN_OP_KV_CACHE_STORE,
+                               EDGEATTN_OP_KV_CACHE_ATTEND};
+    for (edgeattn_op op : ops) {
+        INFO("op " << static_cast<int>(op));
+        for (int bad : {-1, 2, 3, 4, INT_MAX}) {
+            CHECK(query(op, ok, bad, bytes, 2) == EDGEATTN_ERR_BAD_OPTION);
+            CHECK(bytes == 0xC0FFEE);
+        }
+        // fp16 tensors: their fp32 copies on top
+        REQUIRE(query(op, ok, EDGEATTN_DTYPE_F32, fp32, 2) == EDGEATTN_OK);
+        REQUIRE(query(op, ok, EDGEATTN_DTYPE_F16, bytes, 2) == EDGEATTN_OK);
+        CHECK(bytes > fp32);
+    }
+    CHECK(query(EDGEATTN_OP_ADDITIVE, ok, EDGEATTN_DTYPE_F16, bytes) == EDGEATTN_ERR_OPTION_NOT_SUPPORTED);
+    CHECK(bytes == 0xC0FFEE);
+    edgeattn_workspace_request dense{};
+    dense.op = EDGEATTN_OP_DENSE;
+    dense.dense = {3, 5, 8};
+    dense.tensor_type = EDGEATTN_DTYPE_F16;
+    CHECK(edgeattn_workspace_size(&dense, 1, 1, &bytes) == EDGEATTN_ERR_OPTION_NOT_SUPPORTED);
+    const edgeattn_attention_dims mha{2, 3, 4, 5, 6, 7, 8, 2, 0, 0};
+    for (edgeattn_op op : {EDGEATTN_OP_MHA, EDGEATTN_OP_KV_CACHE_STORE, EDGEATTN_OP_KV_CACHE_ATTEND}) {
+        INFO("op " << static_cast<int>(op));
+        edgeattn_attention_dims d = mha;
+        d.value_hiddens = 7;
+        CHECK(query(op, d, 0, bytes, 2) == EDGEATTN_ERR_HEADS_DO_NOT_DIVIDE);
+        CHECK(bytes == 0xC0FFEE);
+        // wider value heads need more
+        REQUIRE(query(op, mha, 0, fp32, 2) == EDGEATTN_OK);
+        d.value_hiddens = 64;
+        REQUIRE(query(op, d, 0, bytes, 2) == EDGEATTN_OK);
+        CHECK(bytes > fp32);
+        d.value_hiddens = huge - 1;
+        CHECK(query(op, d, 0, bytes, 2) == EDGEATTN_ERR_SIZE_OVERFLOW);
+    }
 }

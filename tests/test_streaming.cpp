@@ -64,7 +64,7 @@ TEST_CASE("streaming dot-product attention over several key blocks meets the ref
     edgeattn_ref::dot_product_attention(B, Q, K, d, dv, q64.data(), k64.data(), v64.data(), ref_vl, ref_out.data(),
                                         ref_w.data());
 
-    const edgeattn_attention_dims dims{B, Q, K, d, d, dv, 0, 0, 0};
+    const edgeattn_attention_dims dims{B, Q, K, d, d, dv, 0, 0, 0, 0};
     std::vector<float> ws(test_calls::workspace_bytes(EDGEATTN_OP_SDPA, dims, 4) / sizeof(float));
     for (int i = EDGEATTN_ISA_SCALAR; i <= EDGEATTN_ISA_NEON; ++i) {
         const edgeattn_isa isa = static_cast<edgeattn_isa>(i);
@@ -92,7 +92,7 @@ TEST_CASE("streaming keeps d2l's -1e6 rule when the valid scores are near -1e6")
     std::vector<double> ref_out(B * Q * dv), ref_w(B * Q * K);
     edgeattn_ref::dot_product_attention(B, Q, K, d, dv, q64.data(), k64.data(), v64.data(), ref_vl, ref_out.data(),
                                         ref_w.data());
-    const edgeattn_attention_dims dims{B, Q, K, d, d, dv, 0, 0, 0};
+    const edgeattn_attention_dims dims{B, Q, K, d, d, dv, 0, 0, 0, 0};
     std::vector<float> ws(test_calls::workspace_bytes(EDGEATTN_OP_SDPA, dims, 1) / sizeof(float));
     std::vector<float> out(B * Q * dv), with_weights(B * Q * dv), w(B * Q * K);
     REQUIRE(sdpa(dims, q, k, v, vl, ws, out.data(), nullptr) == EDGEATTN_OK);

@@ -194,15 +194,15 @@ TEST_CASE("window cache setup: capacity = sinks + window, sinks only with a wind
     const edgeattn_kv_cache cache_before = cache;
     for (const bad &c : cases) {
         INFO("capacity " << c.capacity << ", window " << c.window << ", sinks " << c.sinks);
-        const edgeattn_kv_cache_config config{2, 1, 4, c.capacity, EDGEATTN_DTYPE_F32, c.window, c.sinks};
+        const edgeattn_kv_cache_config config{2, 1, 4, c.capacity, EDGEATTN_DTYPE_F32, c.window, c.sinks, 0};
         CHECK(edgeattn_kv_cache_memory_size(&config) == 0);
         CHECK(edgeattn_kv_cache_setup(&cache, &config, memory.data(), memory.size() * 4) == c.status);
     }
     CHECK(std::memcmp(memory.data(), before.data(), memory.size() * 4) == 0);
     CHECK(std::memcmp(&cache, &cache_before, sizeof cache) == 0);
     for (edgeattn_dtype storage : storages) {
-        const edgeattn_kv_cache_config plain{2, 3, 4, 10, storage, 0, 0}, window{2, 3, 4, 10, storage, 7, 3},
-            no_sinks{2, 3, 4, 10, storage, 10, 0};
+        const edgeattn_kv_cache_config plain{2, 3, 4, 10, storage, 0, 0, 0}, window{2, 3, 4, 10, storage, 7, 3, 0},
+            no_sinks{2, 3, 4, 10, storage, 10, 0, 0};
         const std::size_t bytes = edgeattn_kv_cache_memory_size(&plain);
         CHECK(bytes > 0);
         CHECK(edgeattn_kv_cache_memory_size(&window) == bytes);  // the window costs no memory
@@ -220,7 +220,7 @@ TEST_CASE("a window cache stores each token in its ring row; a store never fills
     // the token it holds exactly.
     const std::size_t B = 2, hs = 3, S = 2, W = 5, cap = S + W;
     window_cache cache(B, 1, hs, S, W, EDGEATTN_DTYPE_F32);
-    edgeattn_attention_dims dims{B, 1, cap, hs, hs, hs, hs, 1, 1};
+    edgeattn_attention_dims dims{B, 1, cap, hs, hs, hs, hs, 1, 1, 0};
     edgeattn_weights none{};
     none.W_k.type = none.W_v.type = EDGEATTN_DTYPE_NONE;
     std::vector<float> ws;
@@ -275,7 +275,7 @@ TEST_CASE("attention over wrapped window caches matches the float64 reference ov
 TEST_CASE("truncating a window cache: allowed until its ring wraps") {
     const std::size_t hs = 2, S = 1, W = 3, cap = S + W;
     window_cache cache(2, 1, hs, S, W, EDGEATTN_DTYPE_F32);
-    const edgeattn_attention_dims dims{2, 1, cap, hs, hs, hs, hs, 1, 1};
+    const edgeattn_attention_dims dims{2, 1, cap, hs, hs, hs, hs, 1, 1, 0};
     edgeattn_weights none{};
     none.W_k.type = none.W_v.type = EDGEATTN_DTYPE_NONE;
     std::vector<float> ws(step_workspace_bytes(dims, 4, 1) / 4), x(2 * 4 * hs, 0.5f);
@@ -305,7 +305,7 @@ TEST_CASE("truncating a window cache: allowed until its ring wraps") {
 
 TEST_CASE("edited positions or window fields are refused as a changed cache") {
     window_cache cache(1, 1, 2, 1, 3, EDGEATTN_DTYPE_F32);
-    const edgeattn_attention_dims dims{1, 1, 4, 2, 2, 2, 2, 1, 1};
+    const edgeattn_attention_dims dims{1, 1, 4, 2, 2, 2, 2, 1, 1, 0};
     edgeattn_weights none{};
     none.W_k.type = none.W_v.type = EDGEATTN_DTYPE_NONE;
     std::vector<float> ws(step_workspace_bytes(dims, 1, 1) / 4), x(2, 1.0f);
@@ -330,7 +330,7 @@ TEST_CASE("edited positions or window fields are refused as a changed cache") {
 
 TEST_CASE("a window cache never fills: a store is refused only where a position would pass INT32_MAX") {
     window_cache cache(1, 1, 2, 0, 3, EDGEATTN_DTYPE_F32);
-    const edgeattn_attention_dims dims{1, 1, 3, 2, 2, 2, 2, 1, 1};
+    const edgeattn_attention_dims dims{1, 1, 3, 2, 2, 2, 2, 1, 1, 0};
     edgeattn_weights none{};
     none.W_k.type = none.W_v.type = EDGEATTN_DTYPE_NONE;
     std::vector<float> ws(step_workspace_bytes(dims, 5, 1) / 4), x(10, 1.0f);
@@ -427,8 +427,8 @@ TEST_CASE("projection-free store and attend match the float64 reference and the 
     }
 }
 
-TEST_CASE("EDGEATTN_DTYPE_NONE is refused wherever a matrix must be read") {
-    const edgeattn_attention_dims dims{1, 2, 2, 4, 4, 4, 4, 2, 0};
+TEST_CASE("EDGEATTN_DTYPE_NONE is refused wherever a matrix must be read (packing, additive, dense, storage)") {
+    const edgeattn_attention_dims dims{1, 2, 2, 4, 4, 4, 4, 2, 0, 0};
     const std::vector<float> x(64, 0.5f), W(64, 0.25f);
     std::vector<float> ws(4096), out(64, -1.0f), packed(4096, -1.0f), memory(1024, -1.0f);
     const std::vector<float> out_before = out, packed_before = packed;
@@ -437,8 +437,8 @@ TEST_CASE("EDGEATTN_DTYPE_NONE is refused wherever a matrix must be read") {
         edgeattn_weights w = test_calls::fp32_weights(W.data(), W.data(), W.data(), W.data());
         edgeattn_weight_matrix *m[4] = {&w.W_q, &w.W_k, &w.W_v, &w.W_o};
         m[matrix]->type = EDGEATTN_DTYPE_NONE;
-        CHECK(edgeattn_mha(&dims, x.data(), x.data(), x.data(), &w, nullptr, ws.data(), ws.size() * 4, out.data(),
-                           nullptr) == EDGEATTN_ERR_BAD_WEIGHT_TYPE);
+        // edgeattn_mha takes it, as the cache calls do (test_attention_shapes.cpp);
+        // packing, additive attention and dense layers read every matrix.
         CHECK(edgeattn_mha_packed_size(&dims, &w) == 0);
         CHECK(edgeattn_mha_pack(&dims, &w, packed.data(), packed.size() * 4) == EDGEATTN_ERR_BAD_WEIGHT_TYPE);
         if (matrix < 3) {
@@ -453,7 +453,7 @@ TEST_CASE("EDGEATTN_DTYPE_NONE is refused wherever a matrix must be read") {
     const edgeattn_weight_matrix none{EDGEATTN_DTYPE_NONE, W.data(), nullptr};
     CHECK(edgeattn_dense(&dense, x.data(), &none, nullptr, ws.data(), ws.size() * 4, out.data()) ==
           EDGEATTN_ERR_BAD_WEIGHT_TYPE);
-    const edgeattn_kv_cache_config storage_none{1, 1, 4, 4, EDGEATTN_DTYPE_NONE, 0, 0};
+    const edgeattn_kv_cache_config storage_none{1, 1, 4, 4, EDGEATTN_DTYPE_NONE, 0, 0, 0};
     edgeattn_kv_cache cache{};
     CHECK(edgeattn_kv_cache_memory_size(&storage_none) == 0);
     CHECK(edgeattn_kv_cache_setup(&cache, &storage_none, memory.data(), memory.size() * 4) ==
@@ -485,7 +485,7 @@ TEST_CASE("the sliding-window mask matches the float64 reference in sdpa, mha an
                     const edgeattn_ref::ValidLens none;
                     std::vector<double> want(B * Q * d), want_w(B * H * Q * K);
                     std::vector<float> out(B * Q * d), attn(with_weights ? B * H * Q * K : 0);
-                    const edgeattn_attention_dims sd{B, Q, K, d, d, d, 0, 0, 0};
+                    const edgeattn_attention_dims sd{B, Q, K, d, d, d, 0, 0, 0, 0};
                     std::vector<float> ws(test_calls::workspace_bytes(EDGEATTN_OP_SDPA, sd, 4) / 4);
                     REQUIRE(edgeattn_sdpa(&sd, q.data(), k.data(), v.data(), &o, ws.data(), ws.size() * 4, out.data(),
                                           with_weights ? attn.data() : nullptr) == EDGEATTN_OK);
@@ -498,7 +498,7 @@ TEST_CASE("the sliding-window mask matches the float64 reference in sdpa, mha an
                         want_w.resize(B * Q * K);
                         CHECK(rel_l2(attn.data(), want_w) < tolerance);
                     }
-                    const edgeattn_attention_dims md{B, Q, K, d, d, d, h, H, 0};
+                    const edgeattn_attention_dims md{B, Q, K, d, d, d, h, H, 0, 0};
                     ws.assign(test_calls::workspace_bytes(EDGEATTN_OP_MHA, md, 4) / 4, 0.0f);
                     const edgeattn_weights w = test_calls::fp32_weights(Wq.data(), Wk.data(), Wv.data(), Wo.data());
                     attn.assign(with_weights ? B * H * Q * K : 0, 0.0f);
@@ -538,7 +538,7 @@ TEST_CASE("a causal attend after a store longer than the window sees the sinks a
                                     << " T " << T);
                         window_cache cache(1, 1, hs, S, W, storage);
                         const std::size_t cap = S + W;
-                        const edgeattn_attention_dims dims{1, T, cap, hs, hs, hs, hs, 1, 1};
+                        const edgeattn_attention_dims dims{1, T, cap, hs, hs, hs, hs, 1, 1, 0};
                         const std::vector<float> x = random_floats(T * hs, static_cast<unsigned>(S * 100 + W * 10 + T));
                         std::size_t bytes = step_workspace_bytes(dims, T, 1);
                         std::vector<float> ws(bytes / 4), out(T * hs), attn(T * cap);

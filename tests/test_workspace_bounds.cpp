@@ -323,7 +323,7 @@ struct mha_model {
                 bd[0].data(),      bd[1].data(),      bd[2].data(),      bd[3].data()};
     }
     edgeattn_attention_dims dims(std::size_t B, std::size_t Q, std::size_t K) const {
-        return {B, Q, K, q, k, v, h, H, Hkv};
+        return {B, Q, K, q, k, v, h, H, Hkv, 0};
     }
 };
 
@@ -365,7 +365,7 @@ TEST_CASE("dot-product attention in exactly its workspace: guards intact, float6
         std::vector<double> want(s.B * s.Q * s.dv), want_w(s.B * s.Q * s.K);
         edgeattn_ref::dot_product_attention_masked(s.B, s.Q, s.K, s.d, s.dv, widen(q).data(), widen(k).data(),
                                                    widen(v).data(), lens.ref, mask.ref, want.data(), want_w.data());
-        const edgeattn_attention_dims dims{s.B, s.Q, s.K, s.d, s.d, s.dv, 0, 0, 0};
+        const edgeattn_attention_dims dims{s.B, s.Q, s.K, s.d, s.d, s.dv, 0, 0, 0, 0};
         const edgeattn_attention_options opt = options_of(lens, mask);
         std::size_t run = 0;
         for (const thread_case &t : thread_cases()) {
@@ -417,7 +417,7 @@ TEST_CASE("additive attention (fp32 and stored W_q, W_k) in exactly its workspac
             edgeattn_ref::additive_attention(s.B, s.Q, s.K, s.qs, s.ks, s.vs, s.h, widen(q).data(), widen(k).data(),
                                              widen(v).data(), lens.ref, W_q.exact.data(), W_k.exact.data(),
                                              widen(w_v).data(), want.data(), want_w.data());
-            const edgeattn_attention_dims dims{s.B, s.Q, s.K, s.qs, s.ks, s.vs, s.h, 0, 0};
+            const edgeattn_attention_dims dims{s.B, s.Q, s.K, s.qs, s.ks, s.vs, s.h, 0, 0, 0};
             const edgeattn_attention_options opt = options_of(lens, mask_data{});
             const edgeattn_weights aw{W_q.matrix(), W_k.matrix(), f32(w_v.data()), {}, nullptr, nullptr, nullptr, nullptr};
             std::size_t run = 0;
@@ -569,7 +569,7 @@ TEST_CASE("self-attention (multi-head attention with X as queries, keys and valu
         edgeattn_ref::multi_head_attention(s.B, s.n, s.n, s.d, s.d, s.d, s.d, s.H, Xd.data(), Xd.data(), Xd.data(),
                                            lens.ref, model.reference(), want.data(), want_w.data());
         // every feature size d, keys = queries = n
-        const edgeattn_attention_dims dims{s.B, s.n, s.n, s.d, s.d, s.d, s.d, s.H, 0};
+        const edgeattn_attention_dims dims{s.B, s.n, s.n, s.d, s.d, s.d, s.d, s.H, 0, 0};
         const edgeattn_attention_options opt = options_of(lens, mask_data{});
         const edgeattn_weights w = model.weights();
         const std::size_t packed_bytes = edgeattn_mha_packed_size(&dims, &w);
@@ -702,7 +702,7 @@ TEST_CASE("KV cache store and attend in exactly their workspaces and cache memor
         for (const config &c : configs)
             for (const thread_case &t : &c == configs ? all_cases : last) {
                 team_size team(t.team);
-                const edgeattn_kv_cache_config cache_config{B, Hkv, hs, capacity, c.storage, 0, 0};
+                const edgeattn_kv_cache_config cache_config{B, Hkv, hs, capacity, c.storage, 0, 0, 0};
                 const std::size_t memory_bytes = edgeattn_kv_cache_memory_size(&cache_config);
                 REQUIRE(memory_bytes > 0);
                 guarded memory(memory_bytes);

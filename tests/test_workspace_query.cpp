@@ -32,7 +32,7 @@ TEST_CASE("a decoder step's workspace: the largest of its calls, and enough for 
     // store 1 token, attend 1 query over a cache of 64, then three dense
     // layers on (1, d) rows.
     const std::size_t d = 32, h = 32, H = 4, Hkv = 2, hs = h / H, cap = 64, ffn = 48;
-    const edgeattn_attention_dims dims = {1, 1, cap, d, d, d, h, H, Hkv};
+    const edgeattn_attention_dims dims = {1, 1, cap, d, d, d, h, H, Hkv, 0};
     const edgeattn_workspace_request calls[5] = {
         request(EDGEATTN_OP_KV_CACHE_STORE, dims, 1), request(EDGEATTN_OP_KV_CACHE_ATTEND, dims),
         dense_request({1, d, ffn}), dense_request({1, d, ffn}), dense_request({1, ffn, d})};
@@ -43,7 +43,7 @@ TEST_CASE("a decoder step's workspace: the largest of its calls, and enough for 
     CHECK(bytes == largest);
 
     // Every call runs in that one workspace.
-    const edgeattn_kv_cache_config config = {1, Hkv, hs, cap, EDGEATTN_DTYPE_F32, 0, 0};
+    const edgeattn_kv_cache_config config = {1, Hkv, hs, cap, EDGEATTN_DTYPE_F32, 0, 0, 0};
     std::vector<float> memory(edgeattn_kv_cache_memory_size(&config) / sizeof(float));
     edgeattn_kv_cache cache;
     REQUIRE(edgeattn_kv_cache_setup(&cache, &config, memory.data(), memory.size() * sizeof(float)) == EDGEATTN_OK);
@@ -65,8 +65,8 @@ TEST_CASE("a decoder step's workspace: the largest of its calls, and enough for 
 }
 
 TEST_CASE("each op's request gives the size that op checks against") {
-    const edgeattn_attention_dims mha = {2, 5, 7, 6, 6, 6, 8, 2, 0};
-    const edgeattn_attention_dims sdpa = {2, 5, 7, 6, 0, 4, 0, 0, 0};
+    const edgeattn_attention_dims mha = {2, 5, 7, 6, 6, 6, 8, 2, 0, 0};
+    const edgeattn_attention_dims sdpa = {2, 5, 7, 6, 0, 4, 0, 0, 0, 0};
     const std::vector<float> q = random_floats(2 * 5 * 6, 7), k = random_floats(2 * 7 * 6, 8);
     const std::vector<float> v = random_floats(2 * 7 * 6, 9);
     std::vector<float> out(2 * 5 * 8);
@@ -81,7 +81,7 @@ TEST_CASE("each op's request gives the size that op checks against") {
 }
 
 TEST_CASE("a bad request: its status, bytes not written") {
-    const edgeattn_attention_dims good = {1, 2, 3, 4, 4, 4, 4, 2, 0};
+    const edgeattn_attention_dims good = {1, 2, 3, 4, 4, 4, 4, 2, 0, 0};
     edgeattn_attention_dims heads = good;
     heads.num_heads = 3;
     const edgeattn_workspace_request calls[3] = {request(EDGEATTN_OP_MHA, good), request(EDGEATTN_OP_MHA, heads),

@@ -49,6 +49,8 @@ HARDENING_TESTS += test_window_cache test_window_stream
 HARDENING_TESTS += test_rope_cache
 # ONNX Attention's score semantics against the float64 reference.
 HARDENING_TESTS += test_score_semantics
+# ONNX Attention's shapes: value heads of their own width, projection-free MHA, fp16 tensors.
+HARDENING_TESTS += test_attention_shapes
 TEST_PROGRAMS := $(addprefix $(TEST_BIN)/,$(ISA_TESTS) $(PLAIN_TESTS) $(HARDENING_TESTS) test_case_file)
 
 # test_rope computes the rotation's float bits itself: unfused, as the library.
@@ -106,6 +108,10 @@ test: test-programs
 	run hygiene.library_symbols sh -c "! nm -C $(LIB) | grep -E ' (U|T|W) (malloc|calloc|realloc|free|operator new|operator delete|__cxa_throw|typeinfo for|std::ios_base|printf|puts)'"; \
 	echo "$$pass passed, $$fail failed, $$skip skipped"; \
 	[ $$fail -eq 0 ]
+
+$(TEST_BIN)/test_attention_shapes: $(BUILD)/tests/test_attention_shapes.o $(BUILD)/tests/reference.o $(DOCTEST_MAIN) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CXX) $(filter %.o %.a,$^) $(TEST_LDFLAGS) -o $@
 
 # Decoder: the fixed-size KV cache against the float64 reference.
 $(TEST_BIN)/test_kv_cache_module: $(BUILD)/tests/test_kv_cache_module.o $(BUILD)/tests/reference.o $(DOCTEST_MAIN) $(LIB)

@@ -41,7 +41,7 @@ struct layer {
                 bq.data(), bk.data(), bv.data(), bo.data()};
     }
     edgeattn_attention_dims dims(std::size_t B, std::size_t Q, std::size_t capacity) const {
-        return {B, Q, capacity, d, d, d, h, H, Hkv};
+        return {B, Q, capacity, d, d, d, h, H, Hkv, 0};
     }
 };
 
@@ -63,7 +63,7 @@ struct window_cache {
     edgeattn_kv_cache_config config{};
     window_cache(std::size_t B, std::size_t Hkv, std::size_t hs, std::size_t sinks, std::size_t window,
                  edgeattn_dtype storage) {
-        config = {B, Hkv, hs, sinks + window, storage, window, sinks};
+        config = {B, Hkv, hs, sinks + window, storage, window, sinks, 0};
         const std::size_t bytes = edgeattn_kv_cache_memory_size(&config);
         REQUIRE(bytes > 0);
         memory.assign(bytes / 4, 0.0f);

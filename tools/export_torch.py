@@ -513,7 +513,7 @@ def attention_section(name, source, P, kept, num_heads, num_kv_heads, sizes, exa
            ' * of `queries` queries and `keys` keys:\n'
            ' *   const edgeattn_attention_dims dims = %s_DIMS(batch, queries, keys); */\n'
            '#define %s_DIMS(batch, queries, keys) \\\n'
-           '    {(size_t)(batch), (size_t)(queries), (size_t)(keys), %d, %d, %d, %d, %d, %d}\n'
+           '    {(size_t)(batch), (size_t)(queries), (size_t)(keys), %d, %d, %d, %d, %d, %d, 0}\n'
            % (N, N, q_size, k_size, v_size, h, num_heads, num_kv_heads)]
     for m in MATRICES:
         kind, values, scales = kept[m]
@@ -557,7 +557,7 @@ def attention_section(name, source, P, kept, num_heads, num_kv_heads, sizes, exa
                    '    {%s, %s},\n'
                    '    {%d, EDGEATTN_KEY_RANGES_NONE, NULL, NULL, 0, 0, 0, 0, EDGEATTN_ALIGN_BOTTOM_RIGHT, 0, 0.0f},\n'
                    '    {NULL, 0, 0, EDGEATTN_ROPE_NEOX, NULL}, 0.0f, 0.0f, EDGEATTN_MASKING_D2L,\n'
-                   '    EDGEATTN_WEIGHTS_SOFTMAX};\n'
+                   '    EDGEATTN_WEIGHTS_SOFTMAX, EDGEATTN_DTYPE_F32};\n'
                    % (name, kind, lens, int(bool(causal))))
         out.append(_c_array('double', name + '_example_output', output, repr, 'expected output (%d, %d, %d)' % output.shape))
         out.append(_c_array('double', name + '_example_attention_weights', weights, repr,
@@ -1196,7 +1196,7 @@ def model_section(name, source, T, sizes, kept, weight_type, rms_eps, rope_theta
            ' * the hidden states; a KV cache call: keys = the cache\'s capacity):\n'
            ' *   const edgeattn_attention_dims dims = %s_DIMS(batch, queries, keys); */\n'
            '#define %s_DIMS(batch, queries, keys) \\\n'
-           '    {(size_t)(batch), (size_t)(queries), (size_t)(keys), %d, %d, %d, %d, %d, %d}\n'
+           '    {(size_t)(batch), (size_t)(queries), (size_t)(keys), %d, %d, %d, %d, %d, %d, 0}\n'
            % (N, N, d, d, d, d, H, H_kv)]
 
     def matrix(key, c_name, what):

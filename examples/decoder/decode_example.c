@@ -88,7 +88,7 @@ static void embed(int token, float *x) {
  * [pos, pos + n): add P[pos : pos + n] in place, store their keys and
  * values, then attend over the cache, causally. */
 static edgeattn_status decode_step(size_t n, size_t pos, float *x, float *out) {
-    const edgeattn_attention_dims dims = {B, n, CAPACITY, D, D, D, D, HEADS, KV_HEADS};
+    const edgeattn_attention_dims dims = {B, n, CAPACITY, D, D, D, D, HEADS, KV_HEADS, 0};
     edgeattn_attention_options causal;
     size_t b;
     edgeattn_status st;
@@ -220,10 +220,10 @@ int main(void) {
      * the dense layer of the logits. One query over all of them gives the
      * largest size. */
     {
-        const edgeattn_attention_dims prefill = {B, PROMPT, CAPACITY, D, D, D, D, HEADS, KV_HEADS};
-        const edgeattn_attention_dims one = {B, 1, CAPACITY, D, D, D, D, HEADS, KV_HEADS};
+        const edgeattn_attention_dims prefill = {B, PROMPT, CAPACITY, D, D, D, D, HEADS, KV_HEADS, 0};
+        const edgeattn_attention_dims one = {B, 1, CAPACITY, D, D, D, D, HEADS, KV_HEADS, 0};
         const edgeattn_dense_dims ldims = {B, D, VOCAB};
-        const edgeattn_kv_cache_config config = {B, KV_HEADS, HEAD, CAPACITY, EDGEATTN_DTYPE_F32, 0, 0};
+        const edgeattn_kv_cache_config config = {B, KV_HEADS, HEAD, CAPACITY, EDGEATTN_DTYPE_F32, 0, 0, 0};
         edgeattn_workspace_request step[5];
         size_t need = 0;
         const size_t cache_bytes = edgeattn_kv_cache_memory_size(&config);
@@ -285,7 +285,7 @@ int main(void) {
 
     /* The cache is full now: one more token is refused, nothing written. */
     {
-        const edgeattn_attention_dims one = {B, 1, CAPACITY, D, D, D, D, HEADS, KV_HEADS};
+        const edgeattn_attention_dims one = {B, 1, CAPACITY, D, D, D, D, HEADS, KV_HEADS, 0};
         st = edgeattn_kv_cache_store(&cache, &one, 1, x_step, x_step, &weights, NULL, workspace,
                                      sizeof workspace);
         if (st != EDGEATTN_ERR_CACHE_FULL) return fail("store to a full cache", st);

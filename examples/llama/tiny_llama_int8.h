@@ -43,7 +43,7 @@
  * the hidden states; a KV cache call: keys = the cache's capacity):
  *   const edgeattn_attention_dims dims = LLAMA_DIMS(batch, queries, keys); */
 #define LLAMA_DIMS(batch, queries, keys) \
-    {(size_t)(batch), (size_t)(queries), (size_t)(keys), 32, 32, 32, 32, 4, 2}
+    {(size_t)(batch), (size_t)(queries), (size_t)(keys), 32, 32, 32, 32, 4, 2, 0}
 
 /* token embeddings, one row per token (model.embed_tokens.weight) (96, 32), int8 */
 static const int8_t llama_embed_data[3072] EDGEATTN_EXPORTED = {

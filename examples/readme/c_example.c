@@ -15,7 +15,7 @@ int main(void) {
         for (int i = 0; i < H * H; ++i) W[m][i] = (float)((i * 37 + m) % 11) / 110.0f - 0.05f;
 
     /* d2l's self-attention example: MultiHeadAttention(100, 5) on X, X, X */
-    const edgeattn_attention_dims dims = {B, Q, Q, H, H, H, H, HEADS, 0};
+    const edgeattn_attention_dims dims = {B, Q, Q, H, H, H, H, HEADS, 0, 0};
     const edgeattn_weights w = {
         {EDGEATTN_DTYPE_F32, W[0], NULL}, {EDGEATTN_DTYPE_F32, W[1], NULL},
         {EDGEATTN_DTYPE_F32, W[2], NULL}, {EDGEATTN_DTYPE_F32, W[3], NULL},

@@ -28,7 +28,7 @@ int main(void) {
     if (st == EDGEATTN_OK) st = edgeattn_quantize_int8(D, D, W_v, Wv8, Wv_scales);
     if (st == EDGEATTN_OK) st = edgeattn_float_to_half(D * D, W_k, Wk16); /* round to nearest even */
 
-    const edgeattn_attention_dims dims = {B, Q, Q, D, D, D, D, HEADS, 0};
+    const edgeattn_attention_dims dims = {B, Q, Q, D, D, D, D, HEADS, 0, 0};
     const int32_t lens[B] = {3, 2};
     const edgeattn_attention_options options = {
         .valid_lens = {EDGEATTN_VALID_LENS_PER_BATCH, lens}};

@@ -63,7 +63,11 @@ edgeattn_status edgeattn_masked_softmax(const edgeattn_softmax_dims *dims, const
 /*
  * Common to the calls below:
  *   options     NULL or a zeroed struct: no mask; else valid lengths, causal,
- *               key ranges, bias (edgeattn_attention_options)
+ *               key ranges, bias (edgeattn_attention_options); tensor_type
+ *               EDGEATTN_DTYPE_F16 (edgeattn_sdpa, edgeattn_mha and
+ *               _packed): queries, keys, values, output and attention
+ *               weights are binary16 (uint16_t arrays, 2-byte aligned,
+ *               passed as the float pointers), computed in fp32
  *   workspace   at least edgeattn_workspace_size() bytes for this op and
  *               dims, 4-byte aligned; the call uses as many threads as it
  *               has room for
@@ -78,7 +82,8 @@ edgeattn_status edgeattn_masked_softmax(const edgeattn_softmax_dims *dims, const
  * ::EDGEATTN_ERR_OVERLAP, ::EDGEATTN_ERR_OPTION_NOT_SUPPORTED,
  * ::EDGEATTN_ERR_BAD_OPTION (the score options: scale, softcap, masking,
  * weights_output, the mask's alignment, right_window and ALiBi; see
- * edgeattn_attention_options and docs/onnx.md).
+ * edgeattn_attention_options and docs/onnx.md; a tensor_type other than
+ * F32 and F16).
  */
 
 /**
@@ -135,20 +140,27 @@ edgeattn_status edgeattn_additive(const edgeattn_attention_dims *dims, const flo
  * (valid lengths and mask repeated for every head; query head j reads
  * key/value head j / (H / H_kv)), concatenate and project with W_o.
  * queries (B,Q,q), keys (B,K,k), values (B,K,v) -> output (B,Q,h).
+ * Value heads may have dv = hv / H features of their own (dims.value_hiddens
+ * = hv: W_v (hv_kv, v), W_o (h, hv)), and each matrix may be
+ * EDGEATTN_DTYPE_NONE, its rows given as projected: queries (B,Q,h), keys
+ * (B,K,h_kv), values (B,K,hv_kv), and without W_o the output is the
+ * concatenated heads (B,Q,hv) (ONNX Attention on 3D inputs; a NONE matrix's
+ * rows of another width: ::EDGEATTN_ERR_SHAPE_MISMATCH, a bias beside it:
+ * ::EDGEATTN_ERR_OPTION_NOT_SUPPORTED).
  * Self-attention passes X (B,n,d) as queries, keys and values with keys =
  * queries = n and q = k = v = d; masked self-attention (d2l's decoder at
  * training time) adds options->mask.causal = 1.
- * @param dims        every field; h % H == 0, H % H_kv == 0
+ * @param dims        every field; h % H == 0, hv % H == 0, H % H_kv == 0
  * @param queries     (B, Q, q)
  * @param keys        (B, K, k)
  * @param values      (B, K, v)
- * @param weights     W_q (h, q), W_k (h_kv, k), W_v (h_kv, v), W_o (h, h), each
- *                    in any edgeattn_dtype; biases or NULL
+ * @param weights     W_q (h, q), W_k (h_kv, k), W_v (hv_kv, v), W_o (h, hv), each
+ *                    in any edgeattn_dtype (EDGEATTN_DTYPE_NONE: left out); biases or NULL
  * @param options     NULL, or valid lengths, a mask (bias_heads 1 or H, ALiBi
- *                    over H heads) and every score option
+ *                    over H heads), every score option and a tensor_type
  * @param workspace   edgeattn_workspace_size() bytes for EDGEATTN_OP_MHA
  * @param workspace_bytes its size in bytes
- * @param output      (B, Q, h)
+ * @param output      (B, Q, h), or (B, Q, hv) when W_o is EDGEATTN_DTYPE_NONE
  * @param attention_weights NULL, or (B, H, Q, K): every head's weights
  * @return ::EDGEATTN_OK, one of the common statuses above,
  *         ::EDGEATTN_ERR_HEADS_DO_NOT_DIVIDE, ::EDGEATTN_ERR_KV_HEADS_DO_NOT_DIVIDE,
@@ -185,8 +197,8 @@ edgeattn_status edgeattn_mha_packed(const edgeattn_attention_dims *dims, const f
 
 /**
  * Bytes of multi-head attention weights packed once: only query_size,
- * key_size, value_size, num_hiddens, num_heads, num_kv_heads and the
- * matrices' types count. The packed form is the same for every kernel path
+ * key_size, value_size, num_hiddens, num_heads, num_kv_heads, value_hiddens
+ * and the matrices' types count (EDGEATTN_DTYPE_NONE: 0, nothing to pack). The packed form is the same for every kernel path
  * and thread count; it keeps each matrix in its stored type.
  * @param dims    the feature sizes and heads
  * @param weights the matrices' types are read (data is not)

@@ -60,7 +60,7 @@ class DotProductAttention {
 
   public:
     /// The C API's dims of this module.
-    static constexpr edgeattn_attention_dims dims{Batch, Queries, Keys, Dim, Dim, ValueSize, 0, 0, 0};
+    static constexpr edgeattn_attention_dims dims{Batch, Queries, Keys, Dim, Dim, ValueSize, 0, 0, 0, 0};
 
     /// edgeattn_sdpa() on the member workspace.
     /// @param queries (Batch, Queries, Dim)
@@ -107,7 +107,7 @@ class AdditiveAttention {
   public:
     /// The C API's dims of this module.
     static constexpr edgeattn_attention_dims dims{Batch,   Queries,   Keys,       QuerySize,
-                                                  KeySize, ValueSize, NumHiddens, 0, 0};
+                                                  KeySize, ValueSize, NumHiddens, 0, 0, 0};
 
     /// Borrows the weights (the pointers are copied, not the arrays).
     /// @param weights W_q (NumHiddens, QuerySize), W_k (NumHiddens, KeySize), W_v = w_v
@@ -195,7 +195,7 @@ class PackedMhaWeights {
   private:
     // Packing reads the feature sizes and heads only.
     static constexpr edgeattn_attention_dims feature_dims{1, 1, 1, QuerySize, KeySize, ValueSize,
-                                                          NumHiddens, NumHeads, 0};
+                                                          NumHiddens, NumHeads, 0, 0};
     detail::workspace_storage<bytes> storage_{};
 };
 
@@ -282,7 +282,7 @@ class MultiHeadAttention {
   public:
     /// The C API's dims of this module.
     static constexpr edgeattn_attention_dims dims{Batch,     Queries,   Keys,       QuerySize,
-                                                  KeySize,   ValueSize, NumHiddens, NumHeads, 0};
+                                                  KeySize,   ValueSize, NumHiddens, NumHeads, 0, 0};
 
 /// @cond DEPRECATED_NAMES
 #ifndef EDGEATTN_NO_DEPRECATED
@@ -358,7 +358,7 @@ class PositionalSelfAttention {
   public:
     /// The C API's dims of this module.
     static constexpr edgeattn_attention_dims dims{Batch, SeqLen, SeqLen, Dim,
-                                                  Dim,   Dim,    Dim,    NumHeads, 0};
+                                                  Dim,   Dim,    Dim,    NumHeads, 0, 0};
     /// The positional table P (MaxLen, Dim) added to X, in .rodata.
     static constexpr const PositionalEncodingTable<MaxLen, Dim> &positions =
         positional_encoding_table<MaxLen, Dim>;

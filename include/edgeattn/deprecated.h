@@ -118,6 +118,7 @@ static inline edgeattn_attention_options edgeattn_detail_options(
     o.scale = o.softcap = 0.0f;
     o.masking = EDGEATTN_MASKING_D2L;
     o.weights_output = EDGEATTN_WEIGHTS_SOFTMAX;
+    o.tensor_type = EDGEATTN_DTYPE_F32;
     if (valid_lens) o.valid_lens = *valid_lens;
     if (mask) o.mask = *mask;
     return o;
@@ -133,6 +134,7 @@ static inline size_t edgeattn_detail_attention_workspace(edgeattn_op op,
     r.dims = *dims;
     r.tokens = tokens;
     r.dense.rows = r.dense.in_features = r.dense.out_features = 0;
+    r.tensor_type = EDGEATTN_DTYPE_F32;
     return edgeattn_workspace_size(&r, 1, max_threads, &bytes) == EDGEATTN_OK ? bytes : 0;
 }
 
@@ -372,6 +374,7 @@ static inline edgeattn_kv_cache_config edgeattn_detail_cache_config(size_t batch
     c.capacity = capacity;
     c.storage = storage;
     c.window = c.sinks = 0;
+    c.value_head_size = 0;
     return c;
 }
 
@@ -503,7 +506,9 @@ static inline size_t edgeattn_linear_workspace_size(const edgeattn_linear_dims *
     r.op = EDGEATTN_OP_DENSE;
     r.dims.batch = r.dims.queries = r.dims.keys = r.dims.query_size = r.dims.key_size = 0;
     r.dims.value_size = r.dims.num_hiddens = r.dims.num_heads = r.dims.num_kv_heads = 0;
+    r.dims.value_hiddens = 0;
     r.tokens = 0;
+    r.tensor_type = EDGEATTN_DTYPE_F32;
     r.dense = *dims;
     return edgeattn_workspace_size(&r, 1, max_threads, &bytes) == EDGEATTN_OK ? bytes : 0;
 }

@@ -38,12 +38,16 @@ typedef struct edgeattn_kv_cache_config {
     /** S: tokens kept for ever from the start of the stream, with a window
         (0 without one, else ::EDGEATTN_ERR_BAD_WINDOW) */
     size_t sinks;
+    /** dv: features of a cached value row, when a value head is not as
+        wide as a key head (dims.value_hiddens / num_heads of the calls);
+        0 means head_size */
+    size_t value_head_size;
 } edgeattn_kv_cache_config;
 
 /**
- * A KV cache over caller memory. Keys and values are (batch, num_kv_heads,
- * capacity, head_size) each, so a step reads one contiguous (length,
- * head_size) block per head. Filled by edgeattn_kv_cache_setup(); treat the
+ * A KV cache over caller memory. Keys are (batch, num_kv_heads, capacity,
+ * head_size), values (batch, num_kv_heads, capacity, value_head_size), so a
+ * step reads one contiguous (length, head_size) block per head. Filled by edgeattn_kv_cache_setup(); treat the
  * fields as read-only (lengths[b] is how many rows batch element b holds,
  * positions[b] how many tokens it was given): a call refuses a struct whose fields were changed since
  * (::EDGEATTN_ERR_BAD_CACHE). The memory it points to is the cache's RAM;
@@ -58,7 +62,7 @@ typedef struct edgeattn_kv_cache {
     size_t head_size;      /**< h / H */
     size_t capacity;       /**< positions each batch element can hold */
     float *keys;           /**< (B, H_kv, capacity, head_size); NULL in an int8 / fp16 cache */
-    float *values;         /**< (B, H_kv, capacity, head_size); NULL in an int8 / fp16 cache */
+    float *values;         /**< (B, H_kv, capacity, value_head_size); NULL in an int8 / fp16 cache */
     int32_t *lengths;      /**< (B): positions filled, 0..capacity */
     void *stored_keys;     /**< the keys in their storage type (int8_t, uint16_t binary16 or float) */
     void *stored_values;   /**< the values in their storage type */
@@ -69,6 +73,7 @@ typedef struct edgeattn_kv_cache {
     int32_t *positions;
     size_t window;         /**< W, 0 without a window */
     size_t sinks;          /**< S */
+    size_t value_head_size; /**< dv: features of a value row (head_size unless the config set it) */
 } edgeattn_kv_cache;
 
 /**
@@ -153,7 +158,7 @@ edgeattn_status edgeattn_kv_cache_truncate(edgeattn_kv_cache *cache, size_t batc
  * as rope.positions (::EDGEATTN_ERR_OVERLAP).
  *
  * Projection-free calls: EDGEATTN_DTYPE_NONE as W_k and W_v of a store
- * (key_size = value_size = h_kv, rows already projected and, without a
+ * (key_size = h_kv, value_size = hv_kv, rows already projected and, without a
  * rope option, rotated) or as W_q (query_size = h) or W_o (output: the
  * concatenated heads) of an attend, for every storage type. They run the
  * kernels of the projecting calls. Each matrix is NONE or not on its own
@@ -162,9 +167,12 @@ edgeattn_status edgeattn_kv_cache_truncate(edgeattn_kv_cache *cache, size_t batc
  * the projection's output, and a bias beside it is
  * ::EDGEATTN_ERR_OPTION_NOT_SUPPORTED. Packed weights never hold NONE.
  *
- * The dims of the cache calls: batch = B, num_hiddens = h, num_heads = H and
- * num_kv_heads (0 = H) must give the cache's num_kv_heads and head_size =
- * h / H (else ::EDGEATTN_ERR_CACHE_SHAPE_MISMATCH). A store reads key_size
+ * The dims of the cache calls: batch = B, num_hiddens = h, num_heads = H,
+ * num_kv_heads (0 = H) and value_hiddens = hv (0 = h) must give the cache's
+ * num_kv_heads, head_size = h / H and value_head_size = hv / H (else
+ * ::EDGEATTN_ERR_CACHE_SHAPE_MISMATCH). A store's values are projected to
+ * hv_kv = H_kv * hv / H features; an attend's heads concatenate to hv
+ * features, which W_o (h, hv) projects. A store reads key_size
  * and value_size; an attend reads queries, query_size and keys, which is the
  * cache's capacity or 0 (never the filled length:
  * ::EDGEATTN_ERR_KEYS_NOT_CAPACITY).
@@ -178,13 +186,15 @@ edgeattn_status edgeattn_kv_cache_truncate(edgeattn_kv_cache *cache, size_t batc
  * cache without a window has fewer than T free positions, or a position
  * would pass INT32_MAX: ::EDGEATTN_ERR_CACHE_FULL and nothing is written.
  * @param cache       from edgeattn_kv_cache_setup()
- * @param dims        batch, key_size, value_size, num_hiddens, num_heads, num_kv_heads
+ * @param dims        batch, key_size, value_size, num_hiddens, num_heads, num_kv_heads,
+ *                    value_hiddens
  * @param tokens      T > 0
  * @param keys        (B, T, key_size): the new tokens' key inputs (X in self-attention)
  * @param values      (B, T, value_size)
- * @param weights     W_k (h_kv, key_size), W_v (h_kv, value_size) in any edgeattn_dtype
- *                    (EDGEATTN_DTYPE_NONE: the rows as given), b_k, b_v (h_kv) or NULL
- * @param options     NULL, or a rope (a store takes no other option)
+ * @param weights     W_k (h_kv, key_size), W_v (hv_kv, value_size) in any edgeattn_dtype
+ *                    (EDGEATTN_DTYPE_NONE: the rows as given), b_k (h_kv), b_v (hv_kv) or NULL
+ * @param options     NULL, or a rope and tensor_type (F16: keys and values are binary16);
+ *                    a store takes no other option
  * @param workspace   edgeattn_workspace_size() bytes for EDGEATTN_OP_KV_CACHE_STORE
  * @param workspace_bytes its size
  * @return ::EDGEATTN_OK, or ::EDGEATTN_ERR_NULL_POINTER, ::EDGEATTN_ERR_ZERO_DIMENSION,
@@ -193,7 +203,7 @@ edgeattn_status edgeattn_kv_cache_truncate(edgeattn_kv_cache *cache, size_t batc
  *         ::EDGEATTN_ERR_CACHE_SHAPE_MISMATCH, ::EDGEATTN_ERR_CACHE_FULL, ::EDGEATTN_ERR_WORKSPACE_TOO_SMALL, ::EDGEATTN_ERR_OVERLAP,
  *         ::EDGEATTN_ERR_BAD_WEIGHT_TYPE, ::EDGEATTN_ERR_BAD_SCALE, ::EDGEATTN_ERR_SHAPE_MISMATCH
  *         (a NONE projection's sizes), ::EDGEATTN_ERR_BAD_ROPE, ::EDGEATTN_ERR_ROPE_POSITION,
- *         ::EDGEATTN_ERR_OPTION_NOT_SUPPORTED
+ *         ::EDGEATTN_ERR_OPTION_NOT_SUPPORTED, ::EDGEATTN_ERR_BAD_OPTION (tensor_type)
  */
 edgeattn_status edgeattn_kv_cache_store(edgeattn_kv_cache *cache,
                                         const edgeattn_attention_dims *dims, size_t tokens,
@@ -234,18 +244,20 @@ edgeattn_status edgeattn_kv_cache_store_packed(edgeattn_kv_cache *cache,
  * whole cache). A batch element with an empty cache gives output b_o.
  * @param cache       from edgeattn_kv_cache_setup()
  * @param dims        batch, queries = Q, keys = capacity (or 0), query_size,
- *                    num_hiddens, num_heads, num_kv_heads
+ *                    num_hiddens, num_heads, num_kv_heads, value_hiddens
  * @param queries     (B, Q, query_size)
- * @param weights     W_q (h, query_size), W_o (h, h) in any edgeattn_dtype (EDGEATTN_DTYPE_NONE:
+ * @param weights     W_q (h, query_size), W_o (h, hv) in any edgeattn_dtype (EDGEATTN_DTYPE_NONE:
  *                    queries as given, output the heads), b_q, b_o or NULL
  * @param options     NULL, or a mask with K = lengths[b] (a bias row holds
  *                    bias_keys >= capacity floats; 0 means capacity), a
- *                    rope and every score option (ALiBi over num_heads, by
- *                    stream position in a wrapped window cache); valid
+ *                    rope, every score option (ALiBi over num_heads, by
+ *                    stream position in a wrapped window cache) and
+ *                    tensor_type (F16: queries and output are binary16, and
+ *                    no attention_weights are taken); valid
  *                    lengths are not taken (the cache's lengths are)
  * @param workspace   edgeattn_workspace_size() bytes for EDGEATTN_OP_KV_CACHE_ATTEND
  * @param workspace_bytes its size
- * @param output      (B, Q, h)
+ * @param output      (B, Q, h), or (B, Q, hv) when W_o is EDGEATTN_DTYPE_NONE
  * @param attention_weights NULL, or (B, H, Q, capacity): columns past lengths[b] are 0
  * @return ::EDGEATTN_OK, or ::EDGEATTN_ERR_NULL_POINTER, ::EDGEATTN_ERR_ZERO_DIMENSION,
  *         ::EDGEATTN_ERR_HEADS_DO_NOT_DIVIDE, ::EDGEATTN_ERR_KV_HEADS_DO_NOT_DIVIDE,
@@ -255,7 +267,7 @@ edgeattn_status edgeattn_kv_cache_store_packed(edgeattn_kv_cache *cache,
  *         ::EDGEATTN_ERR_WORKSPACE_TOO_SMALL, ::EDGEATTN_ERR_OVERLAP,
  *         ::EDGEATTN_ERR_BAD_WEIGHT_TYPE, ::EDGEATTN_ERR_BAD_SCALE, ::EDGEATTN_ERR_BAD_ROPE,
  *         ::EDGEATTN_ERR_ROPE_POSITION, ::EDGEATTN_ERR_OPTION_NOT_SUPPORTED,
- *         ::EDGEATTN_ERR_BAD_OPTION
+ *         ::EDGEATTN_ERR_BAD_OPTION (a score option, tensor_type)
  */
 edgeattn_status edgeattn_kv_cache_attend(const edgeattn_kv_cache *cache,
                                          const edgeattn_attention_dims *dims,
@@ -275,7 +287,7 @@ edgeattn_status edgeattn_kv_cache_attend(const edgeattn_kv_cache *cache,
  * @param options     NULL, or a mask and a rope as for edgeattn_kv_cache_attend()
  * @param workspace   edgeattn_workspace_size() bytes for EDGEATTN_OP_KV_CACHE_ATTEND
  * @param workspace_bytes its size
- * @param output      (B, Q, h)
+ * @param output      (B, Q, h), or (B, Q, hv) when W_o is EDGEATTN_DTYPE_NONE
  * @param attention_weights NULL, or (B, H, Q, capacity)
  * @return the statuses of edgeattn_kv_cache_attend(), and ::EDGEATTN_ERR_PACKED_WEIGHTS_MISMATCH
  */

@@ -36,8 +36,10 @@ namespace edgeattn {
 /// @tparam Capacity positions each batch element can hold (<= INT32_MAX)
 /// @tparam Window W: 0, or a window cache of the last W tokens (edgeattn_kv_cache_config::window)
 /// @tparam Sinks S: tokens kept from the stream's start, with a window (Capacity = Sinks + Window)
+/// @tparam ValueHeadSize dv: features of a value row, dims.value_hiddens / num_heads
+///         (edgeattn_kv_cache_config::value_head_size); 0 means HeadSize
 template <std::size_t Batch, std::size_t KvHeads, std::size_t HeadSize, std::size_t Capacity,
-          std::size_t Window = 0, std::size_t Sinks = 0>
+          std::size_t Window = 0, std::size_t Sinks = 0, std::size_t ValueHeadSize = 0>
 class KVCache {
     static_assert(Batch > 0 && KvHeads > 0 && HeadSize > 0 && Capacity > 0,
                   "dimensions must be positive");
@@ -46,14 +48,14 @@ class KVCache {
     static_assert(Capacity <= static_cast<std::size_t>(INT32_MAX),
                   "the capacity must fit in an int32 length");
     static_assert(detail::tensor_fits(Batch, KvHeads, Capacity, HeadSize) &&
-                      detail::make_kv_cache_layout(Batch, KvHeads, HeadSize, Capacity).bytes != 0,
+                      detail::make_kv_cache_layout(Batch, KvHeads, HeadSize, Capacity, 4, ValueHeadSize).bytes != 0,
                   "the cache's size overflows size_t");
 
   public:
     /// Bytes of the member memory: keys, values, lengths and positions, each 64-byte
     /// aligned; edgeattn_kv_cache_memory_size() of these sizes (one layout serves both).
     static constexpr std::size_t memory_bytes =
-        detail::make_kv_cache_layout(Batch, KvHeads, HeadSize, Capacity).bytes;
+        detail::make_kv_cache_layout(Batch, KvHeads, HeadSize, Capacity, 4, ValueHeadSize).bytes;
 
     /// Lays the cache out in the member memory and empties it (every length
     /// 0): edgeattn_kv_cache_setup(). Its status is init_status().
@@ -242,7 +244,7 @@ class KVCache {
   private:
     static Status setup(edgeattn_kv_cache &cache, unsigned char *memory) noexcept {
         const edgeattn_kv_cache_config config{Batch,   KvHeads, HeadSize, Capacity, EDGEATTN_DTYPE_F32,
-                                              Window, Sinks};
+                                              Window, Sinks,   ValueHeadSize};
         return edgeattn_kv_cache_setup(&cache, &config, memory, memory_bytes);
     }
 

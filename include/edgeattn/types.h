@@ -107,11 +107,13 @@ typedef enum edgeattn_dtype {
     EDGEATTN_DTYPE_F16 = 1,  /**< IEEE binary16 bits in uint16_t, 2-byte aligned */
     EDGEATTN_DTYPE_INT8 = 2, /**< int8_t, times a float scale per row (output channel, cached row) */
     /** no matrix: the rows are already projected, and the call reads no
-        data or scales for it. Only the KV cache calls take it: a store's
-        W_k, W_v (keys and values given as (B, T, h_kv)), an attend's W_q
-        (queries given as (B, Q, h)) and W_o (the output is the
-        concatenated heads). Elsewhere, and as a cache's storage,
-        ::EDGEATTN_ERR_BAD_WEIGHT_TYPE. */
+        data or scales for it. Only edgeattn_mha() and the KV cache calls
+        take it: W_q (queries given as (B, Q, h)), W_k (keys given as
+        (B, K, h_kv)), W_v (values given as (B, K, hv_kv)) and W_o (the
+        output is the concatenated heads, (B, Q, hv)), each on its own. A
+        bias beside it is ::EDGEATTN_ERR_OPTION_NOT_SUPPORTED. Elsewhere
+        (packing, additive attention, a dense layer), and as a cache's
+        storage, ::EDGEATTN_ERR_BAD_WEIGHT_TYPE. */
     EDGEATTN_DTYPE_NONE = 3,
     EDGEATTN_DTYPE_FORCE_INT = 0x7FFFFFFF /**< keeps the enum int-sized; not a type */
 } edgeattn_dtype;
@@ -131,9 +133,10 @@ typedef struct edgeattn_weight_matrix {
 
 /**
  * The weights of an attention op, each matrix in its own stored type (they
- * may differ); biases fp32. h = num_hiddens, h_kv = num_kv_heads * h / num_heads.
+ * may differ); biases fp32. h = num_hiddens, h_kv = num_kv_heads * h / num_heads,
+ * hv = value_hiddens (0: h), hv_kv = num_kv_heads * hv / num_heads.
  *   multi-head attention and the KV cache: W_q (h, q), W_k (h_kv, k),
- *     W_v (h_kv, v), W_o (h, h); biases (h), (h_kv), (h_kv), (h) or NULL.
+ *     W_v (hv_kv, v), W_o (h, hv); biases (h), (h_kv), (hv_kv), (h) or NULL.
  *     A cache store reads W_k, W_v, b_k, b_v only; a cache attend W_q, W_o,
  *     b_q, b_o only: the others may be left zero.
  *   additive attention (no biases, as d2l): W_q (h, q), W_k (h, k) and
@@ -179,6 +182,15 @@ typedef struct edgeattn_attention_dims {
         initializer that leaves it out gives, means H. 1 is multi-query
         attention. */
     size_t num_kv_heads;
+    /** hv = H * dv: the concatenated value heads, when a value head has dv
+        features other than the key head's h / H (ONNX Attention's
+        v_head_size). 0, what an initializer that leaves it out gives,
+        means h. It must divide by H (else
+        ::EDGEATTN_ERR_HEADS_DO_NOT_DIVIDE). W_v is (hv_kv, v) with hv_kv =
+        H_kv * hv / H, b_v (hv_kv); W_o is (h, hv); the output (B, Q, h),
+        or (B, Q, hv) without W_o (EDGEATTN_DTYPE_NONE). Read by
+        edgeattn_mha() and the KV cache calls. */
+    size_t value_hiddens;
 } edgeattn_attention_dims;
 
 /** Shape of a dense layer y (rows, out_features) = x (rows, in_features) W^T + b. */
@@ -407,6 +419,18 @@ typedef struct edgeattn_attention_options {
         edgeattn_additive takes only ::EDGEATTN_WEIGHTS_SOFTMAX (else
         ::EDGEATTN_ERR_OPTION_NOT_SUPPORTED) */
     edgeattn_weights_output weights_output;
+    /** The element type of the call's query, key, value and output tensors
+        and of its attention weights output: ::EDGEATTN_DTYPE_F32 (0) or
+        ::EDGEATTN_DTYPE_F16, binary16 bits in uint16_t arrays, 2-byte
+        aligned. Inputs widen to fp32 exactly, the arithmetic is fp32, and
+        outputs round to nearest even (beyond +-65504: +-inf) once, at the
+        end. Taken by edgeattn_sdpa(), edgeattn_mha() and _packed, the KV
+        cache store (its key and value inputs) and attend (its queries,
+        output and weights); edgeattn_additive() refuses F16
+        (::EDGEATTN_ERR_OPTION_NOT_SUPPORTED). Other values:
+        ::EDGEATTN_ERR_BAD_OPTION. The workspace must be sized with the
+        same tensor_type in its request (it holds the fp32 copies). */
+    edgeattn_dtype tensor_type;
 } edgeattn_attention_options;
 
 /* -------------------------------------------------------------- workspace */
@@ -428,6 +452,10 @@ typedef struct edgeattn_workspace_request {
     edgeattn_attention_dims dims; /**< the dims the call will get (attention and cache ops) */
     size_t tokens;                /**< EDGEATTN_OP_KV_CACHE_STORE: tokens stored per batch element */
     edgeattn_dense_dims dense;    /**< EDGEATTN_OP_DENSE: the dims the call will get */
+    /** the options' tensor_type the call will get: ::EDGEATTN_DTYPE_F16 adds
+        the fp32 copies of its fp16 tensors; 0 is fp32. Other values:
+        ::EDGEATTN_ERR_BAD_OPTION */
+    edgeattn_dtype tensor_type;
 } edgeattn_workspace_request;
 
 /**
@@ -447,8 +475,10 @@ typedef struct edgeattn_workspace_request {
  * @return ::EDGEATTN_OK, or the status the first invalid call would return
  *         for its dims (::EDGEATTN_ERR_ZERO_DIMENSION, ::EDGEATTN_ERR_SHAPE_MISMATCH,
  *         ::EDGEATTN_ERR_HEADS_DO_NOT_DIVIDE, ::EDGEATTN_ERR_KV_HEADS_DO_NOT_DIVIDE,
- *         ::EDGEATTN_ERR_SIZE_OVERFLOW), ::EDGEATTN_ERR_NULL_POINTER, or
- *         ::EDGEATTN_ERR_OPTION_NOT_SUPPORTED for an op outside the enum
+ *         ::EDGEATTN_ERR_SIZE_OVERFLOW), ::EDGEATTN_ERR_NULL_POINTER,
+ *         ::EDGEATTN_ERR_OPTION_NOT_SUPPORTED for an op outside the enum (or
+ *         fp16 tensors for EDGEATTN_OP_ADDITIVE or EDGEATTN_OP_DENSE), or
+ *         ::EDGEATTN_ERR_BAD_OPTION for a tensor_type other than F32 and F16
  */
 edgeattn_status edgeattn_workspace_size(const edgeattn_workspace_request *calls, size_t count,
                                         size_t max_threads, size_t *bytes);

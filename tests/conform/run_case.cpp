@@ -406,24 +406,28 @@ bool kv_hiddens(Runner &r, const edgeattn_attention_dims &d, std::size_t &h_kv) 
     return true;
 }
 
-// d's weights; W_k, W_v, b_k, b_v have h_kv rows (kv_hiddens).
-bool read_mha_weights(Runner &r, const edgeattn_attention_dims &d, std::size_t h_kv, MhaWeights &m) {
-    std::size_t h = d.num_hiddens, bias = 0;
+// d's weights; W_k, b_k have h_kv rows (kv_hiddens), W_v, b_v hv_kv
+// (hv_kv: the value projection's rows, h_kv unless d.value_hiddens is set;
+// W_o then has d.value_hiddens columns).
+bool read_mha_weights(Runner &r, const edgeattn_attention_dims &d, std::size_t h_kv, MhaWeights &m,
+                      std::size_t hv_kv = 0) {
+    std::size_t h = d.num_hiddens, bias = 0, hv = d.value_hiddens ? d.value_hiddens : h;
+    if (!hv_kv) hv_kv = h_kv;
     if (!r.param("bias", 0, bias)) return false;
     if (bias > 1) return r.fail("param 'bias' must be 0 or 1");
     const bool gqa = h_kv != h;
     if (!r.param("weight_type", 0, m.weight_type) ||
         !read_stored_matrix(r, "W_q", m.weight_type, {h, d.query_size}, "(h,q)", m.W[0]) ||
         !read_stored_matrix(r, "W_k", m.weight_type, {h_kv, d.key_size}, gqa ? "(h_kv,k)" : "(h,k)", m.W[1]) ||
-        !read_stored_matrix(r, "W_v", m.weight_type, {h_kv, d.value_size}, gqa ? "(h_kv,v)" : "(h,v)", m.W[2]) ||
-        !read_stored_matrix(r, "W_o", m.weight_type, {h, h}, "(h,h)", m.W[3]))
+        !read_stored_matrix(r, "W_v", m.weight_type, {hv_kv, d.value_size}, gqa ? "(hv_kv,v)" : "(h,v)", m.W[2]) ||
+        !read_stored_matrix(r, "W_o", m.weight_type, {h, hv}, "(h,hv)", m.W[3]))
         return false;
     m.w.W_q = m.W[0].m;
     m.w.W_k = m.W[1].m;
     m.w.W_v = m.W[2].m;
     m.w.W_o = m.W[3].m;
     const char *names[4] = {"b_q", "b_k", "b_v", "b_o"};
-    const std::size_t rows[4] = {h, h_kv, h_kv, h};
+    const std::size_t rows[4] = {h, h_kv, hv_kv, h};
     std::vector<float> *vecs[4] = {&m.b_q, &m.b_k, &m.b_v, &m.b_o};
     const float **ptrs[4] = {&m.w.b_q, &m.w.b_k, &m.w.b_v, &m.w.b_o};
     for (int i = 0; i < 4; ++i) {
@@ -595,30 +599,48 @@ bool run_additive(Runner &r) {
 }
 
 // Masks (causal, key_ranges, bias) and valid_lens in the options;
-// grouped-query heads with param num_kv_heads; with packed weights through
-// edgeattn_mha_pack + edgeattn_mha_packed.
+// grouped-query heads with param num_kv_heads; value heads of their own
+// width with param value_hiddens (hv); no projections with param
+// projection_free = 1 (every matrix EDGEATTN_DTYPE_NONE, output the heads
+// (B,Q,hv)); with packed weights through edgeattn_mha_pack +
+// edgeattn_mha_packed (a projection-free case runs unpacked: packed
+// weights hold matrices).
 bool run_multi_head(Runner &r) {
     Qkv x;
     MhaWeights m;
     AttentionCall c;
     MaskInputs mk;
-    std::size_t h_kv = 0;
+    std::size_t h_kv = 0, projection_free = 0;
     if (!r.allow({"queries", "keys", "values", "valid_lens", "W_q", "W_k", "W_v", "W_o", "b_q", "b_k", "b_v", "b_o",
                   "key_ranges", "bias", "W_q_scales", "W_k_scales", "W_v_scales", "W_o_scales", "score_options"},
                  {"num_hiddens", "num_heads", "bias", "num_kv_heads", "causal", "weight_type", "mask_window",
-                  "right_window", "alignment", "masking", "weights_output"}) ||
+                  "right_window", "alignment", "masking", "weights_output", "value_hiddens", "projection_free"}) ||
         !read_qkv(r, x) || !r.param("num_hiddens", -1, x.dims.num_hiddens) ||
         !r.param("num_heads", -1, x.dims.num_heads) || !r.param("num_kv_heads", 0, x.dims.num_kv_heads) ||
-        !kv_hiddens(r, x.dims, h_kv) || !read_mha_weights(r, x.dims, h_kv, m))
+        !r.param("value_hiddens", 0, x.dims.value_hiddens) || !r.param("projection_free", 0, projection_free) ||
+        !kv_hiddens(r, x.dims, h_kv))
         return false;
+    if (projection_free > 1) return r.fail("param 'projection_free' must be 0 or 1");
     const edgeattn_attention_dims &d = x.dims;
-    if (!read_mask(r, d.batch, d.queries, "Q", d.num_heads, d.keys, "K", mk) ||
-        !prepare_attention(r, d, EDGEATTN_OP_MHA, d.num_hiddens, {d.batch, d.num_heads, d.queries, d.keys}, c))
+    const std::size_t hv = d.value_hiddens ? d.value_hiddens : d.num_hiddens;
+    if (d.num_heads == 0 || hv % d.num_heads != 0 || hv > kMaxElements)
+        return r.fail("param value_hiddens must be a multiple of num_heads");
+    const std::size_t hv_kv = (d.num_kv_heads ? d.num_kv_heads : d.num_heads) * (hv / d.num_heads);
+    if (projection_free) {
+        for (const char *n : {"W_q", "W_k", "W_v", "W_o", "b_q", "b_k", "b_v", "b_o"})
+            if (r.has(n)) return r.fail(std::string("input '") + n + "' given with param projection_free = 1");
+        m.w.W_q.type = m.w.W_k.type = m.w.W_v.type = m.w.W_o.type = EDGEATTN_DTYPE_NONE;
+    } else if (!read_mha_weights(r, x.dims, h_kv, m, hv_kv)) {
         return false;
-    if (!pack_mha_weights(r, d, m)) return false;
+    }
+    if (!read_mask(r, d.batch, d.queries, "Q", d.num_heads, d.keys, "K", mk) ||
+        !prepare_attention(r, d, EDGEATTN_OP_MHA, projection_free ? hv : d.num_hiddens,
+                           {d.batch, d.num_heads, d.queries, d.keys}, c))
+        return false;
+    if (!projection_free && !pack_mha_weights(r, d, m)) return false;
     c.options.mask = mk.mask;
     if (!read_score_options(r, c.options)) return false;
-    if (r.packed_weights())
+    if (r.packed_weights() && !projection_free)
         return r.status(edgeattn_mha_packed(&d, x.q.data(), x.k.data(), x.v.data(), m.packed.data(),
                                             m.packed.size() * sizeof(float), &c.options, c.ws, c.bytes,
                                             r.buffer("output"), r.buffer("attention_weights")),
@@ -797,16 +819,19 @@ bool run_kv_cache_decode(Runner &r) {
                   "bias", "W_q_scales", "W_k_scales", "W_v_scales", "W_o_scales", "rope_offset"},
                  {"num_hiddens", "num_heads", "num_kv_heads", "bias", "capacity", "weight_type", "cache_type", "window",
                   "sinks", "rope_dims", "rope_layout", "rope_theta", "rope_scale", "rope_max_positions", "mask_window",
-                  "projection_free"}) ||
+                  "projection_free", "value_hiddens"}) ||
         !r.f32("X", 3, X, sx) || !r.param("num_hiddens", -1, d.num_hiddens) ||
         !r.param("num_heads", -1, d.num_heads) || !r.param("num_kv_heads", 0, d.num_kv_heads) ||
-        !r.param("capacity", -1, capacity))
+        !r.param("capacity", -1, capacity) || !r.param("value_hiddens", 0, d.value_hiddens))
         return false;
     const std::size_t B = sx[0], T = sx[1], dm = sx[2], h = d.num_hiddens, H = d.num_heads;
     if (H == 0 || h % H != 0)
         return r.fail("param num_heads = " + std::to_string(H) + " must be positive and divide num_hiddens = " +
                       std::to_string(h));
-    const std::size_t H_kv = d.num_kv_heads ? d.num_kv_heads : H, head_size = h / H;
+    // Value heads of their own width: hv = value_hiddens (0: h), dv = hv / H.
+    const std::size_t hv = d.value_hiddens ? d.value_hiddens : h;
+    if (hv % H != 0 || hv > kMaxElements) return r.fail("param value_hiddens must be a multiple of num_heads");
+    const std::size_t H_kv = d.num_kv_heads ? d.num_kv_heads : H, head_size = h / H, value_head = hv / H;
     d.batch = B;
     d.keys = capacity;
     d.query_size = d.key_size = d.value_size = dm;
@@ -814,6 +839,7 @@ bool run_kv_cache_decode(Runner &r) {
     std::size_t h_kv = 0, projection_free = 0;
     if (!kv_hiddens(r, d, h_kv) || !r.param("projection_free", 0, projection_free)) return false;
     if (projection_free > 1) return r.fail("param 'projection_free' must be 0 or 1");
+    if (projection_free && hv != h) return r.fail("param value_hiddens given with param projection_free = 1");
     if (projection_free) {
         // X holds the projected rows: queries = keys = values (so h_kv = h),
         // and the output is the concatenated heads. No weights to read or pack.
@@ -821,7 +847,7 @@ bool run_kv_cache_decode(Runner &r) {
             if (r.has(n)) return r.fail(std::string("input '") + n + "' given with param projection_free = 1");
         const edgeattn_weight_matrix none{EDGEATTN_DTYPE_NONE, nullptr, nullptr};
         m.w.W_q = m.w.W_k = m.w.W_v = m.w.W_o = none;
-    } else if (!read_mha_weights(r, d, h_kv, m)) {
+    } else if (!read_mha_weights(r, d, h_kv, m, H_kv * value_head)) {
         return false;
     }
     const bool packed = r.packed_weights() && !projection_free;
@@ -893,7 +919,7 @@ bool run_kv_cache_decode(Runner &r) {
     if (!r.param("window", 0, window) || !r.param("sinks", 0, sinks) || !r.param("mask_window", 0, mask_window))
         return false;
     const edgeattn_kv_cache_config config{B, H_kv, head_size, capacity, static_cast<edgeattn_dtype>(cache_type),
-                                          window, sinks};
+                                          window, sinks, value_head};
     const std::size_t cache_bytes = edgeattn_kv_cache_memory_size(&config);
     if (cache_bytes == 0)
         return r.fail("edgeattn_kv_cache_memory_size(batch " + std::to_string(B) + ", kv heads " +

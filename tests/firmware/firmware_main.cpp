@@ -374,13 +374,17 @@ edgeattn_weight_matrix stored_matrix(Check &k, const golden_case &c, const char 
 }
 
 // Multi-head weights of a case, each matrix in the stored type of param
-// weight_type (fp32 without it); true when every matrix was read.
+// weight_type (fp32 without it); true when every matrix was read. Value
+// heads of their own width (param value_hiddens hv): W_v, b_v have hv_kv
+// rows, W_o hv columns (0: h_kv, h).
 bool mha_weights_of(Check &k, const golden_case &c, std::size_t h, std::size_t h_kv, std::size_t qs, std::size_t ks,
-                    std::size_t vs, edgeattn_weights &w) {
+                    std::size_t vs, edgeattn_weights &w, std::size_t hv = 0, std::size_t hv_kv = 0) {
+    if (!hv) hv = h;
+    if (!hv_kv) hv_kv = h_kv;
     const float *biases[4] = {k.optional_f32("b_q", {h}), k.optional_f32("b_k", {h_kv}),
-                              k.optional_f32("b_v", {h_kv}), k.optional_f32("b_o", {h})};
+                              k.optional_f32("b_v", {hv_kv}), k.optional_f32("b_o", {h})};
     w = {stored_matrix(k, c, "W_q", h, qs),   stored_matrix(k, c, "W_k", h_kv, ks),
-         stored_matrix(k, c, "W_v", h_kv, vs), stored_matrix(k, c, "W_o", h, h),
+         stored_matrix(k, c, "W_v", hv_kv, vs), stored_matrix(k, c, "W_o", h, hv),
          biases[0], biases[1], biases[2], biases[3]};
     return w.W_q.data && w.W_k.data && w.W_v.data && w.W_o.data;
 }
@@ -426,7 +430,7 @@ void c_attention(Check &k, const golden_case &c, bool with_weights, bool packed 
     if (!q || !kk || !v || q->rank != 3 || kk->rank != 3 || v->rank != 3)
         return k.fail("queries, keys or values missing", "");
     edgeattn_attention_dims d{q->shape[0], q->shape[1], kk->shape[1], q->shape[2],
-                              kk->shape[2], v->shape[2], 0,           0, 0};
+                              kk->shape[2], v->shape[2], 0,           0, 0, 0};
     const float *Q = k.f32("queries", {d.batch, d.queries, d.query_size});
     const float *K = k.f32("keys", {d.batch, d.keys, d.key_size});
     const float *V = k.f32("values", {d.batch, d.keys, d.value_size});
@@ -465,13 +469,27 @@ void c_attention(Check &k, const golden_case &c, bool with_weights, bool packed 
         d.num_kv_heads = kv_heads > 0 ? static_cast<std::size_t>(kv_heads) : 0;
         const std::size_t h = d.num_hiddens;
         const std::size_t h_kv = d.num_kv_heads && d.num_heads ? d.num_kv_heads * (h / d.num_heads) : h;
+        // Value heads of their own width (param value_hiddens), and no
+        // projections (param projection_free: every matrix NONE, the
+        // output the heads; packed weights hold matrices, so a packed run
+        // runs it unpacked).
+        d.value_hiddens = static_cast<std::size_t>(param(c, "value_hiddens", 0));
+        const std::size_t hv = d.value_hiddens ? d.value_hiddens : h;
+        const std::size_t hv_kv = d.num_heads ? (d.num_kv_heads ? d.num_kv_heads : d.num_heads) * (hv / d.num_heads)
+                                              : hv;
+        const bool projection_free = param(c, "projection_free", 0) == 1;
+        if (projection_free) packed = false;
         edgeattn_weights w{};
-        const bool read = mha_weights_of(k, c, h, h_kv, d.query_size, d.key_size, d.value_size, w);
+        const edgeattn_weight_matrix none{EDGEATTN_DTYPE_NONE, nullptr, nullptr};
+        if (projection_free) w = {none, none, none, none, nullptr, nullptr, nullptr, nullptr};
+        const bool read = projection_free ||
+                          mha_weights_of(k, c, h, h_kv, d.query_size, d.key_size, d.value_size, w, hv, hv_kv);
         options.mask = k.mask(d.batch, d.queries, d.num_heads, d.keys).mask;
         score_options(k, c, options);
-        out_features = h;
+        out_features = projection_free ? hv : h;
         heads = d.num_heads;
-        if (!read || !k.ok() || !fits(k, d.batch * heads * d.queries * d.keys) || !fits(k, d.batch * d.queries * h))
+        if (!read || !k.ok() || !fits(k, d.batch * heads * d.queries * d.keys) ||
+            !fits(k, d.batch * d.queries * out_features))
             return;
         if (packed) {
             Scratch mem(k);
@@ -516,7 +534,7 @@ void c_self_attention(Check &k, const golden_case &c, bool with_weights) {
     const std::size_t B = x->shape[0], n = x->shape[1], h = x->shape[2];
     const std::size_t max_len = static_cast<std::size_t>(param(c, "max_len", 0));
     const std::size_t heads = static_cast<std::size_t>(param(c, "num_heads", 0));
-    const edgeattn_attention_dims d{B, n, n, h, h, h, h, heads, 0};
+    const edgeattn_attention_dims d{B, n, n, h, h, h, h, heads, 0, 0};
     const float *X = k.f32("X", {B, n, h});
     edgeattn_attention_options options{};
     options.valid_lens = k.valid_lens(B, n);
@@ -585,6 +603,7 @@ struct Decode {
     long rope_layout = 0;
     const std::int32_t *rope_offset = nullptr;  // (B) or null
     bool projection_free = false;   // X holds the projected rows; every matrix EDGEATTN_DTYPE_NONE
+    std::size_t value_hiddens = 0, value_head = 0;  // param value_hiddens (0: h), dv
 };
 
 bool read_decode(Check &k, const golden_case &c, Decode &z) {
@@ -608,6 +627,14 @@ bool read_decode(Check &k, const golden_case &c, Decode &z) {
         return false;
     }
     z.head_size = z.h / z.H;
+    // Value heads of their own width (param value_hiddens hv): dv = hv / H.
+    const std::size_t hv = static_cast<std::size_t>(param(c, "value_hiddens", 0));
+    if (hv % z.H != 0) {
+        k.fail("param value_hiddens not a multiple of num_heads", "");
+        return false;
+    }
+    z.value_hiddens = hv;
+    z.value_head = hv ? hv / z.H : z.head_size;
     const std::size_t h = z.h, h_kv = z.H_kv * z.head_size;
     z.X = k.f32("X", {z.B, z.T, z.dm});
     z.chunks = k.i32("chunks", {z.S});
@@ -615,7 +642,8 @@ bool read_decode(Check &k, const golden_case &c, Decode &z) {
     z.projection_free = param(c, "projection_free", 0) == 1;
     const edgeattn_weight_matrix none{EDGEATTN_DTYPE_NONE, nullptr, nullptr};
     if (z.projection_free) z.w = {none, none, none, none, nullptr, nullptr, nullptr, nullptr};
-    const bool read = z.projection_free || mha_weights_of(k, c, h, h_kv, z.dm, z.dm, z.dm, z.w);
+    const bool read =
+        z.projection_free || mha_weights_of(k, c, h, h_kv, z.dm, z.dm, z.dm, z.w, hv, z.H_kv * z.value_head);
     z.mask = k.mask(z.B, z.T, z.H, z.capacity);
     z.mask.mask.window = static_cast<std::size_t>(param(c, "mask_window", 0));
     z.window = static_cast<std::size_t>(param(c, "window", 0));
@@ -640,7 +668,8 @@ bool read_decode(Check &k, const golden_case &c, Decode &z) {
         k.fail("the chunks do not sum to T", "");
         return false;
     }
-    z.d = {z.B, 1, z.capacity, z.dm, z.dm, z.dm, h, z.H, static_cast<std::size_t>(kv_heads > 0 ? kv_heads : 0)};
+    z.d = {z.B, 1, z.capacity, z.dm, z.dm, z.dm, h, z.H, static_cast<std::size_t>(kv_heads > 0 ? kv_heads : 0),
+           z.value_hiddens};
     return true;
 }
 
@@ -788,8 +817,9 @@ void c_decode(Check &k, const golden_case &c, bool packed) {
     if (!read_decode(k, c, z)) return;
     Scratch mem(k);
     // fp32, or (param cache_type) an int8 / fp16 cache; a window cache (params window, sinks).
-    const edgeattn_kv_cache_config config{z.B, z.H_kv, z.head_size, z.capacity,
-                                          static_cast<edgeattn_dtype>(param(c, "cache_type", 0)), z.window, z.sinks};
+    const edgeattn_kv_cache_config config{z.B,     z.H_kv,  z.head_size, z.capacity,
+                                          static_cast<edgeattn_dtype>(param(c, "cache_type", 0)),
+                                          z.window, z.sinks, z.value_head};
     const std::size_t cache_bytes = edgeattn_kv_cache_memory_size(&config);
     void *cache_memory = mem.bytes(cache_bytes, "edgeattn_kv_cache_memory_size");
     std::size_t packed_bytes = 0;
@@ -1101,7 +1131,7 @@ bool has_cpp_twin(const golden_case &c) {
     // edgeattn::KVCache's store takes no rope; the window and projection-free
     // cases run through the C API only, and rope_apply is a C call
     if (same(c.op, "rope_apply") || param(c, "rope_dims", 0) != 0 || param(c, "window", 0) != 0 ||
-        param(c, "projection_free", 0) != 0)
+        param(c, "projection_free", 0) != 0 || param(c, "value_hiddens", 0) != 0)
         return false;
     if (same(c.op, "dot_product_attention") || same(c.op, "multi_head_attention"))
         return param(c, "num_kv_heads", -1) < 0 && param(c, "causal", -1) < 0 &&

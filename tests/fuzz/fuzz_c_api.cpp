@@ -829,13 +829,15 @@ struct RopeGen {
 struct Options {
     edgeattn_attention_options api{};
     bool pass_null = true;
-    void set(const edgeattn_valid_lens *lens, const edgeattn_attention_mask *mask, const RopeGen *rope = nullptr) {
+    void set(const edgeattn_valid_lens *lens, const edgeattn_attention_mask *mask, const RopeGen *rope = nullptr,
+             int tensor_type = EDGEATTN_DTYPE_F32) {
         api = edgeattn_attention_options{};
         if (lens) api.valid_lens = *lens;  // any int in kind, as Lens::rules stored it
         if (mask) api.mask = *mask;
         const bool with_rope = rope && rope->any();
         if (with_rope) api.rope = rope->api;
-        pass_null = !lens && !mask && !with_rope;
+        std::memcpy(&api.tensor_type, &tensor_type, sizeof tensor_type);  // any int, as a C caller may store
+        pass_null = !lens && !mask && !with_rope && tensor_type == EDGEATTN_DTYPE_F32;
     }
     const edgeattn_attention_options *get() const { return pass_null ? nullptr : &api; }
 };
@@ -925,27 +927,63 @@ struct ScoreGen {
     }
 };
 
-// EDGEATTN_DTYPE_NONE given to a matrix of an op that does not take it
-// (extended inputs, now and then): EDGEATTN_ERR_BAD_WEIGHT_TYPE.
-void maybe_none(Input &in, Call &call, std::initializer_list<edgeattn_weight_matrix *> matrices) {
-    if (!in.extended || in.byte() < 220) return;
+// EDGEATTN_DTYPE_NONE given to matrices (extended inputs, now and then):
+// an op that does not take it, EDGEATTN_ERR_BAD_WEIGHT_TYPE; one that
+// does (taken: edgeattn_mha), the rows as given, refused when they are not
+// as wide as the projection's output or a bias sits beside the matrix.
+// Returns the bits of the matrices set to NONE.
+unsigned maybe_none(Input &in, Call &call, std::initializer_list<edgeattn_weight_matrix *> matrices,
+                    bool taken = false) {
+    if (!in.extended || in.byte() < 220) return 0;
     const std::uint8_t which = in.byte();
     std::size_t i = 0;
-    for (edgeattn_weight_matrix *m : matrices)
-        if (which >> i++ & 1u || which >= 250) m->type = EDGEATTN_DTYPE_NONE;
-    if (which % (1u << matrices.size()) == 0) (*matrices.begin())->type = EDGEATTN_DTYPE_NONE;
-    call.allow(EDGEATTN_ERR_BAD_WEIGHT_TYPE);
+    unsigned none = 0;
+    for (edgeattn_weight_matrix *m : matrices) {
+        if (which >> i & 1u || which >= 250) {
+            m->type = EDGEATTN_DTYPE_NONE;
+            none |= 1u << i;
+        }
+        ++i;
+    }
+    if (which % (1u << matrices.size()) == 0) {
+        (*matrices.begin())->type = EDGEATTN_DTYPE_NONE;
+        none |= 1u;
+    }
+    if (taken) {
+        call.allow(EDGEATTN_ERR_SHAPE_MISMATCH);
+        call.allow(EDGEATTN_ERR_OPTION_NOT_SUPPORTED);
+        call.allow(EDGEATTN_OK);
+    } else {
+        call.allow(EDGEATTN_ERR_BAD_WEIGHT_TYPE);
+    }
+    return none;
+}
+
+// The options' tensor_type (extended inputs, now and then): an int outside
+// F32 and F16 (EDGEATTN_ERR_BAD_OPTION), or F16 for an op that refuses
+// binary16 tensors (refuses_half: EDGEATTN_ERR_OPTION_NOT_SUPPORTED).
+// F16 tensors elsewhere are checked in test_attention_shapes.
+int choose_tensor_type(Input &in, Call &call, bool refuses_half) {
+    if (!in.extended || in.byte() < 240) return EDGEATTN_DTYPE_F32;
+    const int hostile[] = {EDGEATTN_DTYPE_INT8, EDGEATTN_DTYPE_NONE, 4, -1, INT_MIN, INT_MAX};
+    const std::uint8_t pick = in.byte();
+    if (refuses_half && pick % 2) {
+        call.allow(EDGEATTN_ERR_OPTION_NOT_SUPPORTED);
+        return EDGEATTN_DTYPE_F16;
+    }
+    call.allow(EDGEATTN_ERR_BAD_OPTION);
+    return hostile[pick % 6];
 }
 
 // The options of an op that rotates nothing: its valid lengths and mask,
-// and a rope drawn for it to refuse (extended inputs).
+// and a rope and a tensor_type drawn for it to refuse (extended inputs).
 Options options_refusing_rope(Input &in, Call &call, const edgeattn_valid_lens *lens,
-                              const edgeattn_attention_mask *mask) {
+                              const edgeattn_attention_mask *mask, bool refuses_half = false) {
     RopeGen rope;
     rope.choose(in, false);
     rope.rules(call, false);
     Options o;
-    o.set(lens, mask, &rope);
+    o.set(lens, mask, &rope, choose_tensor_type(in, call, refuses_half));
     return o;
 }
 
@@ -1174,7 +1212,7 @@ double bias_rounding(const edgeattn_ref::Mask &mask) {
 // whether it returns weights, and its valid lengths; plain and masked alike.
 void choose_dot_product(Input &in, Attention &a) {
     a.in_special = in.special;
-    a.dims = {in.dim(), in.dim(), in.dim(), in.dim(), mostly(in) ? 0 : in.dim(), in.dim(), 0, 0, 0};
+    a.dims = {in.dim(), in.dim(), in.dim(), in.dim(), mostly(in) ? 0 : in.dim(), in.dim(), 0, 0, 0, 0};
     a.want_weights = mostly(in);
     a.lens.choose(in, a.dims.batch, a.dims.queries);
 }
@@ -1221,7 +1259,7 @@ void fuzz_multi_head(Input &in, bool self) {
     a.in_special = in.special;
     const std::size_t heads = 1 + in.byte() % 4;
     a.dims = {in.dim(), in.dim(), in.dim(), in.dim(), in.dim(), in.dim(), heads * (1 + in.byte() % 3),
-              heads, 0};
+              heads, 0, 0};
     if (!mostly(in)) a.dims.num_hiddens = in.dim();
     if (!mostly(in)) a.dims.num_heads = in.dim();
     if (self) {  // the full dims of X (B, n, d); the input's choice of other sizes is read, not used
@@ -1259,7 +1297,9 @@ void fuzz_multi_head(Input &in, bool self) {
     auto bias = [](Buffer &b) { return b.mem ? b.f() : nullptr; };  // NULL when not chosen or spoiled
     edgeattn_weights w{f32_matrix(W_q.f()), f32_matrix(W_k.f()), f32_matrix(W_v.f()), f32_matrix(W_o.f()),
                        bias(b_q), bias(b_k), bias(b_v), bias(b_o)};
-    maybe_none(in, a.call, {&w.W_q, &w.W_k, &w.W_v, &w.W_o});
+    // Projection-free results are checked against the reference in
+    // test_attention_shapes; here their statuses and untouched buffers.
+    const unsigned none = maybe_none(in, a.call, {&w.W_q, &w.W_k, &w.W_v, &w.W_o}, true);
     const Options o = options_refusing_rope(in, a.call, a.lens.get(), nullptr);
     const edgeattn_attention_dims *dims_arg = a.call.place(in, &a.dims);
     const edgeattn_attention_options *options_arg = a.call.place(in, o.get());
@@ -1270,7 +1310,7 @@ void fuzz_multi_head(Input &in, bool self) {
         return edgeattn_mha(dims_arg, a.q.f(), keys, values, w_arg, options_arg, a.ws.ptr, a.ws.claimed, a.out.f(),
                             a.weights_ptr());
     });
-    if (!ok) return;
+    if (!ok || none) return;
     std::vector<double> out(D.batch * D.queries * h), wts(D.batch * D.num_heads * D.queries * D.keys);
     const std::vector<double> q = doubles(a.q, D.batch * D.queries * D.query_size),
                               k = self ? q : doubles(a.k, D.batch * D.keys * D.key_size),
@@ -1654,7 +1694,8 @@ bool pack_mha(Input &in, const edgeattn_attention_dims &pd, MhaParams &p, Buffer
     g_op = "mha_pack";
     const std::size_t H = pd.num_heads, Hkv = kv_heads_of(pd);
     const bool zero = !pd.query_size || !pd.key_size || !pd.value_size || !pd.num_hiddens || !H;
-    const bool heads = H && pd.num_hiddens % H != 0, kv = H && H % Hkv != 0;  // whatever else is 0
+    const bool heads = H && (pd.num_hiddens % H != 0 || (pd.value_hiddens && pd.value_hiddens % H != 0));
+    const bool kv = H && H % Hkv != 0;  // whatever else is 0
     const edgeattn_weights fp32{};  // the size reads the matrices' types alone
     const std::size_t size = edgeattn_mha_packed_size(&pd, &fp32);
     FUZZ_CHECK(size == edgeattn_mha_packed_size(&pd, &fp32), "mha_packed_size is not a pure function", 0);
@@ -1729,10 +1770,13 @@ void fuzz_multi_head_masked(Input &in) {
     Attention a;
     a.in_special = in.special;
     const std::size_t heads = 1 + in.byte() % 4;
-    a.dims = {in.dim(), in.dim(), in.dim(), in.dim(), in.dim(), in.dim(), heads * (1 + in.byte() % 3), heads, 0};
+    a.dims = {in.dim(), in.dim(), in.dim(), in.dim(), in.dim(), in.dim(), heads * (1 + in.byte() % 3), heads, 0, 0};
     if (!mostly(in)) a.dims.num_hiddens = in.dim();
     if (!mostly(in)) a.dims.num_heads = in.dim();
     a.dims.num_kv_heads = choose_kv_heads(in, a.dims.num_heads);
+    // value heads of their own width, drawn to be refused: hv = h + 1 divides
+    // by no H > 1 (valid widths are checked in test_attention_shapes)
+    if (in.extended && in.byte() >= 245 && a.dims.num_heads > 1) a.dims.value_hiddens = a.dims.num_hiddens + 1;
     const edgeattn_attention_dims D = a.dims;
     const std::size_t h = D.num_hiddens, H = D.num_heads, Hkv = kv_heads_of(D);
     a.want_weights = mostly(in);
@@ -1745,7 +1789,8 @@ void fuzz_multi_head_masked(Input &in) {
     MhaParams p;
     p.choose_biases(in);
     const bool zero = !D.batch || !D.queries || !D.keys || !D.query_size || !D.key_size || !D.value_size || !h || !H;
-    const bool heads_bad = H && h % H != 0, kv_bad = H && H % Hkv != 0;
+    const bool heads_bad = H && (h % H != 0 || (D.value_hiddens && D.value_hiddens % H != 0));
+    const bool kv_bad = H && H % Hkv != 0;
     if (zero) a.call.allow(EDGEATTN_ERR_ZERO_DIMENSION);
     if (heads_bad) a.call.allow(EDGEATTN_ERR_HEADS_DO_NOT_DIVIDE);
     if (kv_bad) a.call.allow(EDGEATTN_ERR_KV_HEADS_DO_NOT_DIVIDE);
@@ -1782,7 +1827,7 @@ void fuzz_multi_head_masked(Input &in) {
     for (Buffer *b : {&a.q, &a.k, &a.v, &a.out, &a.ws}) a.call.ranges_early |= !b->ptr;
 
     edgeattn_weights w = p.api();
-    if (!packed) maybe_none(in, a.call, {&w.W_q, &w.W_k, &w.W_v, &w.W_o});
+    const unsigned none = packed ? 0u : maybe_none(in, a.call, {&w.W_q, &w.W_k, &w.W_v, &w.W_o}, true);
     Options o = options_refusing_rope(in, a.call, a.lens.get(), m.get());
     sg.apply(o);
     sg.rules(a.call, true);
@@ -1795,7 +1840,7 @@ void fuzz_multi_head_masked(Input &in) {
                       : edgeattn_mha(dims_arg, a.q.f(), a.k.f(), a.v.f(), w_arg, options_arg, a.ws.ptr,
                                      a.ws.claimed, a.out.f(), a.weights_ptr());
     });
-    if (!ok || in.special || !reference_fits(D.batch, H, D.queries, D.keys)) return;
+    if (!ok || none || in.special || !reference_fits(D.batch, H, D.queries, D.keys)) return;
     if (!packed) ref = p.seen(15);
     std::vector<double> out(D.batch * D.queries * h), wts(D.batch * H * D.queries * D.keys);
     const std::vector<double> q = doubles(a.q, D.batch * D.queries * D.query_size),
@@ -1869,7 +1914,7 @@ void fuzz_additive(Input &in) {
     g_op = "additive_attention";
     Attention a;
     a.in_special = in.special;
-    a.dims = {in.dim(), in.dim(), in.dim(), in.dim(), in.dim(), in.dim(), in.dim(), 0, 0};
+    a.dims = {in.dim(), in.dim(), in.dim(), in.dim(), in.dim(), in.dim(), in.dim(), 0, 0, 0};
     a.want_weights = mostly(in);
     a.lens.choose(in, a.dims.batch, a.dims.queries);
     MaskGen m;
@@ -1898,7 +1943,7 @@ void fuzz_additive(Input &in) {
     w.W_k = f32_matrix(W_k.f());
     w.W_v = f32_matrix(w_v.f());
     maybe_none(in, a.call, {&w.W_q, &w.W_k, &w.W_v});
-    const Options o = options_refusing_rope(in, a.call, a.lens.get(), m.get());
+    const Options o = options_refusing_rope(in, a.call, a.lens.get(), m.get(), true);
     const edgeattn_attention_dims *dims_arg = a.call.place(in, &D);
     const edgeattn_attention_options *options_arg = a.call.place(in, o.get());
     const edgeattn_weights *w_arg = a.call.place(in, &w);
@@ -2085,7 +2130,7 @@ struct KvFuzz {
 
     bool init() {
         g_op = "kv_cache_memory_size";
-        const edgeattn_kv_cache_config config{cB, cH, cS, cap, EDGEATTN_DTYPE_F32, W, S};
+        const edgeattn_kv_cache_config config{cB, cH, cS, cap, EDGEATTN_DTYPE_F32, W, S, 0};
         const std::size_t sz = edgeattn_kv_cache_memory_size(&config);
         FUZZ_CHECK(sz == edgeattn_kv_cache_memory_size(&config), "kv_cache_memory_size is not a pure function", 0);
         const bool zero = !cB || !cH || !cS || !cap;
@@ -2389,6 +2434,9 @@ struct KvFuzz {
                     default: options.valid_lens = {EDGEATTN_VALID_LENS_PER_BATCH, lens}; break;
                 }
             if (refused_option) call.allow(EDGEATTN_ERR_OPTION_NOT_SUPPORTED);
+            const int tensor_type = choose_tensor_type(in, call, false);
+            std::memcpy(&options.tensor_type, &tensor_type, sizeof tensor_type);
+            refused_option = refused_option || tensor_type != EDGEATTN_DTYPE_F32;
         }
         edgeattn_kv_cache *c_arg =
             const_cast<edgeattn_kv_cache *>(call.place(in, static_cast<const edgeattn_kv_cache *>(c)));
@@ -2532,7 +2580,7 @@ struct KvFuzz {
         rope.choose(in, a.call, rc);
         rope.rules(a.call, rc);
         Options o;  // the mask and rope: the cache's lengths are its valid lengths
-        o.set(nullptr, m.get(), &rope);
+        o.set(nullptr, m.get(), &rope, choose_tensor_type(in, a.call, false));
         const edgeattn_kv_cache *c_arg = a.call.place(in, static_cast<const edgeattn_kv_cache *>(c));
         const edgeattn_attention_dims *dims_arg = a.call.place(in, &e);
         const edgeattn_attention_options *options_arg = a.call.place(in, o.get());
@@ -2825,7 +2873,7 @@ void fuzz_enum_arguments(Input &in) {
     if (edgeattn_set_isa(before) != EDGEATTN_OK) fail("the path in use could not be set again");
     const char *text = c_status_str(v);
     FUZZ_CHECK(text != nullptr, "status_str gave NULL", v);
-    if (v > 0 || v < EDGEATTN_ERR_BAD_WINDOW)
+    if (v > 0 || v < EDGEATTN_ERR_BAD_OPTION)
         FUZZ_CHECK(std::strcmp(text, "unknown status") == 0, "status_str of a value outside the enum", v);
     else
         FUZZ_CHECK(std::strcmp(text, "unknown status") != 0, "status_str of a status of the enum", v);
@@ -2852,7 +2900,7 @@ void fuzz_enum_arguments(Input &in) {
     }
     // The workspace query of an op outside the enum: refused, `bytes` untouched.
     if (v < EDGEATTN_OP_SDPA || v > EDGEATTN_OP_DENSE) {
-        const edgeattn_attention_dims d{2, 3, 4, 5, 5, 6, 8, 2, 0};
+        const edgeattn_attention_dims d{2, 3, 4, 5, 5, 6, 8, 2, 0, 0};
         std::size_t bytes = 12345;
         const edgeattn_status ws = c_workspace_size(v, &d, 1, 1, &bytes);
         FUZZ_CHECK(ws == EDGEATTN_ERR_OPTION_NOT_SUPPORTED && bytes == 12345,

@@ -318,7 +318,7 @@ void fuzz_mha_typed(Input &in) {
     const std::size_t hs = 1 + in.dim(5), h = H * hs, hkv = Hkv * hs;
     const std::size_t B = 1 + in.dim(1), Q = 1 + in.dim(6), K = 1 + in.dim(6), q = 1 + in.dim(9);
     Matrix Wq(in, h, q), Wk(in, hkv, q), Wv(in, hkv, q), Wo(in, h, h);
-    const edgeattn_attention_dims dims{B, Q, K, q, q, q, h, H, Hkv};
+    const edgeattn_attention_dims dims{B, Q, K, q, q, q, h, H, Hkv, 0};
     const std::vector<float> xq = in.values(B * Q * q, 1.0f, true), xk = in.values(B * K * q, 1.0f, true);
     // The matrices as bytes: a type outside the enum is not loaded as one.
     edgeattn_weights w{};
@@ -359,7 +359,14 @@ void fuzz_mha_typed(Input &in) {
         st = edgeattn_mha(dims_arg, xq.data(), xk.data(), xk.data(), w_arg, options_arg, ws.data(), ws.size() * 4,
                           out.data(), nullptr);
     }
-    const bool ok = !Wq.problem && !Wk.problem && !Wv.problem && !Wo.problem;
+    // Type 3, EDGEATTN_DTYPE_NONE, is a projection left out for edgeattn_mha
+    // (never packed): taken when the rows are as wide as its output (W_o:
+    // always; the output is then the concatenated heads, as wide as h).
+    const bool none[4] = {!packed && Wq.type == EDGEATTN_DTYPE_NONE, !packed && Wk.type == EDGEATTN_DTYPE_NONE,
+                          !packed && Wv.type == EDGEATTN_DTYPE_NONE, !packed && Wo.type == EDGEATTN_DTYPE_NONE};
+    const bool q_problem = none[0] ? q != h : Wq.problem, k_problem = none[1] ? q != hkv : Wk.problem;
+    const bool v_problem = none[2] ? q != hkv : Wv.problem, o_problem = none[3] ? false : Wo.problem;
+    const bool ok = !q_problem && !k_problem && !v_problem && !o_problem;
     FUZZ_CHECK((st == EDGEATTN_OK) == ok, "succeeded with a bad matrix, or refused good ones", st);
     if (st != EDGEATTN_OK) {
         FUZZ_CHECK(same_bytes(out, out_before), "output written on an error", st);
@@ -370,10 +377,11 @@ void fuzz_mha_typed(Input &in) {
     std::vector<double> want(B * Q * h), want_w(B * H * Q * K);
     edgeattn_ref::Mask m;
     m.causal = causal;
-    const edgeattn_ref::MhaWeights r{Wq.exact.data(), Wk.exact.data(), Wv.exact.data(), Wo.exact.data(),
+    const edgeattn_ref::MhaWeights r{none[0] ? nullptr : Wq.exact.data(), none[1] ? nullptr : Wk.exact.data(),
+                                     none[2] ? nullptr : Wv.exact.data(), none[3] ? nullptr : Wo.exact.data(),
                                      nullptr, nullptr, nullptr, nullptr};
-    edgeattn_ref::multi_head_attention_masked(B, Q, K, q, q, q, h, H, Hkv, xqd.data(), xkd.data(), xkd.data(),
-                                              edgeattn_ref::ValidLens{}, m, r, want.data(), want_w.data());
+    edgeattn_ref::multi_head_attention_general({B, Q, K, q, q, q, h, H, Hkv, 0}, xqd.data(), xkd.data(), xkd.data(),
+                                               edgeattn_ref::ValidLens{}, m, r, want.data(), want_w.data());
     double diff = 0, norm = 0;
     for (std::size_t i = 0; i < want.size(); ++i) {
         FUZZ_CHECK(std::isfinite(out[i]), "a non-finite output", 0);

@@ -163,6 +163,39 @@ def multi_head_attention(queries, keys, values, P, num_heads, num_kv_heads, mask
     return linear(heads, P['W_o'], P.get('b_o')), weights
 
 
+def attend_value_heads(Qp, Kp, Vp, num_heads, num_kv_heads, mask):
+    """attend_heads with value heads of their own width: Vp (B,K,H_kv*dv) ->
+    heads (B,Q,H*dv), weights (B,H,Q,K). Head j's values are columns
+    [g*dv, (g+1)*dv) of kv head g = j // (H / H_kv)."""
+    B, Q, h = Qp.shape
+    K = Kp.shape[1]
+    hs, dv = h // num_heads, Vp.shape[2] // num_kv_heads
+    group = num_heads // num_kv_heads
+    heads = np.zeros((B, Q, num_heads * dv))
+    weights = np.zeros((B, num_heads, Q, K))
+    for b in range(B):
+        for head in range(num_heads):
+            qc = slice(head * hs, (head + 1) * hs)
+            g = head // group
+            kc, vc, oc = slice(g * hs, (g + 1) * hs), slice(g * dv, (g + 1) * dv), slice(head * dv, (head + 1) * dv)
+            for i in range(Q):
+                lo, hi = mask.interval(b, i, Q, K)
+                weights[b, head, i], heads[b, i, oc] = attend_row(
+                    Qp[b, i, qc], Kp[b, :, kc], Vp[b, :, vc], lo, hi, mask.bias_row(b, head, i, K))
+    return heads, weights
+
+
+def general_multi_head_attention(queries, keys, values, P, num_heads, num_kv_heads, mask):
+    """ONNX Attention's general form: value heads of their own width (W_v
+    (H_kv*dv, v), W_o (h, H*dv)); a matrix missing from P is a projection
+    left out, its rows as given (without W_o the output is the heads)."""
+    def project(x, n):
+        return linear(x, P[n], P.get('b' + n[1:])) if n in P else x
+    heads, weights = attend_value_heads(project(queries, 'W_q'), project(keys, 'W_k'), project(values, 'W_v'),
+                                        num_heads, num_kv_heads, mask)
+    return project(heads, 'W_o'), weights
+
+
 class Rope:
     """Rotary position embedding of the first `dims` features of every head.
 
@@ -267,6 +300,7 @@ def kv_cache_decode(X, chunks, truncate, P, num_heads, num_kv_heads, capacity,
         Vp = linear(X, P['W_v'], P.get('b_v'))
         h = P['W_o'].shape[0]
     hs = h // num_heads
+    dv = Vp.shape[2] // num_kv_heads  # a value head's features (hs unless value_hiddens is set)
     offset = np.zeros(B, dtype=np.int64) if rope_offset is None else np.asarray(rope_offset, dtype=np.int64)
     keys = [[] for _ in range(B)]     # held key rows, in the order attention reads them
     values = [[] for _ in range(B)]
@@ -296,7 +330,7 @@ def kv_cache_decode(X, chunks, truncate, P, num_heads, num_kv_heads, capacity,
                 k_new = np.array([rope.rotate(k_new[i], pos[i] + offset[b], hs) for i in range(n)])
                 q = np.array([rope.rotate(q[i], pos[i] + offset[b], hs) for i in range(n)])
             if store_rows is not None:
-                k_new, v_new = store_rows(k_new, hs), store_rows(v_new, hs)
+                k_new, v_new = store_rows(k_new, hs), store_rows(v_new, dv)
             for i in range(n):
                 keys[b].append(k_new[i])
                 values[b].append(v_new[i])
@@ -315,8 +349,9 @@ def kv_cache_decode(X, chunks, truncate, P, num_heads, num_kv_heads, capacity,
                 bb = b if bias.shape[0] > 1 else 0
                 step_bias = bias[bb:bb + 1][:, :, tokens, :]
             mask = Mask(causal=True, key_ranges=ranges, bias=step_bias, window=mask_window)
-            heads, _ = attend_heads(q[None], np.array(keys[b])[None], np.array(values[b])[None],
-                                    num_heads, num_kv_heads, mask)
+            attend = attend_heads if dv == hs else attend_value_heads
+            heads, _ = attend(q[None], np.array(keys[b])[None], np.array(values[b])[None],
+                              num_heads, num_kv_heads, mask)
             step_out[b] = heads[0] if P is None else linear(heads[0], P['W_o'], P.get('b_o'))
         outputs.append(step_out)
     out = np.concatenate(outputs, axis=1) if outputs else np.zeros((B, 0, h))
@@ -460,12 +495,15 @@ def i32(x):
     return np.asarray(x, dtype=np.int32)
 
 
-def mha_params(g, h, num_heads, num_kv_heads, q, k, v, bias):
+def mha_params(g, h, num_heads, num_kv_heads, q, k, v, bias, value_hiddens=None):
+    """value_hiddens hv: value heads of hv / H features (W_v (H_kv*hv/H, v), W_o (h, hv))."""
     h_kv = num_kv_heads * (h // num_heads)
-    P = {'W_q': lin_w(g, h, q), 'W_k': lin_w(g, h_kv, k), 'W_v': lin_w(g, h_kv, v), 'W_o': lin_w(g, h, h)}
+    hv = value_hiddens or h
+    hv_kv = num_kv_heads * (hv // num_heads)
+    P = {'W_q': lin_w(g, h, q), 'W_k': lin_w(g, h_kv, k), 'W_v': lin_w(g, hv_kv, v), 'W_o': lin_w(g, h, hv)}
     if bias:
         P['b_q'], P['b_k'] = randn(g, h, scale=0.1), randn(g, h_kv, scale=0.1)
-        P['b_v'], P['b_o'] = randn(g, h_kv, scale=0.1), randn(g, h, scale=0.1)
+        P['b_v'], P['b_o'] = randn(g, hv_kv, scale=0.1), randn(g, h, scale=0.1)
     return P
 
 
@@ -505,6 +543,37 @@ def mha_case(name, g, queries, keys, values, h, num_heads, num_kv_heads, bias, c
     return c
 
 
+def value_heads_case(name, g, queries, keys, values, h, num_heads, num_kv_heads, value_hiddens, bias, causal,
+                     projection_free=False, key_ranges=None):
+    """Multi-head attention with value heads of value_hiddens / H features;
+    projection_free: no matrices, queries (B,Q,h), keys (B,K,h_kv), values
+    (B,K,hv_kv), output the heads (B,Q,hv)."""
+    dv = value_hiddens // num_heads
+    h_kv, hv_kv = num_kv_heads * (h // num_heads), num_kv_heads * dv
+    P = {}
+    if not projection_free:
+        P = {'W_q': lin_w(g, h, queries.shape[2]), 'W_k': lin_w(g, h_kv, keys.shape[2]),
+             'W_v': lin_w(g, hv_kv, values.shape[2]), 'W_o': lin_w(g, h, value_hiddens)}
+        if bias:
+            P['b_q'], P['b_k'] = randn(g, h, scale=0.1), randn(g, h_kv, scale=0.1)
+            P['b_v'], P['b_o'] = randn(g, hv_kv, scale=0.1), randn(g, h, scale=0.1)
+    mask = Mask(causal, key_ranges)
+    out, w = general_multi_head_attention(queries, keys, values, P, num_heads, num_kv_heads, mask)
+    c = Case(name, 'multi_head_attention').param('num_hiddens', h).param('num_heads', num_heads)
+    c.param('num_kv_heads', num_kv_heads).param('value_hiddens', value_hiddens)
+    if projection_free:
+        c.param('projection_free', 1)
+    c.param('bias', bias).param('causal', causal)
+    c.input('queries', queries).input('keys', keys).input('values', values)
+    c.optional_input('key_ranges', key_ranges)
+    for n in ('W_q', 'W_k', 'W_v', 'W_o', 'b_q', 'b_k', 'b_v', 'b_o'):
+        c.optional_input(n, P.get(n))
+    c.expect('output', out).expect('attention_weights', w)
+    c.ref = dict(kind='value_heads', q=queries, k=keys, v=values, P=P, H=num_heads, Hkv=num_kv_heads, mask=mask,
+                 out=out, w=w)
+    return c
+
+
 def dot_case(name, queries, keys, values, causal, valid_lens=None, key_ranges=None, score_bias=None):
     mask = Mask(causal, key_ranges, valid_lens, score_bias)
     out, w = dot_product_attention(queries, keys, values, mask)
@@ -532,10 +601,10 @@ def linear_case(name, g, rows, in_f, out_f, with_bias):
 
 def decode_case(name, g, B, chunks, truncate, d, h, num_heads, num_kv_heads, bias, capacity,
                 key_ranges=None, score_bias=None, window=0, sinks=0, rope=None, rope_offset=None,
-                mask_window=0, projection_free=False):
+                mask_window=0, projection_free=False, value_hiddens=None):
     T = sum(chunks)
     X = randn(g, B, T, d)
-    P = None if projection_free else mha_params(g, h, num_heads, num_kv_heads, d, d, d, bias)
+    P = None if projection_free else mha_params(g, h, num_heads, num_kv_heads, d, d, d, bias, value_hiddens)
     held = []
     status, out = kv_cache_decode(X, chunks, truncate, P, num_heads, num_kv_heads, capacity,
                                   key_ranges, score_bias, window, sinks, rope, rope_offset, mask_window,
@@ -543,6 +612,8 @@ def decode_case(name, g, B, chunks, truncate, d, h, num_heads, num_kv_heads, bia
     c = Case(name, 'kv_cache_decode').param('num_hiddens', h).param('num_heads', num_heads)
     c.param('num_kv_heads', num_kv_heads).param('bias', bias).param('capacity', capacity)
     decode_params(c, window, sinks, rope, mask_window, projection_free)
+    if value_hiddens:
+        c.param('value_hiddens', value_hiddens)
     c.input('X', X).input('chunks', i32(chunks)).input('truncate', i32(truncate))
     for n in ('W_q', 'W_k', 'W_v', 'W_o', 'b_q', 'b_k', 'b_v', 'b_o'):
         c.optional_input(n, None if P is None else P.get(n))
@@ -622,6 +693,16 @@ def all_cases():
                        valid_lens=i32([[7, 3, 6, 2], [0, 7, 4, 5]]), key_ranges=i32([[0, 5], [0, 7]]),
                        score_bias=randn(g, 2, 1, 4, 7)))
 
+    name = 'mha_value_heads'  # value heads of 6 features, key heads of 4, grouped-query, biases, causal
+    g = rng_for(name)
+    cs.append(value_heads_case(name, g, randn(g, 2, 3, 10), randn(g, 2, 5, 12), randn(g, 2, 5, 7), 16, 4, 2, 24,
+                               1, 1))
+
+    name = 'mha_projection_free'  # ONNX Attention's 3D form: no projections, GQA, dv 3 != d 4, left padding
+    g = rng_for(name)
+    cs.append(value_heads_case(name, g, randn(g, 2, 4, 16), randn(g, 2, 6, 8), randn(g, 2, 6, 6), 16, 4, 2, 12,
+                               0, 1, projection_free=True, key_ranges=i32([[0, 6], [2, 6]])))
+
     name = 'dot_causal_ranges'  # Q < K causal, per-query ranges, valid_lens, bias per batch element
     g = rng_for(name)
     ranges = i32([[[0, 8], [1, 3], [2, 9], [0, 2], [4, 8]],
@@ -637,6 +718,9 @@ def all_cases():
                           12, 16, 4, 4, 1, 16))
     cs.append(decode_case('decode_gqa', rng_for('decode_gqa'), 2, [4, 1, 2, 1, 1, 1], [-1] * 6,
                           10, 16, 4, 1, 1, 12))
+    # value heads of 6 features beside key heads of 4 (ONNX Attention's v_head_size), GQA, biases
+    cs.append(decode_case('decode_value_heads', rng_for('decode_value_heads'), 2, [3, 1, 2, 1], [-1] * 4,
+                          8, 16, 4, 2, 1, 8, value_hiddens=24))
     cs.append(decode_case('decode_gqa_half', rng_for('decode_gqa_half'), 2, [3, 1, 1, 3, 1], [-1] * 5,
                           16, 24, 6, 3, 0, 10))
     # batch element 1 left-padded by 3: its first 3 tokens see nothing (uniform over K)
@@ -717,6 +801,21 @@ def self_check(c):
         b, bw = d2l_multi_head_attention(q, k, v, mask.valid_lens, Pf, H)
         assert_close(a, b, c.name + ': row reference vs d2l MHA')
         assert_close(aw, bw, c.name + ': row reference vs d2l MHA weights')
+    elif r['kind'] == 'value_heads':
+        # each head on its own: dot-product attention of its projected rows,
+        # the heads concatenated, then W_o (a projection left out: identity)
+        q, k, v, P, H, Hkv, mask = r['q'], r['k'], r['v'], r['P'], r['H'], r['Hkv'], r['mask']
+        ident = lambda x, n: linear(x, P[n], P.get('b' + n[1:])) if n in P else x
+        Qp, Kp, Vp = ident(q, 'W_q'), ident(k, 'W_k'), ident(v, 'W_v')
+        hs, dv, group = Qp.shape[2] // H, Vp.shape[2] // Hkv, H // Hkv
+        heads = []
+        for j in range(H):
+            g = j // group
+            o, w = dot_product_attention(Qp[:, :, j * hs:(j + 1) * hs], Kp[:, :, g * hs:(g + 1) * hs],
+                                         Vp[:, :, g * dv:(g + 1) * dv], mask)
+            assert_close(w, r['w'][:, j], c.name + ': head %d weights vs dot-product attention' % j)
+            heads.append(o)
+        assert_close(ident(np.concatenate(heads, axis=2), 'W_o'), r['out'], c.name + ': heads vs dot-product attention')
     elif r['kind'] == 'rope_apply':
         pass  # checked against the vectorised rotation when made
     elif r['kind'] == 'dot':
@@ -756,7 +855,7 @@ def self_check(c):
         if ranges is not None and ranges.ndim == 3:
             ranges = ranges[:, :T_ok]
         mask = Mask(True, ranges, None, bias)
-        full, _ = multi_head_attention(Xo, Xo, Xo, P, H, Hkv, mask)
+        full, _ = general_multi_head_attention(Xo, Xo, Xo, P, H, Hkv, mask)
         skip = fully_masked_rows(mask, X.shape[0], T_ok, T_ok)
         for b in range(X.shape[0]):
             for t in range(T_ok):

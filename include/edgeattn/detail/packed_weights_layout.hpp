@@ -5,6 +5,9 @@
 //   W_v^T (value_size, h) and W_o^T (h, h) (W_k, W_v with H_kv * h / H
 //   columns under grouped-query heads), each in panels of
 //   max_panel_width columns (zero-padded), then the four biases (h each).
+// Value heads of their own width (value_hiddens hv != h): W_v^T has
+//   H_kv * hv / H columns, W_o^T is (hv, h), and one more 64-byte block at
+//   the end holds hv (the header's six sizes are taken).
 // The panels are as wide as the widest path's, a multiple of every path's,
 // so one packed buffer serves every kernel path (gemm_packed's panel_stride).
 #ifndef EDGEATTN_DETAIL_PACKED_WEIGHTS_LAYOUT_HPP
@@ -36,19 +39,25 @@ struct mha_packed_weights_layout {
     size_t weights[4] = {0, 0, 0, 0};  // W_q^T, W_k^T, W_v^T, W_o^T
     size_t biases[4] = {0, 0, 0, 0};   // b_q, b_k, b_v, b_o
     size_t scales[4] = {0, 0, 0, 0};   // int8 matrices' per-channel scales (else 0: none)
+    size_t value_hiddens = 0;          // hv != h: where hv is kept (else 0: none)
     size_t bytes = 0;                  // 0: the sizes overflow size_t
 };
 
 // kv_hiddens: rows of W_k and W_v (num_kv_heads * head_size; num_hiddens
 // without grouped-query heads).
+// value_hiddens, kv_value_hiddens: hv and the rows of W_v, when hv != h
+// (0: the value heads are as wide as the key heads).
 constexpr mha_packed_weights_layout make_mha_packed_weights_layout(
     size_t query_size, size_t key_size, size_t value_size, size_t num_hiddens, size_t kv_hiddens,
-    stored_element_bytes element = stored_element_bytes{}) {
+    stored_element_bytes element = stored_element_bytes{}, size_t value_hiddens = 0,
+    size_t kv_value_hiddens = 0) {
     layout_builder b;
     mha_packed_weights_layout l;
     b.add(packed_weights_header_floats);
-    const size_t inputs[4] = {query_size, key_size, value_size, num_hiddens};
-    const size_t outputs[4] = {num_hiddens, kv_hiddens, kv_hiddens, num_hiddens};
+    const bool own_values = value_hiddens != 0 && value_hiddens != num_hiddens;
+    const size_t inputs[4] = {query_size, key_size, value_size, own_values ? value_hiddens : num_hiddens};
+    const size_t outputs[4] = {num_hiddens, kv_hiddens, own_values ? kv_value_hiddens : kv_hiddens,
+                               num_hiddens};
     for (size_t i = 0; i < 4; ++i) {
         size_t floats = 0;
         if (!packed_stored_floats(inputs[i], outputs[i], element.of[i], floats)) b.overflow = true;
@@ -57,6 +66,7 @@ constexpr mha_packed_weights_layout make_mha_packed_weights_layout(
     for (size_t i = 0; i < 4; ++i) l.biases[i] = b.add(outputs[i]);
     for (size_t i = 0; i < 4; ++i)
         if (element.of[i] == 1) l.scales[i] = b.add(outputs[i]);
+    if (own_values) l.value_hiddens = b.add(packed_weights_header_floats);
     l.bytes = b.bytes();
     return l;
 }

@@ -183,27 +183,34 @@ constexpr size_t largest(size_t a, size_t b, size_t c, size_t d) {
     return ab > cd ? ab : cd;
 }
 
-// num_kv_heads: grouped-query heads (0 means num_heads); keys and values
-// are projected to num_kv_heads * head_size features.
+// num_kv_heads: grouped-query heads (0 means num_heads); keys are
+// projected to num_kv_heads * head_size features, values to num_kv_heads *
+// value_hiddens / num_heads (value_hiddens: the concatenated value heads,
+// 0 means num_hiddens).
 constexpr multi_head_layout make_multi_head_layout(size_t batch, size_t queries, size_t keys,
                                                    size_t query_size, size_t key_size,
                                                    size_t value_size, size_t num_hiddens,
                                                    size_t num_heads, size_t threads,
-                                                   size_t num_kv_heads = 0) {
+                                                   size_t num_kv_heads = 0,
+                                                   size_t value_hiddens = 0) {
     layout_builder b;
     multi_head_layout l;
     size_t packed = 0;
+    const size_t vh = value_hiddens ? value_hiddens : num_hiddens;
+    // W_v^T (value_size, value columns) may be the widest matrix packed.
     if (num_heads == 0 ||
-        !packed_floats(largest(query_size, key_size, value_size, num_hiddens), num_hiddens, packed))
+        !packed_floats(largest(query_size, key_size, value_size, vh),
+                       vh > num_hiddens ? vh : num_hiddens, packed))
         b.overflow = true;
     const size_t head_size = num_heads ? num_hiddens / num_heads : 0;
-    const size_t kv_hiddens = (num_kv_heads ? num_kv_heads : num_heads) * head_size;
+    const size_t value_head = num_heads ? vh / num_heads : 0;
+    const size_t kv_heads = num_kv_heads ? num_kv_heads : num_heads;
     l.projected_queries = b.add(batch, queries, num_hiddens);
-    l.projected_keys = b.add(batch, keys, kv_hiddens);
-    l.projected_values = b.add(batch, keys, kv_hiddens);
-    l.concatenated_heads = b.add(batch, queries, num_hiddens);
+    l.projected_keys = b.add(batch, keys, kv_heads * head_size);
+    l.projected_values = b.add(batch, keys, kv_heads * value_head);
+    l.concatenated_heads = b.add(batch, queries, vh);
     l.packed_weights = b.add(packed);
-    l.scratch = add_attention_scratch(b, queries, keys, head_size, head_size, false, threads);
+    l.scratch = add_attention_scratch(b, queries, keys, head_size, value_head, false, threads);
     l.bytes = b.bytes();
     return l;
 }
@@ -218,15 +225,19 @@ struct kv_append_layout {
     size_t bytes = 0;
 };
 
+// kv_value_hiddens: the values' features (0 means kv_hiddens).
 constexpr kv_append_layout make_kv_append_layout(size_t batch, size_t tokens, size_t key_size,
-                                                 size_t value_size, size_t kv_hiddens) {
+                                                 size_t value_size, size_t kv_hiddens,
+                                                 size_t kv_value_hiddens = 0) {
     layout_builder b;
     kv_append_layout l;
     size_t packed = 0;
-    if (!packed_floats(key_size > value_size ? key_size : value_size, kv_hiddens, packed))
+    const size_t kvv = kv_value_hiddens ? kv_value_hiddens : kv_hiddens;
+    if (!packed_floats(key_size > value_size ? key_size : value_size,
+                       kvv > kv_hiddens ? kvv : kv_hiddens, packed))
         b.overflow = true;
     l.projected_keys = b.add(batch, tokens, kv_hiddens);
-    l.projected_values = b.add(batch, tokens, kv_hiddens);
+    l.projected_values = b.add(batch, tokens, kvv);
     l.packed_weights = b.add(packed);
     l.bytes = b.bytes();
     return l;
@@ -259,34 +270,38 @@ struct kv_attention_layout {
     size_t bytes = 0;
 };
 
+// value_hiddens: the concatenated value heads (0 means num_hiddens).
 constexpr kv_attention_layout make_kv_attention_layout(size_t batch, size_t queries,
                                                        size_t capacity, size_t query_size,
                                                        size_t num_hiddens, size_t num_heads,
-                                                       size_t num_kv_heads, size_t threads) {
+                                                       size_t num_kv_heads, size_t threads,
+                                                       size_t value_hiddens = 0) {
     layout_builder b;
     kv_attention_layout l;
     size_t packed = 0;
+    const size_t vh = value_hiddens ? value_hiddens : num_hiddens;
     if (num_heads == 0 ||
-        !packed_floats(query_size > num_hiddens ? query_size : num_hiddens, num_hiddens, packed))
+        !packed_floats(largest(query_size, num_hiddens, vh, 0), num_hiddens, packed))
         b.overflow = true;
     const size_t head_size = num_heads ? num_hiddens / num_heads : 0;
+    const size_t value_head = num_heads ? vh / num_heads : 0;
     l.projected_queries = b.add(batch, queries, num_hiddens);
-    l.concatenated_heads = b.add(batch, queries, num_hiddens);
+    l.concatenated_heads = b.add(batch, queries, vh);
     l.packed_weights = b.add(packed);
     l.grouped = kv_attention_grouped(queries, num_heads, num_kv_heads);
     size_t rows = queries;
     if (l.grouped) {
         l.grouped_queries = b.add(batch, queries, num_hiddens);
-        l.grouped_heads = b.add(batch, queries, num_hiddens);
+        l.grouped_heads = b.add(batch, queries, vh);
         rows = queries * (num_heads / num_kv_heads);
     }
-    l.scratch = add_attention_scratch(b, rows, capacity, head_size, head_size, false, threads);
+    l.scratch = add_attention_scratch(b, rows, capacity, head_size, value_head, false, threads);
     l.bytes = b.bytes();
     return l;
 }
 
-// A KV cache's memory, in floats from its start: keys and values (B, H_kv,
-// capacity, head_size) of `element_bytes`-byte elements (4 fp32, 2 binary16,
+// A KV cache's memory, in floats from its start: keys (B, H_kv, capacity,
+// head_size) and values (B, H_kv, capacity, value_head_size) of `element_bytes`-byte elements (4 fp32, 2 binary16,
 // 1 int8; each region rounded up to whole floats), the lengths (B), the
 // stream positions (B), and for int8 the key and value scales
 // (B, H_kv, capacity).
@@ -300,20 +315,25 @@ struct kv_cache_layout {
     size_t bytes = 0;
 };
 
+// value_head_size: features of a value row (0 means head_size).
 constexpr kv_cache_layout make_kv_cache_layout(size_t batch, size_t num_kv_heads,
                                                size_t head_size, size_t capacity,
-                                               size_t element_bytes = 4) {
+                                               size_t element_bytes = 4,
+                                               size_t value_head_size = 0) {
     layout_builder b;
     kv_cache_layout l;
-    size_t positions = 0, elements = 0, bytes = 0;
+    size_t positions = 0, elements = 0, bytes = 0, value_elements = 0, value_bytes = 0;
     if (mul_overflows(batch, num_kv_heads, positions) ||
         mul_overflows(positions, capacity, positions) ||
         mul_overflows(positions, head_size, elements) ||
-        mul_overflows(elements, element_bytes, bytes))
+        mul_overflows(elements, element_bytes, bytes) ||
+        mul_overflows(positions, value_head_size ? value_head_size : head_size, value_elements) ||
+        mul_overflows(value_elements, element_bytes, value_bytes))
         b.overflow = true;
     const size_t floats = bytes / sizeof(float) + (bytes % sizeof(float) != 0);
+    const size_t value_floats = value_bytes / sizeof(float) + (value_bytes % sizeof(float) != 0);
     l.keys = b.add(floats);
-    l.values = b.add(floats);
+    l.values = b.add(value_floats);
     l.lengths = b.add(batch);  // int32, as many bytes as floats
     l.positions = b.add(batch);  // int32
     if (element_bytes == 1) {

@@ -1,0 +1,80 @@
+// Tensors at a call's boundary in binary16 (the options' tensor_type
+// EDGEATTN_DTYPE_F16): the call widens its fp16 inputs into fp32 copies at
+// the start of its workspace, runs its fp32 code on them with the rest of
+// the workspace, and rounds its fp32 results into the caller's fp16
+// outputs once, at the end. Widening is exact; rounding is to nearest
+// even, as IEEE converts (beyond +-65504: +-inf).
+#ifndef EDGEATTN_HALF_IO_HPP
+#define EDGEATTN_HALF_IO_HPP
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "edgeattn/detail/workspace_layout.hpp"
+#include "edgeattn/types.h"
+#include "kernels/half.hpp"
+#include "validate.hpp"
+
+namespace edgeattn {
+namespace detail {
+
+// The options' tensor_type as the int a C caller stored: F32 (also a NULL
+// options pointer) or F16, else EDGEATTN_ERR_BAD_OPTION.
+inline edgeattn_status read_tensor_type(const edgeattn_attention_options *o, bool &half) {
+    const int type = o ? enum_as_int(o->tensor_type) : EDGEATTN_DTYPE_F32;
+    half = type == EDGEATTN_DTYPE_F16;
+    return half || type == EDGEATTN_DTYPE_F32 ? EDGEATTN_OK : EDGEATTN_ERR_BAD_OPTION;
+}
+
+inline edgeattn_status request_tensor_type(const edgeattn_workspace_request &r, bool &half) {
+    const int type = enum_as_int(r.tensor_type);
+    half = type == EDGEATTN_DTYPE_F16;
+    return half || type == EDGEATTN_DTYPE_F32 ? EDGEATTN_OK : EDGEATTN_ERR_BAD_OPTION;
+}
+
+// Bytes of one element of the call's tensors.
+inline size_t io_element_bytes(bool half) { return half ? sizeof(uint16_t) : sizeof(float); }
+
+// The fp32 copies of up to five fp16 tensors (element counts given; 0: no
+// copy), in floats from the workspace start, each on a cache line; `floats`
+// is what precedes the op's own workspace (a multiple of a cache line, so
+// the op's buffers keep their alignment). All 0 for fp32 tensors.
+struct half_staging {
+    size_t offset[5] = {0, 0, 0, 0, 0};
+    size_t floats = 0;
+    bool overflow = false;
+};
+
+inline half_staging make_half_staging(bool half, const size_t counts[5]) {
+    half_staging s;
+    if (!half) return s;
+    layout_builder b;
+    for (size_t i = 0; i < 5; ++i) s.offset[i] = b.add(counts[i]);
+    s.floats = b.floats;
+    s.overflow = b.overflow || b.bytes() == 0;
+    return s;
+}
+
+// The op's workspace bytes plus the copies', 0 on overflow.
+inline size_t with_staging(const half_staging &s, size_t op_bytes) {
+    size_t staging = 0, total = 0;
+    if (s.overflow || op_bytes == 0 || mul_overflows(s.floats, sizeof(float), staging) ||
+        add_overflows(staging, op_bytes, total))
+        return 0;
+    return total;
+}
+
+inline void widen_half(const void *from, size_t count, float *to) {
+    const uint16_t *h = static_cast<const uint16_t *>(from);
+    for (size_t i = 0; i < count; ++i) to[i] = half_to_float(h[i]);
+}
+
+inline void round_to_half(const float *from, size_t count, void *to) {
+    uint16_t *h = static_cast<uint16_t *>(to);
+    for (size_t i = 0; i < count; ++i) h[i] = float_to_half_ieee(from[i]);
+}
+
+}  // namespace detail
+}  // namespace edgeattn
+
+#endif
