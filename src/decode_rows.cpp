@@ -84,19 +84,18 @@ const void *typed_row(const stored_rows &r, size_t row, size_t stride) {
 }
 
 // scores (rows, n), row stride ld = scale * queries . keys [key0, key0 + n).
-void block_scores_of(const kernel_table &k, const attention_slice &s, size_t key0, size_t n, float scale,
+void block_scores_of(const decode_kernel_table &dk, const attention_slice &s, size_t key0, size_t n, float scale,
                      float *scores, size_t ld) {
     const edgeattn_dtype type = storage_type(s);
     const size_t rows = s.num_queries;
     for_each_run(s, key0, n, [&](size_t row, size_t col, size_t m) {
         if (type == EDGEATTN_DTYPE_F32)
-            k.gemm_nt_direct(rows, m, s.d, scale, s.queries, s.query_stride, s.keys + row * s.key_stride,
-                             s.key_stride, nullptr, scores + col, ld);
+            dk.f32_scores(rows, m, s.d, scale, s.queries, s.query_stride, s.keys + row * s.key_stride, s.key_stride,
+                          nullptr, scores + col, ld);
         else
-            stored_kernels(k, type).gemm_nt_direct(rows, m, s.d, scale, s.queries, s.query_stride,
-                                                   typed_row(s.stored_keys, row, s.key_stride), s.key_stride,
-                                                   s.stored_keys.scales ? s.stored_keys.scales + row : nullptr,
-                                                   nullptr, scores + col, ld);
+            (type == EDGEATTN_DTYPE_INT8 ? dk.int8_scores : dk.half_scores)(
+                rows, m, s.d, scale, s.queries, s.query_stride, typed_row(s.stored_keys, row, s.key_stride),
+                s.key_stride, s.stored_keys.scales ? s.stored_keys.scales + row : nullptr, scores + col, ld);
     });
 }
 
@@ -153,7 +152,7 @@ void chunk_into(const kernel_table &k, const decode_kernel_table &dk, const atte
     const float scale = 1.0f / sqrtf(static_cast<float>(s.d));
     for (size_t key0 = keys.lo; key0 < keys.hi; key0 += block) {
         const size_t n = min_size(block, keys.hi - key0);
-        block_scores_of(k, s, key0, n, scale, slot.scores, block);
+        block_scores_of(dk, s, key0, n, scale, slot.scores, block);
         decode_transform_scores(k, s, mask, key0, n, slot.scores, block);
         for (size_t r = 0; r < rows; ++r) {
             float *p = slot.scores + r * block;

@@ -13,6 +13,7 @@
 #define EDGEATTN_KERNELS_DECODE_HPP
 
 #include <stddef.h>
+#include <string.h>
 
 #include "reduce.hpp"
 #include "weight_load.hpp"
@@ -31,36 +32,61 @@ struct decode_tile {
 };
 
 // Rows [0, rows) of the tile (rows <= R; the others repeat row 0 and are
-// not stored), columns of V vectors and a partial one of `tail` floats.
-template <class B, size_t R, size_t V, class T>
-void decode_values_tile(size_t n, const float *const *p, const T *v, size_t ldv, const float *scales,
-                        float *const *c, size_t rows, size_t tail) {
+// not stored), columns of V vectors and, when Tail, a partial one of
+// `tail` floats. Scaled: int8 rows, p times the position's scale.
+template <class B, size_t R, size_t V, bool Tail, bool Scaled, class T>
+void decode_values_tile(size_t n, const float *p, size_t ldp, const T *v, size_t ldv, const float *scales,
+                        float *c, size_t ldc, size_t rows, size_t tail) {
     constexpr size_t W = B::size;
+    const float *pr[R];
+    float *cr[R];
+    for (size_t i = 0; i < R; ++i) {
+        pr[i] = p + (i < rows ? i : 0) * ldp;
+        cr[i] = c + (i < rows ? i : 0) * ldc;
+    }
     B acc[R][V + 1];
 #pragma GCC unroll 8
     for (size_t i = 0; i < R; ++i) {
 #pragma GCC unroll 8
-        for (size_t u = 0; u < V; ++u) acc[i][u] = B::load_unaligned(c[i] + u * W);
-        acc[i][V] = tail ? load_partial<B>(c[i] + V * W, tail, 0.0f) : B(0.0f);
+        for (size_t u = 0; u < V; ++u) acc[i][u] = B::load_unaligned(cr[i] + u * W);
+        acc[i][V] = Tail ? load_partial<B>(cr[i] + V * W, tail, 0.0f) : B(0.0f);
     }
     for (size_t j = 0; j < n; ++j) {
         const T *row = v + j * ldv;
         B bv[V + 1];
 #pragma GCC unroll 8
         for (size_t u = 0; u < V; ++u) bv[u] = load_weights<B>(row + u * W);
-        if (tail) bv[V] = load_weights_partial<B>(row + V * W, tail);
+        if (Tail) bv[V] = load_weights_partial<B>(row + V * W, tail);
+        const float scale = Scaled ? scales[j] : 1.0f;
 #pragma GCC unroll 8
         for (size_t i = 0; i < R; ++i) {
-            const B a(scales ? p[i][j] * scales[j] : p[i][j]);
+            const B a(Scaled ? pr[i][j] * scale : pr[i][j]);
 #pragma GCC unroll 8
             for (size_t u = 0; u < V; ++u) acc[i][u] = fma(a, bv[u], acc[i][u]);
-            if (tail) acc[i][V] = fma(a, bv[V], acc[i][V]);
+            if (Tail) acc[i][V] = fma(a, bv[V], acc[i][V]);
         }
     }
     for (size_t i = 0; i < rows; ++i) {
 #pragma GCC unroll 8
-        for (size_t u = 0; u < V; ++u) acc[i][u].store_unaligned(c[i] + u * W);
-        if (tail) store_partial(acc[i][V], c[i] + V * W, tail);
+        for (size_t u = 0; u < V; ++u) acc[i][u].store_unaligned(cr[i] + u * W);
+        if (Tail) store_partial(acc[i][V], cr[i] + V * W, tail);
+    }
+}
+
+template <class B, size_t R, bool Scaled, class T>
+void decode_values_columns(size_t n, const float *p, size_t ldp, const T *v, size_t ldv, const float *scales,
+                           float *c, size_t ldc, size_t rows, size_t width) {
+    constexpr size_t W = B::size, most = decode_tile<B>::vectors;
+    const size_t vectors = width / W, tail = width % W;
+    if (vectors == most) {
+        decode_values_tile<B, R, most, false, Scaled, T>(n, p, ldp, v, ldv, scales, c, ldc, rows, 0);
+        return;
+    }
+    switch (vectors) {
+        case 0: decode_values_tile<B, R, 0, true, Scaled, T>(n, p, ldp, v, ldv, scales, c, ldc, rows, tail); break;
+        case 1: decode_values_tile<B, R, 1, true, Scaled, T>(n, p, ldp, v, ldv, scales, c, ldc, rows, tail); break;
+        case 2: decode_values_tile<B, R, 2, true, Scaled, T>(n, p, ldp, v, ldv, scales, c, ldc, rows, tail); break;
+        default: decode_values_tile<B, R, 3, true, Scaled, T>(n, p, ldp, v, ldv, scales, c, ldc, rows, tail); break;
     }
 }
 
@@ -75,23 +101,98 @@ void decode_values(size_t M, size_t N, size_t K, const float *P, size_t ldp, con
         const size_t rows = M - i0 < R ? M - i0 : R;
         for (size_t n0 = 0; n0 < N; n0 += most * W) {
             const size_t width = N - n0 < most * W ? N - n0 : most * W;
-            const size_t vectors = width / W, tail = width % W;
-            const float *p[R];
-            float *c[R];
-            for (size_t i = 0; i < R; ++i) {
-                const size_t r = i0 + (i < rows ? i : 0);
-                p[i] = P + r * ldp;
-                c[i] = C + r * ldc + n0;
-            }
-            switch (vectors) {
-                case 0: decode_values_tile<B, R, 0, T>(K, p, V + n0, ldv, scales, c, rows, tail); break;
-                case 1: decode_values_tile<B, R, 1, T>(K, p, V + n0, ldv, scales, c, rows, tail); break;
-                case 2: decode_values_tile<B, R, 2, T>(K, p, V + n0, ldv, scales, c, rows, tail); break;
-                case 3: decode_values_tile<B, R, 3, T>(K, p, V + n0, ldv, scales, c, rows, tail); break;
-                default: decode_values_tile<B, R, most, T>(K, p, V + n0, ldv, scales, c, rows, 0); break;
-            }
+            if (scales)
+                decode_values_columns<B, R, true, T>(K, P + i0 * ldp, ldp, V + n0, ldv, scales, C + i0 * ldc + n0,
+                                                     ldc, rows, width);
+            else
+                decode_values_columns<B, R, false, T>(K, P + i0 * ldp, ldp, V + n0, ldv, nullptr,
+                                                      C + i0 * ldc + n0, ldc, rows, width);
         }
     }
+}
+
+// Scores of a decode step: S (M, N) = alpha * A (M, K) . W (N, K)^T, times
+// scales[j] (int8 keys), W stored rows read in place. A tile of TA rows by
+// TW keys (TA * TW = B::size) keeps one accumulator per score over K and
+// reduces them together (lane_sums: lane t * TW + u is row t, key u); each
+// key row loads once per tile and feeds TA rows. A score's bits depend on
+// its row and key alone. The tile's setup is made once per TA rows (a head
+// of 64 is 4 or 8 steps of the K loop: per-tile setup would cost more than
+// the products).
+template <class B, size_t TA, bool Scaled, class T>
+void decode_scores_rows(size_t N, size_t K, float alpha, const float *const *ar, const T *Wm, size_t ldw,
+                        const float *scales, float *c, size_t ldc, size_t rows) {
+    constexpr size_t W = B::size, TW = W / TA;
+    const size_t full = K / W * W, tail = K - full;
+    const B alpha_v(alpha);
+    for (size_t j0 = 0; j0 < N; j0 += TW) {
+        const size_t cols = N - j0 < TW ? N - j0 : TW;
+        const T *wr[TW];
+#pragma GCC unroll 16
+        for (size_t u = 0; u < TW; ++u) wr[u] = Wm + (j0 + (u < cols ? u : 0)) * ldw;
+        B acc[W];
+#pragma GCC unroll 16
+        for (size_t i = 0; i < W; ++i) acc[i] = B(0.0f);
+        for (size_t k = 0; k < full; k += W) {
+            B wv[TW];
+#pragma GCC unroll 16
+            for (size_t u = 0; u < TW; ++u) wv[u] = load_weights<B>(wr[u] + k);
+#pragma GCC unroll 16
+            for (size_t t = 0; t < TA; ++t) {
+                const B av = B::load_unaligned(ar[t] + k);
+#pragma GCC unroll 16
+                for (size_t u = 0; u < TW; ++u) acc[t * TW + u] = fma(av, wv[u], acc[t * TW + u]);
+            }
+        }
+        if (tail) {
+            B wv[TW];
+            for (size_t u = 0; u < TW; ++u) wv[u] = load_weights_partial<B>(wr[u] + full, tail);
+            for (size_t t = 0; t < TA; ++t) {
+                const B av = load_partial<B>(ar[t] + full, tail, 0.0f);
+                for (size_t u = 0; u < TW; ++u) acc[t * TW + u] = fma(av, wv[u], acc[t * TW + u]);
+            }
+        }
+        alignas(64) float sums[W];
+        (lane_sums(acc) * alpha_v).store_aligned(sums);
+        if (Scaled)
+            for (size_t i = 0; i < W; ++i) sums[i] *= scales[j0 + (i % TW < cols ? i % TW : 0)];
+        float *out = c + j0;
+        if (rows == TA && cols == TW) {
+#pragma GCC unroll 16
+            for (size_t t = 0; t < TA; ++t) memcpy(out + t * ldc, sums + t * TW, TW * sizeof(float));
+        } else {
+            for (size_t t = 0; t < rows; ++t)
+                for (size_t u = 0; u < cols; ++u) out[t * ldc + u] = sums[t * TW + u];
+        }
+    }
+}
+
+template <class B, size_t TA, class T>
+void decode_scores_tiles(size_t M, size_t N, size_t K, float alpha, const float *A, size_t lda, const T *Wm,
+                         size_t ldw, const float *scales, float *C, size_t ldc) {
+    for (size_t i0 = 0; i0 < M; i0 += TA) {
+        const size_t rows = M - i0 < TA ? M - i0 : TA;
+        const float *ar[TA];
+        for (size_t t = 0; t < TA; ++t) ar[t] = A + (i0 + (t < rows ? t : 0)) * lda;
+        if (scales)
+            decode_scores_rows<B, TA, true, T>(N, K, alpha, ar, Wm, ldw, scales, C + i0 * ldc, ldc, rows);
+        else
+            decode_scores_rows<B, TA, false, T>(N, K, alpha, ar, Wm, ldw, nullptr, C + i0 * ldc, ldc, rows);
+    }
+}
+
+// Rows per tile: up to 4 (a grouped step's 4 or 8 query heads), fewer
+// for fewer rows so no lane computes a copy (one head: TW = B::size keys).
+template <class B, class T>
+void decode_scores(size_t M, size_t N, size_t K, float alpha, const float *A, size_t lda, const void *Wm,
+                   size_t ldw, const float *scales, float *C, size_t ldc) {
+    const T *w = static_cast<const T *>(Wm);
+    if (M >= 4 && B::size >= 4)
+        decode_scores_tiles<B, (B::size >= 4 ? 4 : 1), T>(M, N, K, alpha, A, lda, w, ldw, scales, C, ldc);
+    else if (M >= 2 && B::size >= 2)
+        decode_scores_tiles<B, (B::size >= 2 ? 2 : 1), T>(M, N, K, alpha, A, lda, w, ldw, scales, C, ldc);
+    else
+        decode_scores_tiles<B, 1, T>(M, N, K, alpha, A, lda, w, ldw, scales, C, ldc);
 }
 
 }  // namespace

@@ -124,8 +124,8 @@ struct cache_kernel_table {
     values_product half_values;  // uint16_t holding binary16
 };
 
-// A decode step's weighted sum over a KV cache's rows (src/decode_rows.cpp,
-// kernels/decode.hpp): C (M,N) += P (M,K) . (scales[k] * V[k][:]), V (K, N)
+// A decode step's scores and weighted sum over a KV cache's rows
+// (src/decode_rows.cpp, kernels/decode.hpp): C (M,N) += P (M,K) . (scales[k] * V[k][:]), V (K, N)
 // rows of fp32, int8 (scales per position) or binary16 read in place,
 // scales nullptr for 1. Only the vector paths have one: the plain C++ path
 // (the Cortex-M port) keeps the row-at-a-time kernels and their flash size.
@@ -135,6 +135,13 @@ struct decode_kernel_table {
     values_product f32_values;
     values_product int8_values;  // int8_t
     values_product half_values;  // uint16_t holding binary16
+    // S (M,N) = alpha * A (M,K) . W (N,K)^T, times scales[j] (or nullptr):
+    // the scores of M query heads against N keys stored as W.
+    using scores_product = void (*)(size_t M, size_t N, size_t K, float alpha, const float *A, size_t lda,
+                                    const void *W, size_t ldw, const float *scales, float *C, size_t ldc);
+    scores_product f32_scores;
+    scores_product int8_scores;
+    scores_product half_scores;
 };
 #if defined(EDGEATTN_HAVE_SSE2) || defined(EDGEATTN_HAVE_AVX2) || defined(EDGEATTN_HAVE_AVX512) || \
     defined(EDGEATTN_HAVE_NEON)
