@@ -73,42 +73,54 @@ void decode_values_tile(size_t n, const float *p, size_t ldp, const T *v, size_t
     }
 }
 
-template <class B, size_t R, bool Scaled, class T>
+// Columns [0, width) of rows [0, rows) through tiles of R rows by up to
+// Most vectors.
+template <class B, size_t R, size_t Most, bool Scaled, class T>
 void decode_values_columns(size_t n, const float *p, size_t ldp, const T *v, size_t ldv, const float *scales,
-                           float *c, size_t ldc, size_t rows, size_t width) {
-    constexpr size_t W = B::size, most = decode_tile<B>::vectors;
-    const size_t vectors = width / W, tail = width % W;
-    if (vectors == most) {
-        decode_values_tile<B, R, most, false, Scaled, T>(n, p, ldp, v, ldv, scales, c, ldc, rows, 0);
-        return;
-    }
-    switch (vectors) {
-        case 0: decode_values_tile<B, R, 0, true, Scaled, T>(n, p, ldp, v, ldv, scales, c, ldc, rows, tail); break;
-        case 1: decode_values_tile<B, R, 1, true, Scaled, T>(n, p, ldp, v, ldv, scales, c, ldc, rows, tail); break;
-        case 2: decode_values_tile<B, R, 2, true, Scaled, T>(n, p, ldp, v, ldv, scales, c, ldc, rows, tail); break;
-        default: decode_values_tile<B, R, 3, true, Scaled, T>(n, p, ldp, v, ldv, scales, c, ldc, rows, tail); break;
+                           float *c, size_t ldc, size_t rows, size_t N) {
+    constexpr size_t W = B::size;
+    for (size_t n0 = 0; n0 < N; n0 += Most * W) {
+        const size_t width = N - n0 < Most * W ? N - n0 : Most * W;
+        const size_t vectors = width / W, tail = width % W;
+        const T *vc = v + n0;
+        float *cc = c + n0;
+        if (vectors == Most) {
+            decode_values_tile<B, R, Most, false, Scaled, T>(n, p, ldp, vc, ldv, scales, cc, ldc, rows, 0);
+            continue;
+        }
+        switch (vectors) {
+            case 0: decode_values_tile<B, R, 0, true, Scaled, T>(n, p, ldp, vc, ldv, scales, cc, ldc, rows, tail); break;
+            case 1: decode_values_tile<B, R, 1, true, Scaled, T>(n, p, ldp, vc, ldv, scales, cc, ldc, rows, tail); break;
+            case 2: decode_values_tile<B, R, 2, true, Scaled, T>(n, p, ldp, vc, ldv, scales, cc, ldc, rows, tail); break;
+            default: decode_values_tile<B, R, 3, true, Scaled, T>(n, p, ldp, vc, ldv, scales, cc, ldc, rows, tail); break;
+        }
     }
 }
 
 // C (M, N) += P (M, K) . (scales[k] * V[k][:]) (scales nullptr: 1), V (K, N)
-// stored rows of T, row stride ldv.
+// stored rows of T, row stride ldv. Whole tiles of decode_tile<B>::rows
+// rows, then the rows left one at a time (a head's own decode step: one
+// row, whose value rows feed no other).
+template <class B, bool Scaled, class T>
+void decode_values_scaled(size_t M, size_t N, size_t K, const float *P, size_t ldp, const T *V, size_t ldv,
+                          const float *scales, float *C, size_t ldc) {
+    constexpr size_t R = decode_tile<B>::rows;
+    size_t i0 = 0;
+    for (; i0 + R <= M; i0 += R)
+        decode_values_columns<B, R, decode_tile<B>::vectors, Scaled, T>(K, P + i0 * ldp, ldp, V, ldv, scales,
+                                                                       C + i0 * ldc, ldc, R, N);
+    for (; i0 < M; ++i0)
+        decode_values_columns<B, 1, 4, Scaled, T>(K, P + i0 * ldp, ldp, V, ldv, scales, C + i0 * ldc, ldc, 1, N);
+}
+
 template <class B, class T>
 void decode_values(size_t M, size_t N, size_t K, const float *P, size_t ldp, const void *Vm, size_t ldv,
                    const float *scales, float *C, size_t ldc) {
-    constexpr size_t W = B::size, R = decode_tile<B>::rows, most = decode_tile<B>::vectors;
     const T *V = static_cast<const T *>(Vm);
-    for (size_t i0 = 0; i0 < M; i0 += R) {
-        const size_t rows = M - i0 < R ? M - i0 : R;
-        for (size_t n0 = 0; n0 < N; n0 += most * W) {
-            const size_t width = N - n0 < most * W ? N - n0 : most * W;
-            if (scales)
-                decode_values_columns<B, R, true, T>(K, P + i0 * ldp, ldp, V + n0, ldv, scales, C + i0 * ldc + n0,
-                                                     ldc, rows, width);
-            else
-                decode_values_columns<B, R, false, T>(K, P + i0 * ldp, ldp, V + n0, ldv, nullptr,
-                                                      C + i0 * ldc + n0, ldc, rows, width);
-        }
-    }
+    if (scales)
+        decode_values_scaled<B, true, T>(M, N, K, P, ldp, V, ldv, scales, C, ldc);
+    else
+        decode_values_scaled<B, false, T>(M, N, K, P, ldp, V, ldv, nullptr, C, ldc);
 }
 
 // Scores of a decode step: S (M, N) = alpha * A (M, K) . W (N, K)^T, times
