@@ -325,6 +325,10 @@ TEST_CASE("decode steps over a long cache match causal attention over every toke
     SUBCASE("three tokens a step, window, grouped-query kv=2, packed") { check_decode(2, 290, 2, 3, 2, true, true); }
     SUBCASE("multi-query kv=1, prefill longer than a row block") { check_decode(1, 300, 2, 1, 1, false, true); }
     SUBCASE("grouped steps of 16 rows: kv=1, 4 tokens a step, window") { check_decode(2, 270, 2, 4, 1, true, false); }
+    // One token over more than 512 keys: chunks of keys folded in order
+    // (decode_rows.cpp), some unseen under the window.
+    SUBCASE("one token a step over 1100 cached, multi-query, window") { check_decode(1, 1100, 2, 1, 1, true, false); }
+    SUBCASE("one token a step over 1030 cached, grouped-query kv=2, packed") { check_decode(2, 1030, 2, 1, 2, false, true); }
 }
 
 TEST_CASE("the dense layer entry points match the float64 reference") {
