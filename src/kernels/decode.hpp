@@ -33,10 +33,10 @@ struct decode_tile {
 
 // Rows [0, rows) of the tile (rows <= R; the others repeat row 0 and are
 // not stored), columns of V vectors and, when Tail, a partial one of
-// `tail` floats. Scaled: int8 rows, p times the position's scale.
-template <class B, size_t R, size_t V, bool Tail, bool Scaled, class T>
-void decode_values_tile(size_t n, const float *p, size_t ldp, const T *v, size_t ldv, const float *scales,
-                        float *c, size_t ldc, size_t rows, size_t tail) {
+// `tail` floats.
+template <class B, size_t R, size_t V, bool Tail, class T>
+void decode_values_tile(size_t n, const float *p, size_t ldp, const T *v, size_t ldv, float *c, size_t ldc,
+                        size_t rows, size_t tail) {
     constexpr size_t W = B::size;
     const float *pr[R];
     float *cr[R];
@@ -57,10 +57,9 @@ void decode_values_tile(size_t n, const float *p, size_t ldp, const T *v, size_t
 #pragma GCC unroll 8
         for (size_t u = 0; u < V; ++u) bv[u] = load_weights<B>(row + u * W);
         if (Tail) bv[V] = load_weights_partial<B>(row + V * W, tail);
-        const float scale = Scaled ? scales[j] : 1.0f;
 #pragma GCC unroll 8
         for (size_t i = 0; i < R; ++i) {
-            const B a(Scaled ? pr[i][j] * scale : pr[i][j]);
+            const B a(pr[i][j]);
 #pragma GCC unroll 8
             for (size_t u = 0; u < V; ++u) acc[i][u] = fma(a, bv[u], acc[i][u]);
             if (Tail) acc[i][V] = fma(a, bv[V], acc[i][V]);
@@ -75,9 +74,9 @@ void decode_values_tile(size_t n, const float *p, size_t ldp, const T *v, size_t
 
 // Columns [0, width) of rows [0, rows) through tiles of R rows by up to
 // Most vectors.
-template <class B, size_t R, size_t Most, bool Scaled, class T>
-void decode_values_columns(size_t n, const float *p, size_t ldp, const T *v, size_t ldv, const float *scales,
-                           float *c, size_t ldc, size_t rows, size_t N) {
+template <class B, size_t R, size_t Most, class T>
+void decode_values_columns(size_t n, const float *p, size_t ldp, const T *v, size_t ldv, float *c, size_t ldc,
+                           size_t rows, size_t N) {
     constexpr size_t W = B::size;
     for (size_t n0 = 0; n0 < N; n0 += Most * W) {
         const size_t width = N - n0 < Most * W ? N - n0 : Most * W;
@@ -85,14 +84,14 @@ void decode_values_columns(size_t n, const float *p, size_t ldp, const T *v, siz
         const T *vc = v + n0;
         float *cc = c + n0;
         if (vectors == Most) {
-            decode_values_tile<B, R, Most, false, Scaled, T>(n, p, ldp, vc, ldv, scales, cc, ldc, rows, 0);
+            decode_values_tile<B, R, Most, false, T>(n, p, ldp, vc, ldv, cc, ldc, rows, 0);
             continue;
         }
         switch (vectors) {
-            case 0: decode_values_tile<B, R, 0, true, Scaled, T>(n, p, ldp, vc, ldv, scales, cc, ldc, rows, tail); break;
-            case 1: decode_values_tile<B, R, 1, true, Scaled, T>(n, p, ldp, vc, ldv, scales, cc, ldc, rows, tail); break;
-            case 2: decode_values_tile<B, R, 2, true, Scaled, T>(n, p, ldp, vc, ldv, scales, cc, ldc, rows, tail); break;
-            default: decode_values_tile<B, R, 3, true, Scaled, T>(n, p, ldp, vc, ldv, scales, cc, ldc, rows, tail); break;
+            case 0: decode_values_tile<B, R, 0, true, T>(n, p, ldp, vc, ldv, cc, ldc, rows, tail); break;
+            case 1: decode_values_tile<B, R, 1, true, T>(n, p, ldp, vc, ldv, cc, ldc, rows, tail); break;
+            case 2: decode_values_tile<B, R, 2, true, T>(n, p, ldp, vc, ldv, cc, ldc, rows, tail); break;
+            default: decode_values_tile<B, R, 3, true, T>(n, p, ldp, vc, ldv, cc, ldc, rows, tail); break;
         }
     }
 }
@@ -101,26 +100,52 @@ void decode_values_columns(size_t n, const float *p, size_t ldp, const T *v, siz
 // stored rows of T, row stride ldv. Whole tiles of decode_tile<B>::rows
 // rows, then the rows left one at a time (a head's own decode step: one
 // row, whose value rows feed no other).
-template <class B, bool Scaled, class T>
-void decode_values_scaled(size_t M, size_t N, size_t K, const float *P, size_t ldp, const T *V, size_t ldv,
-                          const float *scales, float *C, size_t ldc) {
+template <class B, class T>
+void decode_values_rows(size_t M, size_t N, size_t K, const float *P, size_t ldp, const T *V, size_t ldv, float *C,
+                        size_t ldc) {
     constexpr size_t R = decode_tile<B>::rows;
     size_t i0 = 0;
     for (; i0 + R <= M; i0 += R)
-        decode_values_columns<B, R, decode_tile<B>::vectors, Scaled, T>(K, P + i0 * ldp, ldp, V, ldv, scales,
-                                                                       C + i0 * ldc, ldc, R, N);
+        decode_values_columns<B, R, decode_tile<B>::vectors, T>(K, P + i0 * ldp, ldp, V, ldv, C + i0 * ldc, ldc, R,
+                                                                N);
     for (; i0 < M; ++i0)
-        decode_values_columns<B, 1, 4, Scaled, T>(K, P + i0 * ldp, ldp, V, ldv, scales, C + i0 * ldc, ldc, 1, N);
+        decode_values_columns<B, 1, 4, T>(K, P + i0 * ldp, ldp, V, ldv, C + i0 * ldc, ldc, 1, N);
 }
+
+// y[j] = x[j] * s[j], j < n.
+template <class B>
+void times_scales(const float *x, const float *s, float *y, size_t n) {
+    constexpr size_t W = B::size;
+    size_t j = 0;
+    for (; j + W <= n; j += W) (B::load_unaligned(x + j) * B::load_unaligned(s + j)).store_unaligned(y + j);
+    for (; j < n; ++j) y[j] = x[j] * s[j];
+}
+
+// Keys per pass of a scaled weighted sum: its weights times the scales go
+// through a buffer on the stack, decode_tile<B>::rows rows of this many.
+constexpr size_t decode_scaled_keys = 256;
 
 template <class B, class T>
 void decode_values(size_t M, size_t N, size_t K, const float *P, size_t ldp, const void *Vm, size_t ldv,
                    const float *scales, float *C, size_t ldc) {
     const T *V = static_cast<const T *>(Vm);
-    if (scales)
-        decode_values_scaled<B, true, T>(M, N, K, P, ldp, V, ldv, scales, C, ldc);
-    else
-        decode_values_scaled<B, false, T>(M, N, K, P, ldp, V, ldv, nullptr, C, ldc);
+    if (!scales) {
+        decode_values_rows<B, T>(M, N, K, P, ldp, V, ldv, C, ldc);
+        return;
+    }
+    // int8 rows: each weight times its position's scale once, not once per
+    // tile of columns (the same product, (p * scale) * v, in the same order).
+    constexpr size_t R = decode_tile<B>::rows;
+    alignas(64) float scaled[R * decode_scaled_keys];
+    for (size_t i0 = 0; i0 < M; i0 += R) {
+        const size_t rows = M - i0 < R ? M - i0 : R;
+        for (size_t k0 = 0; k0 < K; k0 += decode_scaled_keys) {
+            const size_t n = K - k0 < decode_scaled_keys ? K - k0 : decode_scaled_keys;
+            for (size_t i = 0; i < rows; ++i)
+                times_scales<B>(P + (i0 + i) * ldp + k0, scales + k0, scaled + i * decode_scaled_keys, n);
+            decode_values_rows<B, T>(rows, N, n, scaled, decode_scaled_keys, V + k0 * ldv, ldv, C + i0 * ldc, ldc);
+        }
+    }
 }
 
 // Scores of a decode step: S (M, N) = alpha * A (M, K) . W (N, K)^T, times
@@ -131,9 +156,9 @@ void decode_values(size_t M, size_t N, size_t K, const float *P, size_t ldp, con
 // its row and key alone. The tile's setup is made once per TA rows (a head
 // of 64 is 4 or 8 steps of the K loop: per-tile setup would cost more than
 // the products).
-template <class B, size_t TA, bool Scaled, class T>
+template <class B, size_t TA, class T>
 void decode_scores_rows(size_t N, size_t K, float alpha, const float *const *ar, const T *Wm, size_t ldw,
-                        const float *scales, float *c, size_t ldc, size_t rows) {
+                        float *c, size_t ldc, size_t rows) {
     constexpr size_t W = B::size, TW = W / TA;
     const size_t full = K / W * W, tail = K - full;
     const B alpha_v(alpha);
@@ -166,8 +191,6 @@ void decode_scores_rows(size_t N, size_t K, float alpha, const float *const *ar,
         }
         alignas(64) float sums[W];
         (lane_sums(acc) * alpha_v).store_aligned(sums);
-        if (Scaled)
-            for (size_t i = 0; i < W; ++i) sums[i] *= scales[j0 + (i % TW < cols ? i % TW : 0)];
         float *out = c + j0;
         if (rows == TA && cols == TW) {
 #pragma GCC unroll 16
@@ -186,10 +209,10 @@ void decode_scores_tiles(size_t M, size_t N, size_t K, float alpha, const float 
         const size_t rows = M - i0 < TA ? M - i0 : TA;
         const float *ar[TA];
         for (size_t t = 0; t < TA; ++t) ar[t] = A + (i0 + (t < rows ? t : 0)) * lda;
+        decode_scores_rows<B, TA, T>(N, K, alpha, ar, Wm, ldw, C + i0 * ldc, ldc, rows);
+        // int8 keys: each score times its key's scale, a row at a time.
         if (scales)
-            decode_scores_rows<B, TA, true, T>(N, K, alpha, ar, Wm, ldw, scales, C + i0 * ldc, ldc, rows);
-        else
-            decode_scores_rows<B, TA, false, T>(N, K, alpha, ar, Wm, ldw, nullptr, C + i0 * ldc, ldc, rows);
+            for (size_t t = 0; t < rows; ++t) times_scales<B>(C + (i0 + t) * ldc, scales, C + (i0 + t) * ldc, N);
     }
 }
 
