@@ -72,8 +72,21 @@ void decode_values_tile(size_t n, const float *p, size_t ldp, const T *v, size_t
     }
 }
 
-// Columns [0, width) of rows [0, rows) through tiles of R rows by up to
-// Most vectors.
+// The tile for `vectors` (< V) whole vectors and a partial one.
+template <class B, size_t R, size_t V, class T>
+void decode_values_tail(size_t vectors, size_t n, const float *p, size_t ldp, const T *v, size_t ldv, float *c,
+                        size_t ldc, size_t rows, size_t tail) {
+    if constexpr (V == 0) {
+        (void)vectors, (void)n, (void)p, (void)ldp, (void)v, (void)ldv, (void)c, (void)ldc, (void)rows, (void)tail;
+    } else if (vectors == V - 1) {
+        decode_values_tile<B, R, V - 1, true, T>(n, p, ldp, v, ldv, c, ldc, rows, tail);
+    } else {
+        decode_values_tail<B, R, V - 1, T>(vectors, n, p, ldp, v, ldv, c, ldc, rows, tail);
+    }
+}
+
+// Columns [0, N) of rows [0, rows) through tiles of R rows by up to Most
+// vectors.
 template <class B, size_t R, size_t Most, class T>
 void decode_values_columns(size_t n, const float *p, size_t ldp, const T *v, size_t ldv, float *c, size_t ldc,
                            size_t rows, size_t N) {
@@ -81,25 +94,19 @@ void decode_values_columns(size_t n, const float *p, size_t ldp, const T *v, siz
     for (size_t n0 = 0; n0 < N; n0 += Most * W) {
         const size_t width = N - n0 < Most * W ? N - n0 : Most * W;
         const size_t vectors = width / W, tail = width % W;
-        const T *vc = v + n0;
-        float *cc = c + n0;
-        if (vectors == Most) {
-            decode_values_tile<B, R, Most, false, T>(n, p, ldp, vc, ldv, cc, ldc, rows, 0);
-            continue;
-        }
-        switch (vectors) {
-            case 0: decode_values_tile<B, R, 0, true, T>(n, p, ldp, vc, ldv, cc, ldc, rows, tail); break;
-            case 1: decode_values_tile<B, R, 1, true, T>(n, p, ldp, vc, ldv, cc, ldc, rows, tail); break;
-            case 2: decode_values_tile<B, R, 2, true, T>(n, p, ldp, vc, ldv, cc, ldc, rows, tail); break;
-            default: decode_values_tile<B, R, 3, true, T>(n, p, ldp, vc, ldv, cc, ldc, rows, tail); break;
-        }
+        if (vectors == Most)
+            decode_values_tile<B, R, Most, false, T>(n, p, ldp, v + n0, ldv, c + n0, ldc, rows, 0);
+        else
+            decode_values_tail<B, R, Most, T>(vectors, n, p, ldp, v + n0, ldv, c + n0, ldc, rows, tail);
     }
 }
 
 // C (M, N) += P (M, K) . (scales[k] * V[k][:]) (scales nullptr: 1), V (K, N)
 // stored rows of T, row stride ldv. Whole tiles of decode_tile<B>::rows
 // rows, then the rows left one at a time (a head's own decode step: one
-// row, whose value rows feed no other).
+// row, whose value rows feed no other), 8 vectors a pass: a head of 64 in
+// one pass over its value rows on AVX2 too (two half-row passes each
+// fetch every row of a block anew from memory).
 template <class B, class T>
 void decode_values_rows(size_t M, size_t N, size_t K, const float *P, size_t ldp, const T *V, size_t ldv, float *C,
                         size_t ldc) {
@@ -109,7 +116,7 @@ void decode_values_rows(size_t M, size_t N, size_t K, const float *P, size_t ldp
         decode_values_columns<B, R, decode_tile<B>::vectors, T>(K, P + i0 * ldp, ldp, V, ldv, C + i0 * ldc, ldc, R,
                                                                 N);
     for (; i0 < M; ++i0)
-        decode_values_columns<B, 1, 4, T>(K, P + i0 * ldp, ldp, V, ldv, C + i0 * ldc, ldc, 1, N);
+        decode_values_columns<B, 1, 8, T>(K, P + i0 * ldp, ldp, V, ldv, C + i0 * ldc, ldc, 1, N);
 }
 
 // y[j] = x[j] * s[j], j < n.
