@@ -72,14 +72,18 @@ void decode_values_tile(size_t n, const float *p, size_t ldp, const T *v, size_t
     }
 }
 
-// The tile for `vectors` (< V) whole vectors and a partial one.
+// The tile for `vectors` (< V) whole vectors and a partial one of `tail`
+// floats (if any).
 template <class B, size_t R, size_t V, class T>
 void decode_values_tail(size_t vectors, size_t n, const float *p, size_t ldp, const T *v, size_t ldv, float *c,
                         size_t ldc, size_t rows, size_t tail) {
     if constexpr (V == 0) {
         (void)vectors, (void)n, (void)p, (void)ldp, (void)v, (void)ldv, (void)c, (void)ldc, (void)rows, (void)tail;
     } else if (vectors == V - 1) {
-        decode_values_tile<B, R, V - 1, true, T>(n, p, ldp, v, ldv, c, ldc, rows, tail);
+        if (tail)
+            decode_values_tile<B, R, V - 1, true, T>(n, p, ldp, v, ldv, c, ldc, rows, tail);
+        else
+            decode_values_tile<B, R, V - 1, false, T>(n, p, ldp, v, ldv, c, ldc, rows, 0);
     } else {
         decode_values_tail<B, R, V - 1, T>(vectors, n, p, ldp, v, ldv, c, ldc, rows, tail);
     }
