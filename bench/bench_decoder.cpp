@@ -217,6 +217,7 @@ void prefill_sdpa(benchmark::State &state, DecoderShape s, bool causal) {
 
 void register_benchmarks() {
     register_feature_benchmarks();
+    register_decode_speed_benchmarks();
     benchmark::AddCustomContext("edgeattn_isa", edgeattn_isa_name(edgeattn_current_isa()));
     for (const auto &s : decode_shapes) {
         configure(benchmark::RegisterBenchmark(name("decode_attend", "edgeattn", s).c_str(), decode_attend, s));

@@ -146,6 +146,8 @@ inline void time_attend(benchmark::State &state, const DecoderShape &s, const ed
 // The rows of bench_decoder_features.cpp (RoPE, window cache,
 // projection-free calls), registered with the others.
 void register_feature_benchmarks();
+// The rows of bench_decode_speed.cpp (a decode step's attention beside its bounds).
+void register_decode_speed_benchmarks();
 
 }  // namespace ebench
 

@@ -6,6 +6,7 @@ set(EDGEATTN_CORE_SOURCES
   src/dispatch.cpp
   src/arch/scalar.cpp
   src/attention_rows.cpp
+  src/decode_rows.cpp
   src/stored_cache_rows.cpp
   src/ring_cache_rows.cpp
   src/attention_mask.cpp

@@ -7,6 +7,7 @@
 #include "attention_mask.hpp"
 #include "attention_options.hpp"
 #include "attention_rows.hpp"
+#include "decode_rows.hpp"
 #include "edgeattn/detail/workspace_layout.hpp"
 #include "edgeattn/kv_cache.h"
 #include "half_io.hpp"
@@ -217,7 +218,43 @@ edgeattn_status attention(const edgeattn_kv_cache *cache, const edgeattn_attenti
     const size_t kv_heads = c.num_kv_heads, group = heads / kv_heads;
     const size_t slots = scratch_slots(one.bytes, one.scratch.floats_per_slot, workspace_bytes);
     const float flops_per_row = 2.0f * cap * (head_size + value_head);
-    if (one.grouped && !attention_weights) {
+    // The decode tiles take value heads as wide as the key heads and every
+    // score option but the masked keys' exclusion.
+#if defined(EDGEATTN_HAVE_DECODE_KERNELS)
+    const decode_kernel_table *dk = value_head == head_size && !mask.exclude
+                                        ? decode_kernels_for(k, d.queries, attention_weights != nullptr)
+                                        : nullptr;
+#else
+    const decode_kernel_table *dk = nullptr;
+#endif
+    if (dk) {
+        // One query token: each slice (b, g) is the group's query heads
+        // (grouped), or (b, j) one head; decode_rows.hpp splits its keys.
+        const kv_attention_layout two = attention_layout(d, cap, 2);
+        decode_workspace dws{ws, &one.scratch, one.scratch.first_slot, 1, nullptr};
+        if (two.bytes && workspace_bytes >= two.bytes)  // sized for threads: room for the partials
+            dws = {ws, &one.scratch, two.scratch.first_slot,
+                   1 + scratch_slots(two.bytes, one.scratch.floats_per_slot, workspace_bytes), ws + two.decode_partials};
+        const size_t rows = one.grouped ? group : 1, slices = one.grouped ? d.batch * kv_heads : d.batch * heads;
+        float *gathered = ws + one.grouped_queries, *gathered_out = ws + one.grouped_heads;
+        if (one.grouped) regroup_heads(Q, gathered, d.batch, 1, heads, group, head_size, true);
+        decode_slices(k, *dk, slices, rows, head_size, cap, mask, dws, [&](size_t slice, ring_layout &ring) {
+            const size_t b = slice / (slices / d.batch), head = slice % (slices / d.batch);
+            const size_t kv_head = one.grouped ? head : head / group;
+            const size_t cached = (b * kv_heads + kv_head) * cap * head_size;
+            const float *queries_of = one.grouped ? gathered + slice * rows * head_size : Q + b * h + head * head_size;
+            float *out = one.grouped ? gathered_out + slice * rows * head_size : heads_out + b * h + head * head_size;
+            attention_slice s{queries_of, head_size, (c.keys ? c.keys + cached : nullptr), head_size,
+                              (c.values ? c.values + cached : nullptr), head_size, out, head_size, nullptr, 0, rows,
+                              static_cast<size_t>(c.lengths[b]), head_size, head_size, b,
+                              one.grouped ? head * group : head};
+            s.group = rows;
+            read_cache_head(s, c, b * kv_heads + kv_head);
+            read_ring(s, ring, c, b);
+            return s;
+        });
+        if (one.grouped) regroup_heads(gathered_out, heads_out, d.batch, 1, heads, group, head_size, false);
+    } else if (one.grouped && !attention_weights) {
         // Slice (b, g): the group's query heads gathered as rows (query t,
         // head r: row t * group + r), one pass over cache head (b, g).
         float *gathered = ws + one.grouped_queries, *gathered_out = ws + one.grouped_heads;

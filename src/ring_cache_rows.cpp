@@ -6,37 +6,12 @@
 // kv_cache_attend.cpp), so programs without a window cache do not carry
 // this file, and a slice without a ring takes no step of it.
 #include "attention_rows.hpp"
+#include "ring_runs.hpp"
 
 namespace edgeattn {
 namespace detail {
 
 namespace {
-
-// Logical keys [key0, key0 + n) as runs: the sinks, the ring from its
-// oldest row to its end, the ring from its start (at most three; a run's
-// keys start at `logical`, its rows at `physical`).
-struct key_run {
-    size_t physical, logical, n;
-};
-
-size_t ring_runs(const ring_layout &r, size_t key0, size_t n, key_run runs[3]) {
-    const size_t end = key0 + n, split = r.first + r.rows - r.oldest;
-    size_t count = 0;
-    for (size_t j = key0; j < end && count < 3;) {
-        size_t run_end = end, physical = j - split + r.first;  // the ring's start
-        if (j < r.first) {
-            run_end = r.first;
-            physical = j;
-        } else if (j < split) {
-            run_end = split;
-            physical = j + r.oldest;
-        }
-        const size_t m = (run_end < end ? run_end : end) - j;
-        runs[count++] = {physical, j, m};
-        j += m;
-    }
-    return count;
-}
 
 // The slice with its rows read in place: what each run reads.
 attention_slice without_ring(const attention_slice &s) {

@@ -235,8 +235,8 @@ TEST_CASE("dot-product attention with a causal mask over many keys matches the r
 // Decode over a long cache: prefill P tokens, then steps of `step` tokens,
 // each compared with causal MHA over every token so far (the reference).
 void check_decode(std::size_t B, std::size_t P, std::size_t steps, std::size_t step, std::size_t Hkv, bool window,
-                  bool packed_form) {
-    const std::size_t d = 32, h = 64, H = 4, T = P + steps * step, capacity = T + 3;
+                  bool packed_form, std::size_t h = 64) {
+    const std::size_t d = 32, H = 4, T = P + steps * step, capacity = T + 3;
     mha_model model(d, d, d, h, H, Hkv, 41);
     const edgeattn_weights w = model.weights();
     const edgeattn_ref::MhaWeights wr = model.reference();
@@ -325,6 +325,12 @@ TEST_CASE("decode steps over a long cache match causal attention over every toke
     SUBCASE("three tokens a step, window, grouped-query kv=2, packed") { check_decode(2, 290, 2, 3, 2, true, true); }
     SUBCASE("multi-query kv=1, prefill longer than a row block") { check_decode(1, 300, 2, 1, 1, false, true); }
     SUBCASE("grouped steps of 16 rows: kv=1, 4 tokens a step, window") { check_decode(2, 270, 2, 4, 1, true, false); }
+    // One token over more than 512 keys: chunks of keys folded in order
+    // (decode_rows.cpp), some unseen under the window.
+    SUBCASE("one token a step over 1100 cached, multi-query, window") { check_decode(1, 1100, 2, 1, 1, true, false); }
+    SUBCASE("one token a step over 1030 cached, grouped-query kv=2, packed") { check_decode(2, 1030, 2, 1, 2, false, true); }
+    // Heads of 25: a partial vector on every path.
+    SUBCASE("one token a step over 700 cached, heads of 25, multi-query") { check_decode(1, 700, 1, 1, 1, true, false, 100); }
 }
 
 TEST_CASE("the dense layer entry points match the float64 reference") {

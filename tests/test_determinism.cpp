@@ -5,6 +5,7 @@
 
 #include <edgeattn/edgeattn.h>
 
+#include <cmath>
 #include <cstring>
 #include <random>
 #include <string>
@@ -287,4 +288,73 @@ TEST_CASE("softmax rows cut at other places by other thread counts: same bits") 
                               out.data(), attn.data()) == EDGEATTN_OK);
         return std::vector<std::vector<float>>{out, attn};
     });
+}
+
+// A decode step (one query token) splits each key/value head's keys into
+// chunks fixed by the number of keys and folds their partial softmaxes in
+// chunk order; threads take chunks when there are fewer heads than threads.
+// So 1, 2, 3, 4 and 7 threads, more threads than chunks, and workspaces
+// sized for 1, 2, 3 or 16 threads (or a few bytes more) give the same bits:
+// multi-query and grouped heads, fp32 / fp16 / int8 caches, a wrapped window
+// cache with sinks, a bias and a mask window that leaves chunks unseen, odd
+// key counts, every path.
+TEST_CASE("decode step split over its keys: same bits for any thread count and workspace size, every path") {
+    const test_paths::path_guard restore;
+    const size_t heads = 8, head_size = 64, h = heads * head_size;
+    const auto bias = random_floats(heads * 1501, 41);
+    struct variant {
+        size_t kv, capacity, tokens, window, sinks;
+        edgeattn_dtype storage;
+        bool masked;
+    };
+    const variant variants[] = {{1, 1501, 1501, 0, 0, EDGEATTN_DTYPE_F32, false},
+                                {1, 1501, 1499, 0, 0, EDGEATTN_DTYPE_F32, true},
+                                {2, 1300, 1300, 0, 0, EDGEATTN_DTYPE_F16, true},
+                                {1, 1300, 1037, 0, 0, EDGEATTN_DTYPE_INT8, false},
+                                {8, 700, 700, 0, 0, EDGEATTN_DTYPE_F32, true},
+                                {1, 1204, 1900, 1200, 4, EDGEATTN_DTYPE_F32, false},
+                                {2, 1204, 1700, 1200, 4, EDGEATTN_DTYPE_INT8, true}};
+    for (edgeattn_isa isa : test_paths::paths()) {
+        REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);
+        for (const variant &v : variants) {
+            const size_t h_kv = v.kv * head_size;
+            const edgeattn_attention_dims dims{1, 1, v.capacity, h, h_kv, h_kv, h, heads, v.kv};
+            const edgeattn_kv_cache_config config{1, v.kv, head_size, v.capacity, v.storage, v.window, v.sinks};
+            std::vector<float> memory(edgeattn_kv_cache_memory_size(&config) / 4);
+            edgeattn_kv_cache cache;
+            REQUIRE(edgeattn_kv_cache_setup(&cache, &config, memory.data(), memory.size() * 4) == EDGEATTN_OK);
+            edgeattn_weights none{};
+            none.W_q.type = none.W_k.type = none.W_v.type = none.W_o.type = EDGEATTN_DTYPE_NONE;
+            const auto kv = random_floats(v.tokens * h_kv, 42), q = random_floats(h, 43, 2.0f);
+            std::vector<float> sws(workspace_bytes(EDGEATTN_OP_KV_CACHE_STORE, dims, 1, v.tokens) / 4 + 1);
+            REQUIRE(edgeattn_kv_cache_store(&cache, &dims, v.tokens, kv.data(), kv.data(), &none, nullptr, sws.data(),
+                                            sws.size() * 4) == EDGEATTN_OK);
+            edgeattn_attention_mask mask{};
+            mask.bias = bias.data();
+            mask.bias_heads = heads;
+            mask.bias_keys = 1501;
+            mask.window = 450;
+            const edgeattn_attention_options options = options_of(nullptr, &mask);
+            std::vector<float> first;
+            for (size_t sized_for : {1, 2, 3, 16})
+                for (size_t extra : {0, 12})
+                    for (int threads : {1, 2, 3, 4, 7}) {
+                        set_threads(threads);
+                        std::vector<float> ws((workspace_bytes(EDGEATTN_OP_KV_CACHE_ATTEND, dims, sized_for) + extra) / 4);
+                        std::vector<float> out(h);
+                        REQUIRE(edgeattn_kv_cache_attend(&cache, &dims, q.data(), &none, v.masked ? &options : nullptr,
+                                                         ws.data(), ws.size() * 4, out.data(), nullptr) == EDGEATTN_OK);
+                        for (float x : out) REQUIRE(std::isfinite(x));
+                        if (first.empty()) {
+                            first = out;
+                            continue;
+                        }
+                        INFO("path " << static_cast<int>(isa) << ", kv heads " << v.kv << ", capacity " << v.capacity
+                                     << ", workspace for " << sized_for << " + " << extra << " bytes, " << threads
+                                     << " threads");
+                        CHECK(same_bits(out, first));
+                    }
+        }
+    }
+    set_threads(8);
 }

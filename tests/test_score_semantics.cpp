@@ -207,9 +207,11 @@ namespace {
 // A window KV cache (sinks + window rows) after `given` tokens, attended by
 // its last Q tokens' queries; the reference reads the rows it holds back
 // (dequantised) at their stream positions.
+// Q = 1: a decode step, which the vector paths take through their decode
+// tiles (src/decode_rows.cpp) when no weights are asked for.
 void check_cache(edgeattn_dtype storage, std::size_t sinks, std::size_t window, std::size_t given,
-                 const combo &c, bool with_weights) {
-    const std::size_t B = 2, d = 16, h = 16, H = 4, Hkv = 2, Q = 3;
+                 const combo &c, bool with_weights, std::size_t Q) {
+    const std::size_t B = 2, d = 16, h = 16, H = 4, Hkv = 2;
     window_tests::layer L(d, h, H, Hkv, 31);
     window_tests::window_cache cache(B, Hkv, h / H, sinks, window, storage);
     const std::size_t cap = sinks + window, hs = h / H, kvh = L.kvh;
@@ -302,11 +304,12 @@ TEST_CASE("KV cache attend: every option over fp32, int8 and fp16 caches, in pla
     const combo *picked[] = {&combos[2], &combos[5], &combos[6], &combos[13], &combos[14], &combos[15]};
     for (edgeattn_dtype storage : {EDGEATTN_DTYPE_F32, EDGEATTN_DTYPE_INT8, EDGEATTN_DTYPE_F16})
         for (const combo *c : picked)
-            for (bool with_weights : {false, true}) {
-                check_cache(storage, 2, 6, 5, *c, with_weights);     // in place
-                check_cache(storage, 2, 6, 13, *c, with_weights);    // wrapped: a ring, sinks dropped-behind
-                check_cache(storage, 3, 290, 700, *c, with_weights); // wrapped, several key blocks
-            }
+            for (bool with_weights : {false, true})
+                for (std::size_t Q : {1u, 3u}) {
+                    check_cache(storage, 2, 6, 5, *c, with_weights, Q);      // in place
+                    check_cache(storage, 2, 6, 13, *c, with_weights, Q);     // wrapped: a ring, sinks dropped-behind
+                    check_cache(storage, 3, 290, 700, *c, with_weights, Q);  // wrapped, several key blocks
+                }
 }
 
 TEST_CASE("the options give the same bits for 1 and 4 threads") {

@@ -18,5 +18,6 @@ using neon_batch = xsimd::batch<float, EDGEATTN_NEON_ARCH>;
 const kernel_table neon_kernels = make_kernel_table<neon_batch>(EDGEATTN_ISA_NEON);
 const additive_kernel_table neon_additive_kernels = make_additive_kernel_table<neon_batch>();
 const cache_kernel_table neon_cache_kernels = make_cache_kernel_table<neon_batch>();
+const decode_kernel_table neon_decode_kernels = make_decode_kernel_table<neon_batch>();
 }
 }  // namespace edgeattn

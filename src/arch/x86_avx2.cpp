@@ -13,5 +13,6 @@ using avx2_batch = xsimd::batch<float, xsimd::fma3<xsimd::avx2>>;
 const kernel_table avx2_kernels = make_kernel_table<avx2_batch>(EDGEATTN_ISA_AVX2);
 const additive_kernel_table avx2_additive_kernels = make_additive_kernel_table<avx2_batch>();
 const cache_kernel_table avx2_cache_kernels = make_cache_kernel_table<avx2_batch>();
+const decode_kernel_table avx2_decode_kernels = make_decode_kernel_table<avx2_batch>();
 }
 }  // namespace edgeattn

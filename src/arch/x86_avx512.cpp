@@ -13,5 +13,6 @@ using avx512_batch = xsimd::batch<float, xsimd::avx512f>;
 const kernel_table avx512_kernels = make_kernel_table<avx512_batch>(EDGEATTN_ISA_AVX512);
 const additive_kernel_table avx512_additive_kernels = make_additive_kernel_table<avx512_batch>();
 const cache_kernel_table avx512_cache_kernels = make_cache_kernel_table<avx512_batch>();
+const decode_kernel_table avx512_decode_kernels = make_decode_kernel_table<avx512_batch>();
 }
 }  // namespace edgeattn

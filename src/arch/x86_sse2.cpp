@@ -13,5 +13,6 @@ using sse2_batch = xsimd::batch<float, xsimd::sse2>;
 const kernel_table sse2_kernels = make_kernel_table<sse2_batch>(EDGEATTN_ISA_SSE2);
 const additive_kernel_table sse2_additive_kernels = make_additive_kernel_table<sse2_batch>();
 const cache_kernel_table sse2_cache_kernels = make_cache_kernel_table<sse2_batch>();
+const decode_kernel_table sse2_decode_kernels = make_decode_kernel_table<sse2_batch>();
 }
 }  // namespace edgeattn

@@ -128,6 +128,42 @@ struct cache_kernel_table {
     values_product half_values;  // uint16_t holding binary16
 };
 
+// A decode step's scores and weighted sum over a KV cache's rows
+// (src/decode_rows.cpp, kernels/decode.hpp): C (M,N) += P (M,K) . (scales[k] * V[k][:]), V (K, N)
+// rows of fp32, int8 (scales per position) or binary16 read in place,
+// scales nullptr for 1. Only the vector paths have one: the plain C++ path
+// (the Cortex-M port) keeps the row-at-a-time kernels and their flash size.
+struct decode_kernel_table {
+    using values_product = void (*)(size_t M, size_t N, size_t K, const float *P, size_t ldp, const void *V,
+                                    size_t ldv, const float *scales, float *C, size_t ldc);
+    values_product f32_values;
+    values_product int8_values;  // int8_t
+    values_product half_values;  // uint16_t holding binary16
+    // S (M,N) = alpha * A (M,K) . W (N,K)^T, times scales[j] (or nullptr):
+    // the scores of M query heads against N keys stored as W.
+    using scores_product = void (*)(size_t M, size_t N, size_t K, float alpha, const float *A, size_t lda,
+                                    const void *W, size_t ldw, const float *scales, float *C, size_t ldc);
+    scores_product f32_scores;
+    scores_product int8_scores;
+    scores_product half_scores;
+};
+#if defined(EDGEATTN_HAVE_SSE2) || defined(EDGEATTN_HAVE_AVX2) || defined(EDGEATTN_HAVE_AVX512) || \
+    defined(EDGEATTN_HAVE_NEON)
+#define EDGEATTN_HAVE_DECODE_KERNELS 1
+#endif
+#if defined(EDGEATTN_HAVE_SSE2)
+extern const decode_kernel_table sse2_decode_kernels;
+#endif
+#if defined(EDGEATTN_HAVE_AVX2)
+extern const decode_kernel_table avx2_decode_kernels;
+#endif
+#if defined(EDGEATTN_HAVE_AVX512)
+extern const decode_kernel_table avx512_decode_kernels;
+#endif
+#if defined(EDGEATTN_HAVE_NEON)
+extern const decode_kernel_table neon_decode_kernels;
+#endif
+
 // The tables that exist in this build (defined in src/arch/*.cpp): for each
 // path, its kernel_table and one table of each family above.
 #define EDGEATTN_DECLARE_PATH_TABLES(path)                     \

@@ -7,6 +7,7 @@
 
 #include "add.hpp"
 #include "additive.hpp"
+#include "decode.hpp"
 #include "gemm.hpp"
 #include "kernel_table.hpp"
 #include "softcap.hpp"
@@ -46,6 +47,12 @@ constexpr additive_kernel_table make_additive_kernel_table() {
 template <class B>
 constexpr cache_kernel_table make_cache_kernel_table() {
     return cache_kernel_table{&gemm_nn_direct_stored<B, int8_t>, &gemm_nn_direct_stored<B, uint16_t>};
+}
+
+template <class B>
+constexpr decode_kernel_table make_decode_kernel_table() {
+    return decode_kernel_table{&decode_values<B, float>, &decode_values<B, int8_t>, &decode_values<B, uint16_t>,
+                               &decode_scores<B, float>, &decode_scores<B, int8_t>, &decode_scores<B, uint16_t>};
 }
 
 }  // namespace

@@ -254,11 +254,22 @@ constexpr bool kv_attention_grouped(size_t queries, size_t num_heads, size_t num
            queries <= grouped_rows_limit / (num_heads / num_kv_heads);
 }
 
+// A decode step (one query per batch element) splits each key/value head's
+// keys into at most this many chunks, each at least decode_split_keys keys
+// (fewer keys: fewer chunks): boundaries fixed by the number of keys alone.
+// Threads take chunks when there are fewer heads than threads, and each
+// chunk leaves a partial softmax (head_size outputs, a maximum and a sum per
+// query head) that the heads' outputs are folded from in chunk order.
+constexpr size_t decode_max_splits = 16;
+constexpr size_t decode_split_keys = 512;
+
 // Attention of Q queries over a KV cache of `capacity` positions: the
 // projected queries (B,Q,h), the concatenated heads (B,Q,h), one packed
 // projection matrix; when grouped, the queries and head outputs gathered
-// per key/value head (B, H_kv, Q * H / H_kv, h / H); then per-thread
-// scratch as multi-head attention's, for blocks of Q (grouped: Q * H / H_kv) rows.
+// per key/value head (B, H_kv, Q * H / H_kv, h / H); for a decode step
+// (Q 1) with more than one thread, the chunks' partials
+// (B, H, decode_max_splits, h / H + 2); then per-thread scratch as
+// multi-head attention's, for blocks of Q (grouped: Q * H / H_kv) rows.
 struct kv_attention_layout {
     size_t projected_queries = 0;
     size_t concatenated_heads = 0;
@@ -266,6 +277,7 @@ struct kv_attention_layout {
     bool grouped = false;
     size_t grouped_queries = 0;
     size_t grouped_heads = 0;
+    size_t decode_partials = 0;  // 0: none (one thread, or Q > 1)
     attention_scratch scratch;
     size_t bytes = 0;
 };
@@ -294,6 +306,11 @@ constexpr kv_attention_layout make_kv_attention_layout(size_t batch, size_t quer
         l.grouped_queries = b.add(batch, queries, num_hiddens);
         l.grouped_heads = b.add(batch, queries, vh);
         rows = queries * (num_heads / num_kv_heads);
+    }
+    if (queries == 1 && threads > 1) {
+        size_t per_head = 0;
+        if (mul_overflows(decode_max_splits, value_head + 2, per_head)) b.overflow = true;
+        l.decode_partials = b.add(batch, num_heads, per_head);
     }
     l.scratch = add_attention_scratch(b, rows, capacity, head_size, value_head, false, threads);
     l.bytes = b.bytes();
