@@ -1,12 +1,14 @@
 // edgeattn's implementations of the peers rows: the KV cache calls for
 // decode (projection-free: W_q, W_o, W_k, W_v are EDGEATTN_DTYPE_NONE, so a
 // call is the attention over the cache alone, as ggml's flash_attn_ext and
-// ONNX's Attention are), edgeattn_sdpa for fp32 attention, a cache of
-// fp16 / int8 keys and values for the reduced-precision attention rows, and
-// edgeattn_masked_softmax. Every workspace is sized for one thread.
+// ONNX's Attention are), edgeattn_sdpa for fp32 attention and, with fp16
+// tensors (options.tensor_type), for the fp16 rows, a cache of int8 keys and
+// values for the int8 attention rows, and edgeattn_masked_softmax. Every workspace is sized for one thread.
 #include <cstdio>
 #include <cstdlib>
+#include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "edgeattn/edgeattn.h"
 #include "workloads.hpp"
@@ -55,7 +57,7 @@ struct CacheAttend {
     CacheAttend(std::size_t kv, std::size_t n, std::size_t nq, bool causal, Dtype t, const float *K, const float *V,
                 const float *Q_token_major) {
         const std::size_t h = kHeads * kHeadDim, hkv = kv * kHeadDim;
-        dims = {1, nq, n, h, hkv, hkv, h, kHeads, kv};
+        dims = {1, nq, n, h, hkv, hkv, h, kHeads, kv, 0};
         none.W_q.type = none.W_k.type = none.W_v.type = none.W_o.type = EDGEATTN_DTYPE_NONE;
         options.mask.causal = causal ? 1 : 0;
         edgeattn_kv_cache_config config{};
@@ -137,7 +139,7 @@ void add_edgeattn(const Inputs &in, std::vector<Impl> *impls) {
                 Floats out;
             };
             auto p = std::make_shared<Sdpa>();
-            p->dims = {kHeads, S, S, kHeadDim, kHeadDim, kHeadDim, 0, 0, 0};
+            p->dims = {kHeads, S, S, kHeadDim, kHeadDim, kHeadDim, 0, 0, 0, 0};
             p->options.mask.causal = causal ? 1 : 0;
             p->ws_bytes = workspace(EDGEATTN_OP_SDPA, p->dims, 0);
             p->ws = bytes(p->ws_bytes);
@@ -153,8 +155,53 @@ void add_edgeattn(const Inputs &in, std::vector<Impl> *impls) {
                               },
                               [p, n] { return std::vector<float>(p->out.get(), p->out.get() + n); }, 0});
         }
+        {
+            // fp16 queries, keys, values and output (options.tensor_type),
+            // as ONNX Runtime's fp16 Attention takes them; fp32 arithmetic.
+            struct Sdpa16 {
+                edgeattn_attention_dims dims{};
+                edgeattn_attention_options options{};
+                std::shared_ptr<unsigned char> ws;
+                std::size_t ws_bytes = 0;
+                std::vector<std::uint16_t> q, k, v, out;
+            };
+            auto p = std::make_shared<Sdpa16>();
+            p->dims = {kHeads, S, S, kHeadDim, kHeadDim, kHeadDim, 0, 0, 0, 0};
+            p->options.mask.causal = causal ? 1 : 0;
+            p->options.tensor_type = EDGEATTN_DTYPE_F16;
+            edgeattn_workspace_request r{};
+            r.op = EDGEATTN_OP_SDPA;
+            r.dims = p->dims;
+            r.tensor_type = EDGEATTN_DTYPE_F16;
+            check(edgeattn_workspace_size(&r, 1, 1, &p->ws_bytes), "edgeattn_workspace_size");
+            p->ws = bytes(p->ws_bytes);
+            const std::size_t n_in = kHeads * S * kHeadDim, n = in.out_n;
+            p->q.resize(n_in);
+            p->k.resize(n_in);
+            p->v.resize(n_in);
+            p->out.resize(n);
+            check(edgeattn_float_to_half(n_in, in.q.get(), p->q.data()), "edgeattn_float_to_half");
+            check(edgeattn_float_to_half(n_in, in.k.get(), p->k.data()), "edgeattn_float_to_half");
+            check(edgeattn_float_to_half(n_in, in.v.get(), p->v.data()), "edgeattn_float_to_half");
+            impls->push_back({"edgeattn", Dtype::f16, "edgeattn_sdpa (fp16 tensors)",
+                              [p] {
+                                  // binary16 tensors pass through the float * parameters
+                                  check(edgeattn_sdpa(&p->dims, reinterpret_cast<const float *>(p->q.data()),
+                                                      reinterpret_cast<const float *>(p->k.data()),
+                                                      reinterpret_cast<const float *>(p->v.data()), &p->options,
+                                                      p->ws.get(), p->ws_bytes,
+                                                      reinterpret_cast<float *>(p->out.data()), nullptr),
+                                        "edgeattn_sdpa (fp16 tensors)");
+                              },
+                              [p, n] {
+                                  std::vector<float> y(n);
+                                  check(edgeattn_half_to_float(n, p->out.data(), y.data()), "edgeattn_half_to_float");
+                                  return y;
+                              },
+                              0});
+        }
         Floats qt = to_token_major(in.q.get(), S);
-        for (Dtype t : {Dtype::f16, Dtype::int8}) {
+        for (Dtype t : {Dtype::int8}) {
             auto c = std::make_shared<CacheAttend>(kHeads, S, S, causal, t, in.k.get(), in.v.get(), qt.get());
             impls->push_back({"edgeattn", t, "edgeattn_kv_cache_attend (projection-free)", [c] { c->run(); },
                               [c, S] { return from_token_major(c->out.get(), S); }, 0});
