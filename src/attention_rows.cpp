@@ -67,6 +67,23 @@ void add_value_row(const kernel_table &k, const attention_slice &s, size_t j, fl
 
 }  // namespace
 
+float join_masked_keys(const kernel_table &k, const attention_slice &s, key_interval iv, float row_max, float sum,
+                       float *out) {
+    const size_t K = s.num_keys, dv = s.dv;
+    const float max_all = row_max > masked_score ? row_max : masked_score;
+    // The kernels' exp, not libm's: no expf in a firmware image.
+    float factors[2] = {row_max - max_all, masked_score - max_all};
+    k.exp(factors, factors, 2);  // 0 below -87.33, as the NaN test after the division needs
+    const float correction = row_max == max_all ? 1.0f : factors[0];
+    const float masked_weight = factors[1];
+    if (correction != 1.0f) k.scale(out, dv, correction);
+    if (masked_weight > 0.0f) {
+        for (size_t j = 0; j < iv.lo; ++j) add_value_row(k, s, j, masked_weight, out);
+        for (size_t j = iv.hi; j < K; ++j) add_value_row(k, s, j, masked_weight, out);
+    }
+    return sum * correction + static_cast<float>(K - (iv.hi - iv.lo)) * masked_weight;
+}
+
 void block_scores(const kernel_table &k, const attention_slice &s, size_t row0, size_t rows,
                   size_t key0, size_t n, float scale, float *scores, size_t ldc,
                   const scratch_slot &slot) {
@@ -277,23 +294,7 @@ void attention_streaming(const kernel_table &k, const attention_slice &s, size_t
             for (size_t c = 0; c < dv; ++c) out[c] = 0.0f;
             continue;
         }
-        if (visible < K && !mask.exclude) {
-            // Masked keys score -1e6: they join the maximum and each weighs
-            // exp(-1e6 - max), which is 0 unless the visible scores are near
-            // -1e6 or there are none (then the row is uniform).
-            const float max_all = row_max > masked_score ? row_max : masked_score;
-            // The kernels' exp, not libm's: no expf in a firmware image.
-            float factors[2] = {row_max - max_all, masked_score - max_all};
-            k.exp(factors, factors, 2);  // 0 below -87.33, as the test below needs
-            const float correction = row_max == max_all ? 1.0f : factors[0];
-            const float masked_weight = factors[1];
-            if (correction != 1.0f) k.scale(out, dv, correction);
-            sum = sum * correction + static_cast<float>(K - visible) * masked_weight;
-            if (masked_weight > 0.0f) {
-                for (size_t j = 0; j < iv.lo; ++j) add_value_row(k, s, j, masked_weight, out);
-                for (size_t j = iv.hi; j < K; ++j) add_value_row(k, s, j, masked_weight, out);
-            }
-        }
+        if (visible < K && !mask.exclude) sum = join_masked_keys(k, s, iv, row_max, sum, out);
         // Computed again alone, the row uses the slot's first row of
         // scratch, which rows before this one have finished with.
         if (!k.scale_final(out, dv, 1.0f / sum) && visible < K && !only_visible)

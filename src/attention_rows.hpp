@@ -138,6 +138,15 @@ void softmax_and_weighted_sum(const kernel_table &k, const attention_slice &s, s
                               size_t rows, const attention_mask_view &mask, float *weights,
                               size_t ldw, const scratch_slot &slot);
 
+// The end of one row's online softmax over its visible keys iv (of
+// s.num_keys), before the division: the masked keys score d2l's -1e6, so
+// they join the maximum (out, dv floats, rescaled if it moves) and each
+// weighs exp(-1e6 - max), which is 0 unless the visible scores are near
+// -1e6 or there are none (then the row is uniform); their values are added
+// at that weight. Returns the row's sum with them.
+float join_masked_keys(const kernel_table &k, const attention_slice &s, key_interval iv, float row_max, float sum,
+                       float *out);
+
 // Scaled dot-product attention of rows [row0, row0 + rows): materialising
 // the weights when s.weights is set, streaming otherwise.
 void dot_product_attention_block(const kernel_table &k, const attention_slice &s, size_t row0,

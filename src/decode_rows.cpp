@@ -192,37 +192,23 @@ void copy_state(size_t rows, size_t dv, const softmax_state &to, const softmax_s
     }
 }
 
-// out += w * the value of logical key j.
-void add_value_row(const kernel_table &k, const attention_slice &s, size_t j, float w, float *out) {
-    if (s.stored) {
-        s.stored->add_value_row(s, j, w, out);
-        return;
-    }
-    k.add_scaled(s.values + j * s.value_stride, w, out, s.dv);
-}
-
 // The rows' results from the folded state: masked keys join as
-// attention_rows.cpp's streaming softmax adds them (d2l's -1e6), then the
-// division by the sum. The products read only visible keys, so a row that
-// ends NaN or infinite is what recomputing it over its visible keys gives.
-void finish(const kernel_table &k, const attention_slice &s, key_interval visible, const softmax_state &state) {
+// attention_rows.cpp's streaming softmax adds them (d2l's -1e6), or weigh
+// nothing (EDGEATTN_MASKING_EXCLUDE: a row that sees no key is zero), then
+// the division by the sum. The products read only visible keys, so a row
+// that ends NaN or infinite is what recomputing it over its visible keys
+// gives.
+void finish(const kernel_table &k, const attention_slice &s, const attention_mask_view &mask, key_interval visible,
+            const softmax_state &state) {
     const size_t K = s.num_keys, dv = s.dv, seen = visible.hi - visible.lo;
     for (size_t r = 0; r < s.num_queries; ++r) {
         float *out = state.out + r * state.stride;
-        float row_max = state.max[r], sum = state.sum[r];
-        if (seen < K) {
-            const float max_all = row_max > masked_score ? row_max : masked_score;
-            float factors[2] = {row_max - max_all, masked_score - max_all};
-            k.exp(factors, factors, 2);
-            const float correction = row_max == max_all ? 1.0f : factors[0];
-            const float masked_weight = factors[1];
-            if (correction != 1.0f) k.scale(out, dv, correction);
-            sum = sum * correction + static_cast<float>(K - seen) * masked_weight;
-            if (masked_weight > 0.0f) {
-                for (size_t j = 0; j < visible.lo; ++j) add_value_row(k, s, j, masked_weight, out);
-                for (size_t j = visible.hi; j < K; ++j) add_value_row(k, s, j, masked_weight, out);
-            }
+        float sum = state.sum[r];
+        if (mask.exclude && seen == 0) {
+            for (size_t c = 0; c < dv; ++c) out[c] = 0.0f;
+            continue;
         }
+        if (seen < K && !mask.exclude) sum = join_masked_keys(k, s, visible, state.max[r], sum, out);
         k.scale_final(out, dv, 1.0f / sum);
     }
 }
@@ -265,7 +251,7 @@ void decode_fold_partials(const kernel_table &k, const attention_slice &s, const
         first = false;
     }
     if (first) init_state(rows, dv, state);  // no key visible
-    finish(k, s, visible, state);
+    finish(k, s, mask, visible, state);
 }
 
 void decode_slice(const kernel_table &k, const decode_kernel_table &dk, const attention_slice &s,
@@ -287,7 +273,7 @@ void decode_slice(const kernel_table &k, const decode_kernel_table &dk, const at
         first = false;
     }
     if (first) init_state(rows, dv, state);  // no key visible
-    finish(k, s, visible, state);
+    finish(k, s, mask, visible, state);
 }
 
 }  // namespace detail

@@ -218,10 +218,10 @@ edgeattn_status attention(const edgeattn_kv_cache *cache, const edgeattn_attenti
     const size_t kv_heads = c.num_kv_heads, group = heads / kv_heads;
     const size_t slots = scratch_slots(one.bytes, one.scratch.floats_per_slot, workspace_bytes);
     const float flops_per_row = 2.0f * cap * (head_size + value_head);
-    // The decode tiles take value heads as wide as the key heads and every
-    // score option but the masked keys' exclusion.
+    // The decode tiles take every score option, and value heads as wide
+    // as the key heads.
 #if defined(EDGEATTN_HAVE_DECODE_KERNELS)
-    const decode_kernel_table *dk = value_head == head_size && !mask.exclude
+    const decode_kernel_table *dk = value_head == head_size
                                         ? decode_kernels_for(k, d.queries, attention_weights != nullptr)
                                         : nullptr;
 #else

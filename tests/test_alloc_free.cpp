@@ -166,7 +166,8 @@ struct problem {
                        W_o = filled(h * h, 0.1f), bias = filled(h, 0.5f), w_v = filled(h, 1.0f);
     std::vector<int32_t> lens = std::vector<int32_t>(B * Q, 250);
     edgeattn_valid_lens vl{EDGEATTN_VALID_LENS_PER_QUERY, lens.data()};
-    edgeattn_attention_options opt{vl, {}, {}, EDGEATTN_DTYPE_F32};
+    edgeattn_attention_options opt{vl, {}, {}, 0.0f, 0.0f, EDGEATTN_MASKING_D2L, EDGEATTN_WEIGHTS_SOFTMAX,
+                                   EDGEATTN_DTYPE_F32};
     std::vector<float> out = std::vector<float>(B * Q * h), weights = std::vector<float>(B * heads * Q * K);
     std::vector<float> ws;
 
@@ -278,7 +279,7 @@ TEST_CASE("every op allocates nothing in the steady state") {
     // time so it never fills), attention over it, the dense layer.
     const std::int32_t ranges[2 * problem::B] = {3, 300, 0, 250};
     edgeattn_attention_options causal{};
-    causal.mask = {1, EDGEATTN_KEY_RANGES_PER_BATCH, ranges, nullptr, 0, 0, 0, 0};
+    causal.mask = {1, EDGEATTN_KEY_RANGES_PER_BATCH, ranges, nullptr, 0, 0, 0, 0, EDGEATTN_ALIGN_BOTTOM_RIGHT, 0, 0.0f};
     measure("mha causal", [&] {
         return edgeattn_mha(&p.dims, p.q.data(), p.k.data(), p.v.data(), &mw, &causal, p.ws.data(), p.ws_bytes(),
                             p.out.data(), nullptr);

@@ -318,8 +318,8 @@ TEST_CASE("decode step split over its keys: same bits for any thread count and w
         REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);
         for (const variant &v : variants) {
             const size_t h_kv = v.kv * head_size;
-            const edgeattn_attention_dims dims{1, 1, v.capacity, h, h_kv, h_kv, h, heads, v.kv};
-            const edgeattn_kv_cache_config config{1, v.kv, head_size, v.capacity, v.storage, v.window, v.sinks};
+            const edgeattn_attention_dims dims{1, 1, v.capacity, h, h_kv, h_kv, h, heads, v.kv, 0};
+            const edgeattn_kv_cache_config config{1, v.kv, head_size, v.capacity, v.storage, v.window, v.sinks, 0};
             std::vector<float> memory(edgeattn_kv_cache_memory_size(&config) / 4);
             edgeattn_kv_cache cache;
             REQUIRE(edgeattn_kv_cache_setup(&cache, &config, memory.data(), memory.size() * 4) == EDGEATTN_OK);

@@ -53,7 +53,8 @@ struct Problem {
                                random_floats(40 * 7, 6, 0.3f), random_floats(40 * 40, 7, 0.15f)};
     std::vector<float> b_q = random_floats(40, 8, 0.1f), b_o = random_floats(40, 9, 0.1f);
     std::vector<std::int32_t> lens{6, 2, 0};
-    edgeattn_attention_options options{{EDGEATTN_VALID_LENS_PER_BATCH, lens.data()}, {}, {}, EDGEATTN_DTYPE_F32};
+    edgeattn_attention_options options{{EDGEATTN_VALID_LENS_PER_BATCH, lens.data()}, {}, {}, 0.0f, 0.0f,
+                                       EDGEATTN_MASKING_D2L, EDGEATTN_WEIGHTS_SOFTMAX, EDGEATTN_DTYPE_F32};
     edgeattn_weights weights =
         fp32_weights(W[0].data(), W[1].data(), W[2].data(), W[3].data(), b_q.data(), nullptr, nullptr, b_o.data());
     std::vector<float> workspace = std::vector<float>(workspace_bytes(EDGEATTN_OP_MHA, dims, 8) / 4);
