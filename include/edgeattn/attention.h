@@ -182,7 +182,7 @@ edgeattn_status edgeattn_mha(const edgeattn_attention_dims *dims, const float *q
  * @param values      (B, K, v)
  * @param packed      from edgeattn_mha_pack() for these feature sizes and heads
  * @param packed_bytes its size in bytes, as given to edgeattn_mha_pack()
- * @param options     NULL, or valid lengths and a mask
+ * @param options     NULL, or valid lengths, a mask, the score options and a tensor_type, as edgeattn_mha()
  * @param workspace   edgeattn_workspace_size() bytes for EDGEATTN_OP_MHA
  * @param workspace_bytes its size in bytes
  * @param output      (B, Q, h)

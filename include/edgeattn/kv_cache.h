@@ -222,7 +222,7 @@ edgeattn_status edgeattn_kv_cache_store(edgeattn_kv_cache *cache,
  * @param values      (B, T, value_size)
  * @param packed      from edgeattn_mha_pack() for these feature sizes and heads
  * @param packed_bytes its size
- * @param options     NULL, or a rope (as edgeattn_kv_cache_store())
+ * @param options     NULL, or a rope and a tensor_type (as edgeattn_kv_cache_store())
  * @param workspace   edgeattn_workspace_size() bytes for EDGEATTN_OP_KV_CACHE_STORE
  * @param workspace_bytes its size
  * @return the statuses of edgeattn_kv_cache_store(), and ::EDGEATTN_ERR_PACKED_WEIGHTS_MISMATCH
@@ -284,7 +284,7 @@ edgeattn_status edgeattn_kv_cache_attend(const edgeattn_kv_cache *cache,
  * @param queries     (B, Q, query_size)
  * @param packed      from edgeattn_mha_pack() for these feature sizes and heads
  * @param packed_bytes its size
- * @param options     NULL, or a mask and a rope as for edgeattn_kv_cache_attend()
+ * @param options     NULL, or a mask, a rope, the score options and a tensor_type as for edgeattn_kv_cache_attend()
  * @param workspace   edgeattn_workspace_size() bytes for EDGEATTN_OP_KV_CACHE_ATTEND
  * @param workspace_bytes its size
  * @param output      (B, Q, h), or (B, Q, hv) when W_o is EDGEATTN_DTYPE_NONE
