@@ -13,6 +13,7 @@
 #include "edgeattn/detail/workspace_layout.hpp"
 #include "edgeattn/types.h"
 #include "kernels/half.hpp"
+#include "kernels/kernel_table.hpp"
 #include "validate.hpp"
 
 namespace edgeattn {
@@ -65,8 +66,7 @@ inline size_t with_staging(const half_staging &s, size_t op_bytes) {
 }
 
 inline void widen_half(const void *from, size_t count, float *to) {
-    const uint16_t *h = static_cast<const uint16_t *>(from);
-    for (size_t i = 0; i < count; ++i) to[i] = half_to_float(h[i]);
+    active_kernels().widen_half(static_cast<const uint16_t *>(from), count, to);
 }
 
 inline void round_to_half(const float *from, size_t count, void *to) {

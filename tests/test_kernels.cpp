@@ -274,6 +274,33 @@ TEST_CASE("packed products of 1 to 4 rows: the same bits as in a block of 5, eve
     }
 }
 
+// A call's fp16 tensors widen through the path's kernel: every binary16
+// value (subnormals, infinities, signed zeros) gives the bits of the
+// library's exact conversion, at every length's tail; a NaN stays a NaN
+// (F16C quiets a signalling one).
+TEST_CASE("widen_half: all 65536 binary16 values exactly, every path") {
+    std::vector<uint16_t> h(65536 + 7);
+    for (std::size_t i = 0; i < h.size(); ++i) h[i] = static_cast<uint16_t>(i * 40503u);
+    std::vector<float> want(h.size());
+    REQUIRE(edgeattn_half_to_float(h.size(), h.data(), want.data()) == EDGEATTN_OK);
+    for (const kernel_table *k : supported_paths()) {
+        INFO("path " << std::string(edgeattn_isa_name(k->isa)));
+        for (std::size_t n : {h.size(), std::size_t(1), std::size_t(15), std::size_t(33)}) {
+            std::vector<float> got(n + 1, 0.5f);
+            k->widen_half(h.data(), n, got.data());
+            for (std::size_t i = 0; i < n; ++i) {
+                if (std::isnan(want[i])) {
+                    REQUIRE(std::isnan(got[i]));
+                    continue;
+                }
+                INFO("binary16 bits " << h[i]);
+                REQUIRE(std::memcmp(&got[i], &want[i], sizeof(float)) == 0);
+            }
+            REQUIRE(got[n] == 0.5f);  // nothing past the end
+        }
+    }
+}
+
 TEST_CASE("streaming softmax blocks combine to the one-pass softmax") {
     std::mt19937 rng(11);
     std::normal_distribution<float> g(0.0f, 3.0f);

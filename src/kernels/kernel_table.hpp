@@ -92,6 +92,9 @@ struct kernel_table {
     void (*add_scaled)(const float *x, float a, float *y, size_t n);
     // y *= a with every zero +0; returns whether all n results are finite.
     bool (*scale_final)(float *y, size_t n, float a);
+    // x = the n binary16 values h, widened (exactly): a call's fp16
+    // tensors (options.tensor_type) into their fp32 copies.
+    void (*widen_half)(const uint16_t *h, size_t n, float *x);
 
     stored_weight_kernels int8_weights;  // int8_t
     stored_weight_kernels half_weights;  // uint16_t holding binary16
