@@ -101,14 +101,18 @@ TEST_CASE("softcap: tanh within 5 ULP over the float line, c tanh(x / c) within 
     for (const kernel_table *k : supported_paths()) {
         INFO("path " << std::string(edgeattn_isa_name(k->isa)));
         for (float c : {1.0f, 30.0f, 0.125f}) {
+            // tanh itself over every 127th float; the other caps, which only
+            // scale its argument and result, over every 1651st (the suite
+            // also runs under valgrind).
+            const uint64_t stride = c == 1.0f ? 127 : 1651;
             double worst = 0.0;
             float worst_at = 0.0f;
             size_t points = 0;
             std::vector<float> x;
-            for (uint64_t start = 0; start < (uint64_t(1) << 32); start += uint64_t(127) << 16) {
+            for (uint64_t start = 0; start < (uint64_t(1) << 32); start += stride << 16) {
                 x.clear();
-                for (uint64_t bits = start; bits < start + (uint64_t(127) << 16) && bits < (uint64_t(1) << 32);
-                     bits += 127) {
+                for (uint64_t bits = start; bits < start + (stride << 16) && bits < (uint64_t(1) << 32);
+                     bits += stride) {
                     const float f = float_from_bits(static_cast<uint32_t>(bits));
                     // Normal results only: a subnormal c tanh(x / c) has no ULP scale of its own.
                     if (std::isfinite(f) && std::fabs(f) >= 1e-36f) x.push_back(f);
