@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "gemm.hpp"  // gemm_nt_direct_tile: the same sums, in the same order
 #include "reduce.hpp"
 #include "weight_load.hpp"
 
@@ -178,30 +179,8 @@ void decode_scores_rows(size_t N, size_t K, float alpha, const float *const *ar,
         const T *wr[TW];
 #pragma GCC unroll 16
         for (size_t u = 0; u < TW; ++u) wr[u] = Wm + (j0 + (u < cols ? u : 0)) * ldw;
-        B acc[W];
-#pragma GCC unroll 16
-        for (size_t i = 0; i < W; ++i) acc[i] = B(0.0f);
-        for (size_t k = 0; k < full; k += W) {
-            B wv[TW];
-#pragma GCC unroll 16
-            for (size_t u = 0; u < TW; ++u) wv[u] = load_weights<B>(wr[u] + k);
-#pragma GCC unroll 16
-            for (size_t t = 0; t < TA; ++t) {
-                const B av = B::load_unaligned(ar[t] + k);
-#pragma GCC unroll 16
-                for (size_t u = 0; u < TW; ++u) acc[t * TW + u] = fma(av, wv[u], acc[t * TW + u]);
-            }
-        }
-        if (tail) {
-            B wv[TW];
-            for (size_t u = 0; u < TW; ++u) wv[u] = load_weights_partial<B>(wr[u] + full, tail);
-            for (size_t t = 0; t < TA; ++t) {
-                const B av = load_partial<B>(ar[t] + full, tail, 0.0f);
-                for (size_t u = 0; u < TW; ++u) acc[t * TW + u] = fma(av, wv[u], acc[t * TW + u]);
-            }
-        }
         alignas(64) float sums[W];
-        (lane_sums(acc) * alpha_v).store_aligned(sums);
+        (gemm_nt_direct_tile<B, TA, TW, T>(full, tail, ar, wr) * alpha_v).store_aligned(sums);
         float *out = c + j0;
         if (rows == TA && cols == TW) {
 #pragma GCC unroll 16

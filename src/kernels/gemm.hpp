@@ -409,23 +409,23 @@ B gemm_nt_direct_tile(size_t full, size_t tail, const float *const *a, const T *
     for (size_t i = 0; i < W; ++i) acc[i] = B(0.0f);
     for (size_t k = 0; k < full; k += W) {
         B wv[TW];
-#pragma GCC unroll 4
+#pragma GCC unroll 16
         for (size_t u = 0; u < TW; ++u) wv[u] = load_weights<B>(w[u] + k);
-#pragma GCC unroll 4
+#pragma GCC unroll 16
         for (size_t t = 0; t < TA; ++t) {
             const B av = B::load_unaligned(a[t] + k);
-#pragma GCC unroll 4
+#pragma GCC unroll 16
             for (size_t u = 0; u < TW; ++u) acc[t * TW + u] = fma(av, wv[u], acc[t * TW + u]);
         }
     }
     if (tail) {
         B wv[TW];
-#pragma GCC unroll 4
+#pragma GCC unroll 16
         for (size_t u = 0; u < TW; ++u) wv[u] = load_weights_partial<B>(w[u] + full, tail);
-#pragma GCC unroll 4
+#pragma GCC unroll 16
         for (size_t t = 0; t < TA; ++t) {
             const B av = load_partial<B>(a[t] + full, tail, 0.0f);
-#pragma GCC unroll 4
+#pragma GCC unroll 16
             for (size_t u = 0; u < TW; ++u) acc[t * TW + u] = fma(av, wv[u], acc[t * TW + u]);
         }
     }
