@@ -70,8 +70,7 @@ inline void widen_half(const void *from, size_t count, float *to) {
 }
 
 inline void round_to_half(const float *from, size_t count, void *to) {
-    uint16_t *h = static_cast<uint16_t *>(to);
-    for (size_t i = 0; i < count; ++i) h[i] = float_to_half_ieee(from[i]);
+    active_kernels().round_half(from, count, static_cast<uint16_t *>(to));
 }
 
 }  // namespace detail

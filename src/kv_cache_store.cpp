@@ -32,8 +32,7 @@ void store_row(const edgeattn_kv_cache &cache, void *stored, float *scales, size
                const float *x, size_t n) {
     switch (storage_of(cache)) {
         case EDGEATTN_DTYPE_F16: {
-            uint16_t *h = static_cast<uint16_t *>(stored) + at;
-            for (size_t i = 0; i < n; ++i) h[i] = float_to_half_ieee(x[i]);
+            active_kernels().round_half(x, n, static_cast<uint16_t *>(stored) + at);
             return;
         }
         case EDGEATTN_DTYPE_INT8:

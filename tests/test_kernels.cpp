@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include "edgeattn/convert.h"
+#include "kernels/half.hpp"
 #include "kernels/kernel_table.hpp"
 #include "edgeattn/detail/workspace_layout.hpp"
 #include "linear.hpp"
@@ -301,6 +302,53 @@ TEST_CASE("widen_half: all 65536 binary16 values exactly, every path") {
                 REQUIRE(std::memcmp(&got[i], &want[i], sizeof(float)) == 0);
             }
             REQUIRE(got[n] == 0.5f);  // nothing past the end
+        }
+    }
+}
+
+// A call's fp16 outputs and a cache's fp16 rows round through the path's
+// kernel: the bits of the library's scalar IEEE conversion, for every
+// binary16 value, the midpoints between neighbours (ties to even) and a
+// float on either side of each, overflow to infinity, subnormals, and
+// NaN payloads, at every length's tail.
+TEST_CASE("round_half: the scalar conversion's bits, ties and NaN payloads included, every path") {
+    std::vector<float> x;
+    for (uint32_t h = 0; h < 0x10000u; ++h) {
+        if ((h & 0x7C00u) == 0x7C00u) continue;  // infinities and NaN: below
+        float lo = 0.0f, hi = 0.0f;
+        const uint16_t a = static_cast<uint16_t>(h), b = static_cast<uint16_t>(h + 1);
+        REQUIRE(edgeattn_half_to_float(1, &a, &lo) == EDGEATTN_OK);
+        x.push_back(lo);
+        if ((b & 0x7FFFu) == 0 || (b & 0x7C00u) == 0x7C00u) continue;  // no finite neighbour of this sign
+        REQUIRE(edgeattn_half_to_float(1, &b, &hi) == EDGEATTN_OK);
+        const float mid = static_cast<float>((static_cast<double>(lo) + hi) / 2);
+        x.push_back(mid);
+        x.push_back(std::nextafter(mid, 0.0f));
+        x.push_back(std::nextafter(mid, 2.0f * mid));
+    }
+    for (uint32_t bits : {0x477FF000u, 0x477FEFFFu, 0x477FF001u, 0x47800000u, 0x7F800000u, 0xFF800000u, 0x7FC00000u,
+                          0xFFC00000u, 0x7F800001u, 0x7FFFFFFFu, 0xFFA5A5A5u, 0x00000001u, 0x80000001u, 0x33000000u,
+                          0x33000001u, 0xB3000000u})
+        x.push_back(edgeattn::detail::float_from_bits(bits));
+    for (uint64_t bits = 0; bits < 0x100000000ull; bits += 65521u)
+        x.push_back(edgeattn::detail::float_from_bits(static_cast<uint32_t>(bits)));
+    std::vector<uint16_t> want(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) want[i] = edgeattn::detail::float_to_half_ieee(x[i]);
+    // Spot checks of the reference itself: 65520 rounds to inf, the tie
+    // 1 + 2^-11 to 1 (even), NaN keeps its sign, quiet bit and payload.
+    REQUIRE(edgeattn::detail::float_to_half_ieee(65520.0f) == 0x7C00u);
+    REQUIRE(edgeattn::detail::float_to_half_ieee(1.0f + 0x1p-11f) == 0x3C00u);
+    REQUIRE(edgeattn::detail::float_to_half_ieee(edgeattn::detail::float_from_bits(0xFFA5A5A5u)) == 0xFF2Du);
+    for (const kernel_table *k : supported_paths()) {
+        INFO("path " << std::string(edgeattn_isa_name(k->isa)));
+        for (std::size_t n : {x.size(), std::size_t(1), std::size_t(15), std::size_t(33)}) {
+            std::vector<uint16_t> got(n + 1, 0x5555u);
+            k->round_half(x.data(), n, got.data());
+            for (std::size_t i = 0; i < n; ++i) {
+                INFO("float bits " << edgeattn::detail::bits_of(x[i]));
+                REQUIRE(got[i] == want[i]);
+            }
+            REQUIRE(got[n] == 0x5555u);  // nothing past the end
         }
     }
 }

@@ -58,11 +58,14 @@ inline bool half_in_range(float x) {
 }
 
 // IEEE conversion for values the library produces (a KV cache's keys):
-// beyond the largest half, +-inf; NaN stays a (quiet) NaN.
+// beyond the largest half, +-inf; NaN stays a quiet NaN of its sign and
+// upper payload bits, as F16C's and AArch64's conversions give it (so the
+// vector paths' conversions are bitwise this function).
 inline uint16_t float_to_half_ieee(float x) {
     if (half_in_range(x)) return float_to_half(x);
     const uint16_t sign = static_cast<uint16_t>((bits_of(x) >> 16) & 0x8000u);
-    return x == x ? static_cast<uint16_t>(sign | 0x7C00u) : static_cast<uint16_t>(sign | 0x7E00u);
+    const uint16_t payload = static_cast<uint16_t>((bits_of(x) & 0x007FFFFFu) >> 13);
+    return x == x ? static_cast<uint16_t>(sign | 0x7C00u) : static_cast<uint16_t>(sign | 0x7E00u | payload);
 }
 
 

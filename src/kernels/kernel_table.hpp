@@ -95,6 +95,9 @@ struct kernel_table {
     // x = the n binary16 values h, widened (exactly): a call's fp16
     // tensors (options.tensor_type) into their fp32 copies.
     void (*widen_half)(const uint16_t *h, size_t n, float *x);
+    // h = the n floats x rounded to binary16 (nearest even, beyond +-65504
+    // +-inf, NaN quiet): a call's fp16 outputs, a cache's fp16 rows.
+    void (*round_half)(const float *x, size_t n, uint16_t *h);
 
     stored_weight_kernels int8_weights;  // int8_t
     stored_weight_kernels half_weights;  // uint16_t holding binary16

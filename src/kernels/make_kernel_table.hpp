@@ -36,6 +36,7 @@ constexpr kernel_table make_kernel_table(edgeattn_isa isa) {
                         &add_scaled<B>,
                         &scale_final<B>,
                         &widen_half_array<B>,
+                        &round_half_array<B>,
                         {&gemm_packed_weights<B, int8_t>, &gemm_nt_direct_weights<B, int8_t>},
                         {&gemm_packed_weights<B, uint16_t>, &gemm_nt_direct_weights<B, uint16_t>}};
 }

@@ -67,6 +67,8 @@ inline scalar_batch tanh(scalar_batch a) { return tanhf(a.value); }
 // Stored weights (weight_load.hpp): one at a time.
 inline scalar_batch widen_int8(const int8_t *p, batch_tag<scalar_batch>) { return widen(*p); }
 inline scalar_batch widen_half(const uint16_t *p, batch_tag<scalar_batch>) { return widen(*p); }
+// No vector conversion: the caller rounds lane by lane (float_to_half_ieee).
+inline bool narrow_half(const scalar_batch &, uint16_t *) { return false; }
 
 }  // namespace detail
 }  // namespace edgeattn

@@ -40,6 +40,18 @@ void widen_half_array(const uint16_t *h, size_t n, float *x) {
     for (; i < n; ++i) x[i] = widen(h[i]);
 }
 
+// h = the n floats x rounded to binary16 (float_to_half_ieee's bits), a
+// batch at a time where the path converts in registers: a call's fp16
+// outputs and a cache's fp16 rows (the scalar loop took a quarter of an
+// 8 x 128 x 128 x 64 call with fp16 tensors).
+template <class B>
+void round_half_array(const float *x, size_t n, uint16_t *h) {
+    size_t i = 0;
+    for (; i + B::size <= n; i += B::size)
+        if (!narrow_half(B::load_unaligned(x + i), h + i)) break;
+    for (; i < n; ++i) h[i] = float_to_half_ieee(x[i]);
+}
+
 }  // namespace
 }  // namespace detail
 }  // namespace edgeattn

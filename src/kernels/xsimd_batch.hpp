@@ -280,6 +280,36 @@ xsimd::batch<float, A> widen_half(const uint16_t *p, batch_tag<xsimd::batch<floa
     return widen_lanes<B>(p);
 }
 
+// x rounded to binary16 (float_to_half_ieee's bits: nearest even, beyond
+// +-65504 +-inf, NaN quiet with its upper payload) into h[0, B::size):
+// F16C / AVX-512 / AArch64 conversion. False where the path has none (SSE2,
+// 32-bit NEON): the caller rounds lane by lane.
+template <class A>
+bool narrow_half(const xsimd::batch<float, A> &x, uint16_t *h) {
+    constexpr size_t lanes = xsimd::batch<float, A>::size;
+#if defined(__AVX512F__)
+    if constexpr (lanes == 16) {
+        _mm256_storeu_si256(reinterpret_cast<__m256i *>(h),
+                            _mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+        return true;
+    }
+#endif
+#if defined(__F16C__)
+    if constexpr (lanes == 8) {
+        _mm_storeu_si128(reinterpret_cast<__m128i *>(h), _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT));
+        return true;
+    }
+#endif
+#if defined(__ARM_NEON) && defined(__aarch64__)
+    if constexpr (lanes == 4) {
+        vst1_u16(h, vreinterpret_u16_f16(vcvt_f16_f32(x)));
+        return true;
+    }
+#endif
+    (void)x, (void)h, (void)lanes;
+    return false;
+}
+
 }  // namespace
 }  // namespace detail
 }  // namespace edgeattn
