@@ -54,9 +54,21 @@ void decode_values_tile(size_t n, const float *p, size_t ldp, const T *v, size_t
     }
     for (size_t j = 0; j < n; ++j) {
         const T *row = v + j * ldv;
+        if (R == 1) {
+            // One row: each value vector feeds its multiply-add as soon as
+            // it is loaded (gemm_nt_direct_tile says why).
+            const B a(pr[0][j]);
+#pragma GCC unroll 8
+            for (size_t u = 0; u < V; ++u) acc[0][u] = fma(a, load_weights<B>(row + u * W), acc[0][u]);
+            if (Tail) acc[0][V] = fma(a, load_weights_partial<B>(row + V * W, tail), acc[0][V]);
+            continue;
+        }
         B bv[V + 1];
 #pragma GCC unroll 8
-        for (size_t u = 0; u < V; ++u) bv[u] = load_weights<B>(row + u * W);
+        for (size_t u = 0; u < V; ++u) {
+            bv[u] = load_weights<B>(row + u * W);
+            if (R > 1) keep_in_register(bv[u]);
+        }
         if (Tail) bv[V] = load_weights_partial<B>(row + V * W, tail);
 #pragma GCC unroll 8
         for (size_t i = 0; i < R; ++i) {

@@ -408,12 +408,23 @@ B gemm_nt_direct_tile(size_t full, size_t tail, const float *const *a, const T *
 #pragma GCC unroll 16
     for (size_t i = 0; i < W; ++i) acc[i] = B(0.0f);
     for (size_t k = 0; k < full; k += W) {
+        if (TA == 1) {
+            // One row: each key vector feeds one multiply-add as soon as
+            // it is loaded. Loading (widening) all TW first held TW + TW
+            // registers, past AVX2's 16: GCC spilled an accumulator, and
+            // its store and reload each step bounded the loop.
+            const B av = B::load_unaligned(a[0] + k);
+#pragma GCC unroll 16
+            for (size_t u = 0; u < TW; ++u) acc[u] = fma(av, load_weights<B>(w[u] + k), acc[u]);
+            continue;
+        }
         B wv[TW];
 #pragma GCC unroll 16
         for (size_t u = 0; u < TW; ++u) wv[u] = load_weights<B>(w[u] + k);
 #pragma GCC unroll 16
         for (size_t t = 0; t < TA; ++t) {
-            const B av = B::load_unaligned(a[t] + k);
+            B av = B::load_unaligned(a[t] + k);
+            if (TW > 1) keep_in_register(av);
 #pragma GCC unroll 16
             for (size_t u = 0; u < TW; ++u) acc[t * TW + u] = fma(av, wv[u], acc[t * TW + u]);
         }

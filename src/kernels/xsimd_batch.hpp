@@ -124,6 +124,25 @@ xsimd::batch<float, A> partial_load(const float *p, size_t n, float fill,
     return load_lanes<B>(p, n, fill);
 }
 
+// Keeps x in a register from here on. A vector loaded once and fed to
+// several fused multiply-adds is otherwise folded by GCC into each of them
+// as a memory operand: loaded once per use, so the load ports, not the
+// multiply-adds, bound the loop. The empty asm changes no value.
+template <class A>
+inline void keep_in_register(xsimd::batch<float, A> &x) {
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+    typename xsimd::batch<float, A>::register_type r = x;
+#if defined(__AVX512F__)
+    __asm__("" : "+v"(r));
+#else
+    __asm__("" : "+x"(r));
+#endif
+    x = xsimd::batch<float, A>(r);
+#else
+    (void)x;
+#endif
+}
+
 #if defined(__AVX512F__)
 // xsimd 8.1 has no AVX-512 fma of its own: its generic one is x * y + z,
 // which GCC fuses or not depending on the code it is inlined into, so the
