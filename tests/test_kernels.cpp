@@ -9,6 +9,7 @@
 #include "kernels/half.hpp"
 #include "kernels/kernel_table.hpp"
 #include "edgeattn/detail/workspace_layout.hpp"
+#include "decode_rows.hpp"
 #include "linear.hpp"
 
 #include <cmath>
@@ -350,6 +351,61 @@ TEST_CASE("round_half: the scalar conversion's bits, ties and NaN payloads inclu
             }
             REQUIRE(got[n] == 0x5555u);  // nothing past the end
         }
+    }
+}
+
+// A decode step's scores over int8 keys (integer dot products on AVX2 /
+// AVX-512 with the query rounded to int16, the fp32 kernel elsewhere):
+// against float64 within the bound of that rounding (each product moves by
+// at most |k| * max|q| / 65534), at head sizes around the 16-element step
+// and past 512 (the fp32 kernel's), tiles of 1-4 rows and their mixes, a
+// query row with NaN or infinity (NaN scores in that row only), and
+// nothing written past a row's N scores.
+TEST_CASE("int8 decode scores: within the query rounding's bound, every path") {
+    std::mt19937 rng(20261126);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::uniform_int_distribution<int> byte(-127, 127);
+    for (const kernel_table *k : supported_paths()) {
+        const edgeattn::detail::decode_kernel_table *dk = edgeattn::detail::decode_kernels_for(*k, 1, false);
+        if (!dk) continue;  // the plain C++ path decodes through the streaming rows
+        INFO("path " << std::string(edgeattn_isa_name(k->isa)));
+        for (std::size_t d : {8, 16, 40, 64, 100, 512, 520})
+            for (std::size_t M : {1, 2, 3, 4, 5, 8})
+                for (std::size_t N : {1, 7, 33}) {
+                    INFO("d " << d << " rows " << M << " keys " << N);
+                    const std::size_t lda = d + 3, ldw = d + 5, ldc = N + 2;
+                    std::vector<float> q(M * lda), scales(N), c(M * ldc, 0.25f);
+                    std::vector<int8_t> keys(N * ldw);
+                    for (float &x : q) x = normal(rng);
+                    for (int8_t &x : keys) x = static_cast<int8_t>(byte(rng));
+                    for (float &x : scales) x = 0.01f + 0.001f * static_cast<float>(byte(rng) + 127);
+                    const bool poison = M >= 3;
+                    if (poison) q[2 * lda + d / 2] = d % 2 ? std::numeric_limits<float>::infinity() : NAN;
+                    const float alpha = 0.125f;
+                    dk->int8_scores(M, N, d, alpha, q.data(), lda, keys.data(), ldw, scales.data(), c.data(), ldc);
+                    for (std::size_t i = 0; i < M; ++i) {
+                        double largest = 0.0;
+                        for (std::size_t x = 0; x < d; ++x) largest = std::max(largest, std::fabs(double(q[i * lda + x])));
+                        for (std::size_t j = 0; j < N; ++j) {
+                            const float got = c[i * ldc + j];
+                            if (poison && i == 2) {
+                                REQUIRE(std::isnan(got));
+                                continue;
+                            }
+                            double dot = 0.0, magnitude = 0.0, keys_abs = 0.0;
+                            for (std::size_t x = 0; x < d; ++x) {
+                                const double kx = keys[j * ldw + x];
+                                dot += double(q[i * lda + x]) * kx;
+                                magnitude += std::fabs(double(q[i * lda + x]) * kx);
+                                keys_abs += std::fabs(kx);
+                            }
+                            const double factor = double(alpha) * scales[j];
+                            const double bound = factor * (keys_abs * largest / 65534.0 * 1.001 + 1e-5 * magnitude);
+                            REQUIRE(std::fabs(double(got) - factor * dot) <= bound);
+                        }
+                        for (std::size_t j = N; j < ldc; ++j) REQUIRE(c[i * ldc + j] == 0.25f);
+                    }
+                }
     }
 }
 
