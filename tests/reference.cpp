@@ -153,8 +153,10 @@ bool Mask::visible(std::size_t b, std::size_t i, std::size_t j, std::size_t Q, s
     } else if (causal && jj > p) {
         return false;
     }
-    if (window) {  // p - j < w, in exact integers whatever w is
-        const std::int64_t behind = p - jj;
+    if (window) {  // p - j < w, in exact integers whatever w is; by stream position as causal
+        const std::int64_t behind = !key_positions.empty() && alignment != top_left
+                                        ? first_query_position + static_cast<std::int64_t>(i) - key_positions[j]
+                                        : p - jj;
         if (behind >= 0 && static_cast<std::uint64_t>(behind) >= window) return false;
     }
     if (right_window) {  // j - p < r

@@ -60,9 +60,9 @@ struct Mask {
     std::vector<std::int32_t> ranges;  // [start, end) pairs, (B,2) or (B,Q,2)
     std::vector<double> bias;          // (bias_batch, bias_heads, Q, bias_keys), or empty
     std::size_t bias_batch = 1, bias_heads = 1, bias_keys = 0;
-    // Causal by stream position (a window KV cache, whose keys are the sinks
-    // and then the last tokens): key j at key_positions[j], query i at
-    // first_query_position + i. Empty: by index, j <= i + K - Q.
+    // Causal and window by stream position (a window KV cache, whose keys
+    // are the sinks and then the last tokens): key j at key_positions[j],
+    // query i at first_query_position + i. Empty: by index, j <= i + K - Q.
     std::vector<std::int64_t> key_positions;
     std::int64_t first_query_position = 0;
 

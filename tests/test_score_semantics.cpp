@@ -53,6 +53,9 @@ const combo combos[] = {
     {"right window valid-end exclude", 0, 0, 1, 0, 2, false, 0, 1, 0},
     {"softcap+alibi+causal top-left+exclude", 0, 4.0f, 1, 0, 1, true, 0, 0, 8.0f},
     {"alibi bottom-right window", 0.3f, 0, 0, 0, 0, true, 5, 0, 4.0f},
+    // Wider than a small wrapped ring: by index it would reach the sinks,
+    // by stream position (as causal and ALiBi count) they lie outside.
+    {"alibi window past the ring", 0, 0, 0, 0, 0, true, 7, 0, 2.0f},
     {"alibi masked out", 0, 2.5f, 1, 3, 1, false, 0, 4, 2.0f},
 };
 

@@ -124,6 +124,8 @@ inline void attend_rows(std::size_t b, std::size_t Q, const std::vector<std::siz
     const std::size_t h = H * hs, kvh = Hkv * hs, L = held.size();
     edgeattn_ref::Mask rest = mask;
     rest.causal = false;
+    rest.key_positions.assign(held.begin(), held.end());  // the window by stream position
+    rest.first_query_position = static_cast<std::int64_t>(given) - static_cast<std::int64_t>(Q);
     heads.assign(Q * h, 0.0);
     weights.assign(H * Q * capacity, 0.0);
     std::vector<double> score(L);

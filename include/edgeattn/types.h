@@ -290,7 +290,10 @@ typedef struct edgeattn_attention_mask {
     size_t bias_keys;   /**< floats per bias row, >= K (0 means K; a KV cache call: 0 means capacity) */
     /** 0: no window. w > 0: a sliding window, query i sees only the keys
         j > i + K - Q - w (the last w key positions up to its own, with
-        causal), as Mistral's and ONNX's sliding-window attention */
+        causal), as Mistral's and ONNX's sliding-window attention. Over a
+        wrapped window KV cache with sinks it measures by stream position,
+        as causal and ALiBi do: a window wider than the ring reaches a sink
+        only if the sink's stream position is within w of the query's */
     size_t window;
     /** Where query row i sits among the keys (p_i, which causal, window,
         right_window and ALiBi measure from); 0 (BOTTOM_RIGHT) is p_i = i +
