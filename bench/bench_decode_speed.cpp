@@ -168,8 +168,12 @@ void fma_peak(benchmark::State &state, DecoderShape s) {
 }  // namespace
 
 void register_decode_speed_benchmarks() {
-    constexpr DecoderShape shapes[] = {{1, 1024, 512, 8, 2}, {1, 4096, 512, 8, 2}, {1, 1024, 512, 8, 1},
-                                       {1, 4096, 512, 8, 1}, {1, 4096, 512, 8, 8}};
+    // Heads of 64 (d_model 512), and of 128 (d_model 1024: Llama-style
+    // grouped heads, where a score's lane reduction weighs half as much
+    // beside its multiply-adds).
+    constexpr DecoderShape shapes[] = {{1, 1024, 512, 8, 2},  {1, 4096, 512, 8, 2},  {1, 1024, 512, 8, 1},
+                                       {1, 4096, 512, 8, 1},  {1, 4096, 512, 8, 8},  {1, 1024, 1024, 8, 2},
+                                       {1, 4096, 1024, 8, 2}};
     for (const auto &s : shapes) {
         configure(benchmark::RegisterBenchmark(name("decode_f32", "edgeattn", s).c_str(), decode, s,
                                                EDGEATTN_DTYPE_F32, 0));

@@ -8,7 +8,6 @@
 #include "add.hpp"
 #include "additive.hpp"
 #include "decode.hpp"
-#include "decode_int8.hpp"
 #include "gemm.hpp"
 #include "kernel_table.hpp"
 #include "softcap.hpp"
@@ -55,7 +54,7 @@ constexpr cache_kernel_table make_cache_kernel_table() {
 template <class B>
 constexpr decode_kernel_table make_decode_kernel_table() {
     return decode_kernel_table{&decode_values<B, float>, &decode_values<B, int8_t>, &decode_values<B, uint16_t>,
-                               &decode_scores<B, float>, &decode_scores_int8<B>, &decode_scores<B, uint16_t>};
+                               &decode_scores<B, float>, &decode_scores<B, int8_t>, &decode_scores<B, uint16_t>};
 }
 
 }  // namespace
