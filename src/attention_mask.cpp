@@ -25,18 +25,9 @@ key_interval attention_mask_view::of_row(size_t b, size_t i, size_t queries, siz
         seen = stream->seen(*stream, b, i, queries, keys);
     if (causal && seen < hi) hi = seen;
     if (window && end > window && end - window > lo) lo = end - window;  // j > p_i - w
-    // A wrapped window cache: its sinks lie `dropped` stream positions
-    // further back than their index says, so a window that reaches into
-    // them by index starts there by stream position (as causal and ALiBi
-    // count). Past the sinks, index and stream distance agree.
-    if (window && stream && alignment != EDGEATTN_ALIGN_TOP_LEFT && lo < stream->sinks) {
-        const int64_t dropped = static_cast<int64_t>(stream->positions[b]) - static_cast<int64_t>(stream->capacity);
-        const int64_t reach = p + 1 + dropped;  // one past the query's stream position
-        if (dropped > 0 && reach > 0 && window < static_cast<uint64_t>(reach)) {
-            const size_t first = static_cast<size_t>(static_cast<uint64_t>(reach) - window);
-            if (first > lo) lo = first < stream->sinks ? first : stream->sinks;
-        }
-    }
+    // A wrapped window cache measures the window by stream position too.
+    if (window && stream && alignment != EDGEATTN_ALIGN_TOP_LEFT && lo < stream->sinks)
+        lo = stream->window_start(*stream, b, p, window, lo);
     if (right_window) {  // j < p_i + r, in exact integers whatever r is
         const size_t until = p >= 0 ? (right_window > keys ? keys : right_window) + static_cast<size_t>(p)
                              : right_window > static_cast<size_t>(-p) ? right_window - static_cast<size_t>(-p)

@@ -22,6 +22,11 @@ struct stream_causal {
     const int32_t *positions;
     size_t sinks, capacity;
     size_t (*seen)(const stream_causal &s, size_t b, size_t i, size_t queries, size_t keys);
+    // The first key a sliding window of w keys leaves to the query at
+    // logical position p (its held-key index) whose window starts at `lo`
+    // by index: past it, any sinks whose stream positions lie w or more
+    // behind the query's.
+    size_t (*window_start)(const stream_causal &s, size_t b, int64_t p, size_t w, size_t lo);
 };
 
 struct attention_mask_view;

@@ -108,6 +108,18 @@ size_t sinks_seen(const stream_causal &s, size_t b, size_t i, size_t queries, si
     return upto <= 0 ? 0 : upto < static_cast<int64_t>(s.sinks) ? static_cast<size_t>(upto) : s.sinks;
 }
 
+// A sink lies `dropped` stream positions further back than its index
+// says, so a window that reaches into the sinks by index starts there by
+// stream position (as causal and ALiBi count). Past the sinks, index and
+// stream distance agree.
+size_t sinks_window_start(const stream_causal &s, size_t b, int64_t p, size_t w, size_t lo) {
+    const int64_t dropped = static_cast<int64_t>(s.positions[b]) - static_cast<int64_t>(s.capacity);
+    const int64_t reach = p + 1 + dropped;  // one past the query's stream position
+    if (dropped <= 0 || reach <= 0 || w >= static_cast<uint64_t>(reach)) return lo;
+    const size_t first = static_cast<size_t>(static_cast<uint64_t>(reach) - w);
+    return first <= lo ? lo : first < s.sinks ? first : s.sinks;
+}
+
 kv_attention_layout attention_layout(const edgeattn_attention_dims &d, size_t capacity,
                                      size_t threads) {
     return make_kv_attention_layout(d.batch, d.queries, capacity, d.query_size, d.num_hiddens,
@@ -167,7 +179,7 @@ edgeattn_status attention(const edgeattn_kv_cache *cache, const edgeattn_attenti
         return st;
     num_inputs += num_mask_spans;
     if (edgeattn_status st = read_score_options(options, takes_products | takes_alibi, mask)) return st;
-    const stream_causal stream{c.positions, c.sinks, cap, &sinks_seen};
+    const stream_causal stream{c.positions, c.sinks, cap, &sinks_seen, &sinks_window_start};
     if (c.window && c.sinks) mask.stream = &stream;  // causal past a wrapped window: by stream position
     const kv_attention_layout one = attention_layout(d, cap, 1);
     const size_t required = with_staging(staging, one.bytes);
