@@ -14,10 +14,10 @@
 # XSIMD_INCLUDE=dir (where xsimd/xsimd.hpp is, if not on the default path),
 # PORT.
 
-# PORT=aarch64-linux-gnu | arm-linux-gnueabihf | cortex-m4f | x86_64 builds
+# PORT=aarch64-linux-gnu | arm-linux-gnueabihf | cortex-m4f | cortex-m55 | x86_64 builds
 # for that target with ports/$(PORT).mk (the CMake build's ports/$(PORT).cmake
 # says the same): its cross compiler (CXX=... on the command line wins), its
-# flags (PORT_FLAGS, PORT_LDFLAGS), its defaults (cortex-m4f: SIMD=0 OPENMP=0)
+# flags (PORT_FLAGS, PORT_LDFLAGS), its defaults (cortex-m4f, cortex-m55: SIMD=0 OPENMP=0)
 # and BUILD=build-make-$(PORT). No PORT is the native build (x86_64 here).
 # Cross-built test programs run under an emulator: use CMake + CTest for those.
 PORT ?=
@@ -153,9 +153,10 @@ endif
 	install -m 644 $(LIB) $(DESTDIR)$(PREFIX)/lib/
 	install -m 644 include/edgeattn/*.h include/edgeattn/*.hpp $(DESTDIR)$(PREFIX)/include/edgeattn/
 	install -m 644 include/edgeattn/detail/*.hpp $(DESTDIR)$(PREFIX)/include/edgeattn/detail/
-	install -d $(SHARE_DIR)/toolchains/cortex-m4f
+	install -d $(SHARE_DIR)/toolchains/cortex-m4f $(SHARE_DIR)/toolchains/cortex-m55
 	install -m 644 ports/*.cmake $(SHARE_DIR)/toolchains/
 	install -m 644 ports/cortex-m4f/* $(SHARE_DIR)/toolchains/cortex-m4f/
+	install -m 644 ports/cortex-m55/* $(SHARE_DIR)/toolchains/cortex-m55/
 	$(PACKAGE_SED) cmake/edgeattnConfig.cmake.in > $(PKG_DIR)/edgeattnConfig.cmake
 	$(PACKAGE_SED) cmake/edgeattnConfigVersion.cmake.in > $(PKG_DIR)/edgeattnConfigVersion.cmake
 	$(PACKAGE_SED) cmake/edgeattn.pc.in > $(PC_DIR)/edgeattn.pc

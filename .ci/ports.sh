@@ -10,6 +10,7 @@
 #      through both APIs, library hygiene, tables in flash, footprint,
 #      examples/llama's int8 model decoding past its window cache),
 #      built Release and MinSizeRel (compact kernels, flash budget);
+#      cortex-m55: the same firmware on QEMU's mps3-an547, Release;
 #   4. make PORT=... builds each port's library; the make-built Cortex-M
 #      archive passes the same hygiene check;
 #   5. install: cmake --install and make install write the same package
@@ -37,8 +38,8 @@ bash .ci/apt_install.sh \
 jobs=$(nproc)
 root=$PWD
 work=$root/build-ports
-rm -rf build-aarch64-linux-gnu build-arm-linux-gnueabihf build-cortex-m4f build-cortex-m4f-minsize "$work" \
-       build-make-aarch64-linux-gnu build-make-arm-linux-gnueabihf build-make-cortex-m4f
+rm -rf build-aarch64-linux-gnu build-arm-linux-gnueabihf build-cortex-m4f build-cortex-m4f-minsize build-cortex-m55 "$work" \
+       build-make-aarch64-linux-gnu build-make-arm-linux-gnueabihf build-make-cortex-m4f build-make-cortex-m55
 mkdir -p "$work"
 step_start=$SECONDS
 step() {
@@ -63,31 +64,42 @@ for port in aarch64-linux-gnu arm-linux-gnueabihf; do
     run_ctest "build-$port"
 done
 
+# A Cortex-M build of the test firmware, run on its QEMU board: build
+# folder, the firmware tests whose report is printed (the firmware's own,
+# the footprint of one module: docs/ports.md's tables, examples/llama's
+# model decoding on the board), then cmake's arguments.
+firmware() {
+    local dir=$1 report=$2
+    shift 2
+    cmake -S . -B "$dir" "$@"
+    cmake --build "$dir" -j"$jobs"
+    run_ctest "$dir"
+    ctest --test-dir "$dir" -R "firmware\\.($report)" -V 2>&1 | sed -n 's/^[0-9]*: //p' \
+        | grep -vE '^(Test command|Working Directory|Test timeout)'
+}
+
 step "cortex-m4f: test firmware under qemu-system-arm (mps2-an386)"
-cmake -S . -B build-cortex-m4f -DCMAKE_TOOLCHAIN_FILE=ports/cortex-m4f.cmake
-cmake --build build-cortex-m4f -j"$jobs"
-run_ctest build-cortex-m4f
-# The firmware's own report, the footprint of one module (docs/ports.md's table) and
-# examples/llama's model decoding on the board with its footprint.
-ctest --test-dir build-cortex-m4f -R 'firmware\.(golden|footprint|llama)' -V 2>&1 | sed -n 's/^[0-9]*: //p' \
-    | grep -vE '^(Test command|Working Directory|Test timeout)'
+firmware build-cortex-m4f 'golden|footprint|llama' -DCMAKE_TOOLCHAIN_FILE=ports/cortex-m4f.cmake
 
 step "cortex-m4f MinSizeRel: compact kernels on the board, footprint budget"
 # -Os gives the plain C++ path its compact kernels (src/kernels/compact.hpp):
 # the golden cases run through them on the board, and
-# firmware.footprint_budget holds d2l's int8 block to the 62,100 B of docs/ports.md.
-cmake -S . -B build-cortex-m4f-minsize -DCMAKE_TOOLCHAIN_FILE=ports/cortex-m4f.cmake -DCMAKE_BUILD_TYPE=MinSizeRel
-cmake --build build-cortex-m4f-minsize -j"$jobs"
-run_ctest build-cortex-m4f-minsize
-ctest --test-dir build-cortex-m4f-minsize -R 'firmware\.(footprint|llama)' -V 2>&1 | sed -n 's/^[0-9]*: //p' \
-    | grep -vE '^(Test command|Working Directory|Test timeout)'
+# firmware.footprint_budget holds d2l's int8 block to the 63,300 B of docs/ports.md.
+firmware build-cortex-m4f-minsize 'footprint|llama' -DCMAKE_TOOLCHAIN_FILE=ports/cortex-m4f.cmake \
+    -DCMAKE_BUILD_TYPE=MinSizeRel
+
+step "cortex-m55: test firmware under qemu-system-arm (mps3-an547)"
+# The same firmware on Armv8.1-M (Helium, FPv5 with double precision).
+firmware build-cortex-m55 'footprint|llama' -DCMAKE_TOOLCHAIN_FILE=ports/cortex-m55.cmake
 
 step "make PORT=...: each port's library"
-for port in aarch64-linux-gnu arm-linux-gnueabihf cortex-m4f; do
+for port in aarch64-linux-gnu arm-linux-gnueabihf cortex-m4f cortex-m55; do
     make -j"$jobs" PORT="$port"
 done
-cmake -DNM=arm-none-eabi-nm -DOBJDUMP=arm-none-eabi-objdump -DLIB=build-make-cortex-m4f/libedgeattn.a \
-      -P tests/firmware/check_firmware_library.cmake
+for port in cortex-m4f cortex-m55; do
+    cmake -DNM=arm-none-eabi-nm -DOBJDUMP=arm-none-eabi-objdump -DLIB="build-make-$port/libedgeattn.a" \
+          -P tests/firmware/check_firmware_library.cmake
+done
 
 step "install: cmake --install and make install"
 cmake -S . -B "$work/native" -DEDGEATTN_BUILD_TESTS=OFF -DEDGEATTN_BUILD_EXAMPLES=OFF

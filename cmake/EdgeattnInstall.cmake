@@ -6,8 +6,9 @@
 #   <prefix>/lib/cmake/edgeattn/edgeattnConfig.cmake, ...ConfigVersion.cmake
 #   <prefix>/lib/pkgconfig/edgeattn.pc
 #   <prefix>/share/edgeattn/toolchains/*.cmake        the ports' toolchain files
-#   <prefix>/share/edgeattn/toolchains/cortex-m4f/    start-up code, linker script,
+#   <prefix>/share/edgeattn/toolchains/cortex-m4f/    start-up code, linker scripts,
 #                                                     semihosting (QEMU mps2-an386)
+#   <prefix>/share/edgeattn/toolchains/cortex-m55/    the mps3-an547 linker script
 # and, when the conformance tools are built (EDGEATTN_BUILD_TOOLS):
 #   <prefix>/bin/edgeattn-conform, edgeattn-check-result
 #   <prefix>/share/edgeattn/golden/*.case, FORMAT.md     the golden cases
@@ -39,7 +40,8 @@ install(DIRECTORY include/edgeattn DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 # Installed for every target, bare metal included.
 file(GLOB _edgeattn_toolchains ${PROJECT_SOURCE_DIR}/ports/*.cmake)
 install(FILES ${_edgeattn_toolchains} DESTINATION ${CMAKE_INSTALL_DATADIR}/edgeattn/toolchains)
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/ports/cortex-m4f DESTINATION ${CMAKE_INSTALL_DATADIR}/edgeattn/toolchains)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/ports/cortex-m4f ${PROJECT_SOURCE_DIR}/ports/cortex-m55
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/edgeattn/toolchains)
 unset(_edgeattn_toolchains)
 
 # What the templates say about this build.

@@ -51,11 +51,17 @@ set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
 
 # Firmware runs on QEMU's MPS2 AN386 (Cortex-M4F), semihosting on, its
-# exit() status becoming qemu's.
+# exit() status becoming qemu's. ports/cortex-m55.cmake sets the board
+# (EDGEATTN_FIRMWARE_BOARD: the linker script in ports/<port>/ and QEMU's
+# machine) and the CPU before it includes this file.
+if(NOT DEFINED EDGEATTN_FIRMWARE_BOARD)
+  set(EDGEATTN_FIRMWARE_BOARD mps2-an386)
+  set(EDGEATTN_QEMU_CPU cortex-m4)
+endif()
 find_program(EDGEATTN_QEMU_SYSTEM_ARM qemu-system-arm)
 if(NOT EDGEATTN_QEMU_SYSTEM_ARM)
   set(EDGEATTN_QEMU_SYSTEM_ARM qemu-system-arm)
 endif()
 set(CMAKE_CROSSCOMPILING_EMULATOR
-    ${EDGEATTN_QEMU_SYSTEM_ARM} -M mps2-an386 -cpu cortex-m4 -nographic -monitor none -serial null
-    -semihosting-config enable=on,target=native -kernel)
+    ${EDGEATTN_QEMU_SYSTEM_ARM} -M ${EDGEATTN_FIRMWARE_BOARD} -cpu ${EDGEATTN_QEMU_CPU} -nographic -monitor none
+    -serial null -semihosting-config enable=on,target=native -kernel)

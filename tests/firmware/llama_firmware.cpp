@@ -14,7 +14,7 @@
 #include "report.hpp"
 #include "stack_probe.hpp"
 
-extern "C" std::uint32_t __data_load__[], __data_start__[], __data_end__[], __bss_end__[];
+extern "C" std::uint32_t __flash_start__[], __data_load__[], __data_start__[], __data_end__[], __bss_end__[];
 
 namespace {
 
@@ -46,7 +46,9 @@ int main() {
                          << r.steps << (bad ? ": FAILED" : ": ok");
         failed |= bad;
     }
-    const std::size_t flash = bytes_between(nullptr, __data_load__) + bytes_between(__data_start__, __data_end__);
+    // Flash: from the FLASH region's start to the end of .data's initial
+    // values (on the Cortex-M55 board the vector table lies apart, in ITCM).
+    const std::size_t flash = bytes_between(__flash_start__, __data_load__) + bytes_between(__data_start__, __data_end__);
     firmware::Line() << "llama footprint: flash " << flash << " B (model weights " << r.weight_bytes
                      << " B), static RAM " << bytes_between(__data_start__, __bss_end__) << " B (decoder "
                      << r.static_ram_bytes << " B: " << r.cache_capacity << "-row KV caches of " << r.cache_bytes
