@@ -95,7 +95,7 @@ endif
 LIB := $(BUILD)/libedgeattn.a
 LIB_OBJECTS := $(patsubst %.cpp,$(BUILD)/%.o,$(CORE_SOURCES) $(ISA_SOURCES))
 
-.PHONY: all lib test demo install clean
+.PHONY: all lib test demo install clean bench-mcu
 .SECONDARY:  # keep test objects between runs
 all: lib
 lib: $(LIB)
@@ -162,6 +162,12 @@ endif
 	$(PACKAGE_SED) cmake/edgeattn.pc.in > $(PC_DIR)/edgeattn.pc
 	@if grep -n '@[A-Z_]*@' $(PKG_DIR)/edgeattnConfig.cmake $(PKG_DIR)/edgeattnConfigVersion.cmake \
 	    $(PC_DIR)/edgeattn.pc; then echo "make install: the lines above kept a placeholder" >&2; exit 1; fi
+
+# Instructions per call on the Cortex-M4F and M55 boards under QEMU, beside
+# naive loops (tests/firmware/bench_mcu.cpp): the table of
+# docs/microcontrollers.md, built with CMake in build-bench-mcu-*.
+bench-mcu:
+	python3 bench/mcu_table --write docs/microcontrollers.md
 
 clean:
 	rm -rf $(BUILD)

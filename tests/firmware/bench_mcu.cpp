@@ -1,0 +1,332 @@
+// Instructions per call on the board: each op at d2l's shapes and at a
+// small decoder's, beside a naive baseline (the d2l formulas as plain loops,
+// compiled the same way), counted by SysTick under QEMU's `-icount shift=0`
+// (virtual time advances one nanosecond per guest instruction; SysTick runs
+// at the 25 MHz processor clock: one tick per 40 instructions, the same on
+// every run). Instructions, not cycles: a board's loads stall, a Helium
+// instruction takes two or more beats; a measurement on a board would
+// replace these numbers.
+//
+// One line per op: `bench <op> <shape>: edgeattn <n> instructions, naive <n>
+// instructions (naive / edgeattn <r>), rel L2 <e>`; bench/mcu/run.sh turns
+// the lines of every build into docs/microcontrollers.md's table. The two
+// outputs are compared (rel L2 below 1e-4, else the run fails): both
+// compute the same thing.
+#include <edgeattn/edgeattn.h>
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+
+#include "report.hpp"
+
+namespace {
+
+// ------------------------------------------------------------ counting
+
+volatile std::uint32_t *const systick = reinterpret_cast<volatile std::uint32_t *>(0xE000E010u);
+
+void systick_start() {
+    systick[0] = 0;           // CSR: off
+    systick[1] = 0x00FFFFFFu;  // RVR: the whole 24 bits
+    systick[2] = 0;           // CVR: reload
+    systick[0] = 5;           // CSR: on, processor clock, no interrupt
+}
+
+// Ticks of `rounds` calls of f (the counter counts down; one wrap at most:
+// a call here runs far below 2^24 ticks).
+template <class F>
+std::uint32_t ticks_of(std::size_t rounds, F f) {
+    const std::uint32_t t0 = systick[2];
+    for (std::size_t r = 0; r < rounds; ++r) {
+        f();
+        // Every round is done in full: the compiler may not merge the
+        // rounds of an inlined loop that writes the same results.
+        __asm__ volatile("" ::: "memory");
+    }
+    const std::uint32_t t1 = systick[2];
+    return (t0 - t1) & 0x00FFFFFFu;
+}
+
+constexpr std::size_t kRounds = 8;
+constexpr std::size_t kInstructionsPerTick = 40;  // 25 MHz under -icount shift=0
+
+// Instructions per call of f, less the loop's own (an empty call).
+template <class F>
+std::size_t instructions(F f) {
+    f();  // warm: the first call may take other paths (a cache's first fill)
+    const std::uint32_t empty = ticks_of(kRounds, [] {});
+    const std::uint32_t used = ticks_of(kRounds, f);
+    const std::uint32_t net = used > empty ? used - empty : 0;
+    return static_cast<std::size_t>(net) * kInstructionsPerTick / kRounds;
+}
+
+double rel_l2(const float *a, const float *b, std::size_t n) {
+    double num = 0, den = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        const double d = static_cast<double>(a[i]) - b[i];
+        num += d * d;
+        den += static_cast<double>(b[i]) * b[i];
+    }
+    return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+}
+
+bool report(const char *op, const char *shape, std::size_t ours, std::size_t naive, const float *a, const float *b,
+            std::size_t n) {
+    const double err = rel_l2(a, b, n);
+    const bool ok = err < 1e-4;
+    firmware::Line() << "bench " << op << " " << shape << ": edgeattn " << ours << " instructions, naive " << naive
+                     << " instructions (naive / edgeattn " << (ours ? static_cast<double>(naive) / ours : 0.0)
+                     << "), rel L2 " << err << (ok ? "" : " FAILED");
+    return ok;
+}
+
+void fill(float *x, std::size_t n, std::uint32_t seed, float scale) {
+    for (std::size_t i = 0; i < n; ++i) {
+        seed = seed * 1664525u + 1013904223u;
+        x[i] = scale * (static_cast<float>(seed >> 8) / 16777216.0f - 0.5f);
+    }
+}
+
+// ------------------------------------------------------------ naive baselines
+
+// d2l's masked_softmax of one row: keys at or past `valid` score -1e6.
+void naive_softmax_row(const float *x, float *y, std::size_t n, std::size_t valid) {
+    float m = -INFINITY;
+    for (std::size_t j = 0; j < n; ++j) {
+        const float s = j < valid ? x[j] : -1e6f;
+        m = s > m ? s : m;
+    }
+    float sum = 0;
+    for (std::size_t j = 0; j < n; ++j) sum += y[j] = std::exp((j < valid ? x[j] : -1e6f) - m);
+    for (std::size_t j = 0; j < n; ++j) y[j] /= sum;
+}
+
+// y (n, out) = x (n, in) W^T (+ b).
+void naive_linear(const float *x, const float *W, const float *b, float *y, std::size_t n, std::size_t in,
+                  std::size_t out) {
+    for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t o = 0; o < out; ++o) {
+            float s = b ? b[o] : 0.0f;
+            for (std::size_t k = 0; k < in; ++k) s += x[i * in + k] * W[o * in + k];
+            y[i * out + o] = s;
+        }
+}
+
+// One batch element of scaled dot-product attention: q (Q, d) with row
+// stride ldq, k (K, d) ldk, v (K, dv) ldv, out (Q, dv) ldo; `valid` keys.
+void naive_sdpa(const float *q, std::size_t ldq, const float *k, std::size_t ldk, const float *v, std::size_t ldv,
+                float *out, std::size_t ldo, std::size_t Q, std::size_t K, std::size_t d, std::size_t dv,
+                std::size_t valid, float *scores) {
+    const float scale = 1.0f / std::sqrt(static_cast<float>(d));
+    for (std::size_t i = 0; i < Q; ++i) {
+        for (std::size_t j = 0; j < K; ++j) {
+            float s = 0;
+            for (std::size_t c = 0; c < d; ++c) s += q[i * ldq + c] * k[j * ldk + c];
+            scores[j] = s * scale;
+        }
+        naive_softmax_row(scores, scores, K, valid);
+        for (std::size_t c = 0; c < dv; ++c) {
+            float s = 0;
+            for (std::size_t j = 0; j < K; ++j) s += scores[j] * v[j * ldv + c];
+            out[i * ldo + c] = s;
+        }
+    }
+}
+
+// ------------------------------------------------------------ the ops
+
+alignas(8) unsigned char workspace[256 * 1024];
+float scratch[4096];
+
+bool softmax_rows() {
+    constexpr std::size_t R = 10, C = 100;
+    static float X[R * C], Y[R * C], Z[R * C];
+    fill(X, R * C, 1, 8.0f);
+    const edgeattn_softmax_dims dims{1, R, C};
+    const std::size_t ours = instructions([&] { edgeattn_masked_softmax(&dims, X, nullptr, Y); });
+    const std::size_t naive = instructions([&] {
+        for (std::size_t r = 0; r < R; ++r) naive_softmax_row(X + r * C, Z + r * C, C, C);
+    });
+    return report("softmax", "10x100", ours, naive, Y, Z, R * C);
+}
+
+// d2l's DotProductAttention example: queries (2, 1, 2), keys (2, 10, 2),
+// values (2, 10, 4), valid lengths 2 and 6.
+bool sdpa_d2l() {
+    constexpr std::size_t B = 2, Q = 1, K = 10, d = 2, dv = 4;
+    static float q[B * Q * d], k[B * K * d], v[B * K * dv], y[B * Q * dv], z[B * Q * dv];
+    fill(q, B * Q * d, 2, 2.0f);
+    fill(k, B * K * d, 3, 2.0f);
+    fill(v, B * K * dv, 4, 2.0f);
+    static const std::int32_t lens[B] = {2, 6};
+    edgeattn_attention_options o{};
+    o.valid_lens = {EDGEATTN_VALID_LENS_PER_BATCH, lens};
+    const edgeattn_attention_dims dims{B, Q, K, d, d, dv, 0, 0, 0, 0};
+    const std::size_t ours =
+        instructions([&] { edgeattn_sdpa(&dims, q, k, v, &o, workspace, sizeof workspace, y, nullptr); });
+    const std::size_t naive = instructions([&] {
+        for (std::size_t b = 0; b < B; ++b)
+            naive_sdpa(q + b * Q * d, d, k + b * K * d, d, v + b * K * dv, dv, z + b * Q * dv, dv, Q, K, d, dv,
+                       static_cast<std::size_t>(lens[b]), scratch);
+    });
+    return report("sdpa", "2x1x10 d2 v4", ours, naive, y, z, B * Q * dv);
+}
+
+// d2l's AdditiveAttention example: queries (2, 1, 20), keys (2, 10, 2),
+// values (2, 10, 4), 8 hidden units, valid lengths 2 and 6.
+bool additive_d2l() {
+    constexpr std::size_t B = 2, Q = 1, K = 10, qs = 20, ks = 2, dv = 4, h = 8;
+    static float q[B * Q * qs], k[B * K * ks], v[B * K * dv], Wq[h * qs], Wk[h * ks], wv[h], y[B * Q * dv],
+        z[B * Q * dv];
+    fill(q, B * Q * qs, 5, 2.0f);
+    fill(k, B * K * ks, 6, 2.0f);
+    fill(v, B * K * dv, 7, 2.0f);
+    fill(Wq, h * qs, 8, 0.5f);
+    fill(Wk, h * ks, 9, 0.5f);
+    fill(wv, h, 10, 1.0f);
+    static const std::int32_t lens[B] = {2, 6};
+    edgeattn_attention_options o{};
+    o.valid_lens = {EDGEATTN_VALID_LENS_PER_BATCH, lens};
+    edgeattn_weights w{};
+    w.W_q = {EDGEATTN_DTYPE_F32, Wq, nullptr};
+    w.W_k = {EDGEATTN_DTYPE_F32, Wk, nullptr};
+    w.W_v = {EDGEATTN_DTYPE_F32, wv, nullptr};
+    const edgeattn_attention_dims dims{B, Q, K, qs, ks, dv, h, 0, 0, 0};
+    const std::size_t ours =
+        instructions([&] { edgeattn_additive(&dims, q, k, v, &w, &o, workspace, sizeof workspace, y, nullptr); });
+    const std::size_t naive = instructions([&] {
+        float fq[h], fk[K * h], s[K];
+        for (std::size_t b = 0; b < B; ++b)
+            for (std::size_t i = 0; i < Q; ++i) {
+                naive_linear(q + (b * Q + i) * qs, Wq, nullptr, fq, 1, qs, h);
+                naive_linear(k + b * K * ks, Wk, nullptr, fk, K, ks, h);
+                for (std::size_t j = 0; j < K; ++j) {
+                    float t = 0;
+                    for (std::size_t c = 0; c < h; ++c) t += wv[c] * std::tanh(fq[c] + fk[j * h + c]);
+                    s[j] = t;
+                }
+                naive_softmax_row(s, s, K, static_cast<std::size_t>(lens[b]));
+                for (std::size_t c = 0; c < dv; ++c) {
+                    float t = 0;
+                    for (std::size_t j = 0; j < K; ++j) t += s[j] * v[(b * K + j) * dv + c];
+                    z[(b * Q + i) * dv + c] = t;
+                }
+            }
+    });
+    return report("additive", "2x1x10 q20 k2 v4 h8", ours, naive, y, z, B * Q * dv);
+}
+
+// d2l's MultiHeadAttention example: 100 hidden units, 5 heads, batch 2,
+// 4 queries over 6 key-value pairs, valid lengths 3 and 2.
+bool mha_d2l() {
+    constexpr std::size_t B = 2, Q = 4, K = 6, d = 100, H = 5, hs = d / H;
+    static float x[B * Q * d], kv[B * K * d], W[4][d * d], y[B * Q * d], z[B * Q * d];
+    static float pq[Q * d], pk[K * d], pv[K * d], heads[Q * d];
+    fill(x, B * Q * d, 11, 2.0f);
+    fill(kv, B * K * d, 12, 2.0f);
+    for (std::size_t m = 0; m < 4; ++m) fill(W[m], d * d, 13 + static_cast<std::uint32_t>(m), 0.2f);
+    static const std::int32_t lens[B] = {3, 2};
+    edgeattn_attention_options o{};
+    o.valid_lens = {EDGEATTN_VALID_LENS_PER_BATCH, lens};
+    edgeattn_weights w{};
+    w.W_q = {EDGEATTN_DTYPE_F32, W[0], nullptr};
+    w.W_k = {EDGEATTN_DTYPE_F32, W[1], nullptr};
+    w.W_v = {EDGEATTN_DTYPE_F32, W[2], nullptr};
+    w.W_o = {EDGEATTN_DTYPE_F32, W[3], nullptr};
+    const edgeattn_attention_dims dims{B, Q, K, d, d, d, d, H, 0, 0};
+    const std::size_t ours =
+        instructions([&] { edgeattn_mha(&dims, x, kv, kv, &w, &o, workspace, sizeof workspace, y, nullptr); });
+    const std::size_t naive = instructions([&] {
+        for (std::size_t b = 0; b < B; ++b) {
+            naive_linear(x + b * Q * d, W[0], nullptr, pq, Q, d, d);
+            naive_linear(kv + b * K * d, W[1], nullptr, pk, K, d, d);
+            naive_linear(kv + b * K * d, W[2], nullptr, pv, K, d, d);
+            for (std::size_t n = 0; n < H; ++n)
+                naive_sdpa(pq + n * hs, d, pk + n * hs, d, pv + n * hs, d, heads + n * hs, d, Q, K, hs, hs,
+                           static_cast<std::size_t>(lens[b]), scratch);
+            naive_linear(heads, W[3], nullptr, z + b * Q * d, Q, d, d);
+        }
+    });
+    return report("mha", "2x4x6 d100 h5", ours, naive, y, z, B * Q * d);
+}
+
+// d2l's PositionalEncoding example (60 steps, 32 features): X + P, the
+// table computed once beforehand by both.
+bool posenc_d2l() {
+    constexpr std::size_t n = 60, d = 32;
+    static float P[n * d], Pn[n * d], X[n * d], Y[n * d], Z[n * d];
+    edgeattn_positional_encoding_table(n, d, P);
+    for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t j = 0; j < d; j += 2) {
+            const float a = static_cast<float>(i) / std::pow(10000.0f, static_cast<float>(j) / d);
+            Pn[i * d + j] = std::sin(a);
+            Pn[i * d + j + 1] = std::cos(a);
+        }
+    fill(X, n * d, 17, 2.0f);
+    const std::size_t ours = instructions([&] { edgeattn_positional_encoding_add_at(1, n, d, 0, X, P, n, Y); });
+    const std::size_t naive = instructions([&] {
+        for (std::size_t i = 0; i < n * d; ++i) Z[i] = X[i] + Pn[i];
+    });
+    return report("posenc", "1x60x32", ours, naive, Y, Z, n * d);
+}
+
+// A small decoder's step: d_model 64, 4 heads, fp32 weights, one token's
+// query projected, attending over a full cache of 256 positions, the heads
+// projected out (edgeattn_kv_cache_attend with W_q and W_o).
+bool decode_step() {
+    constexpr std::size_t L = 256, d = 64, H = 4, hs = d / H;
+    static float K[L * d], V[L * d], W[4][d * d], x[d], y[d], z[d], pq[d], heads[d], s[L];
+    static unsigned char cache_memory[2 * L * d * 4 + 1024];
+    fill(K, L * d, 21, 2.0f);
+    fill(V, L * d, 22, 2.0f);
+    fill(x, d, 23, 2.0f);
+    for (std::size_t m = 0; m < 4; ++m) fill(W[m], d * d, 24 + static_cast<std::uint32_t>(m), 0.25f);
+    edgeattn_kv_cache_config config{};
+    config.batch = 1;
+    config.num_kv_heads = H;
+    config.head_size = hs;
+    config.capacity = L;
+    edgeattn_kv_cache cache{};
+    edgeattn_status st = edgeattn_kv_cache_memory_size(&config) > sizeof cache_memory
+                             ? EDGEATTN_ERR_WORKSPACE_TOO_SMALL
+                             : edgeattn_kv_cache_setup(&cache, &config, cache_memory, sizeof cache_memory);
+    // The cached keys and values as given (projection-free store).
+    edgeattn_weights none{};
+    none.W_q.type = none.W_k.type = none.W_v.type = none.W_o.type = EDGEATTN_DTYPE_NONE;
+    const edgeattn_attention_dims fill_dims{1, 1, L, d, d, d, d, H, 0, 0};
+    if (st == EDGEATTN_OK)
+        st = edgeattn_kv_cache_store(&cache, &fill_dims, L, K, V, &none, nullptr, workspace, sizeof workspace);
+    if (st != EDGEATTN_OK) {
+        firmware::Line() << "bench decode: the cache's setup or fill failed, status " << static_cast<int>(st);
+        return false;
+    }
+    edgeattn_weights w = none;
+    w.W_q = {EDGEATTN_DTYPE_F32, W[0], nullptr};
+    w.W_o = {EDGEATTN_DTYPE_F32, W[3], nullptr};
+    const edgeattn_attention_dims dims{1, 1, L, d, d, d, d, H, 0, 0};
+    const std::size_t ours = instructions(
+        [&] { edgeattn_kv_cache_attend(&cache, &dims, x, &w, nullptr, workspace, sizeof workspace, y, nullptr); });
+    const std::size_t naive = instructions([&] {
+        naive_linear(x, W[0], nullptr, pq, 1, d, d);
+        for (std::size_t n = 0; n < H; ++n)
+            naive_sdpa(pq + n * hs, d, K + n * hs, d, V + n * hs, d, heads + n * hs, d, 1, L, hs, hs, L, s);
+        naive_linear(heads, W[3], nullptr, z, 1, d, d);
+    });
+    return report("decode", "L256 d64 h4", ours, naive, y, z, d);
+}
+
+}  // namespace
+
+int main() {
+    systick_start();
+    bool ok = true;
+    ok &= softmax_rows();
+    ok &= sdpa_d2l();
+    ok &= additive_d2l();
+    ok &= mha_d2l();
+    ok &= posenc_d2l();
+    ok &= decode_step();
+    firmware::Line() << (ok ? "bench: all outputs agree" : "bench: FAILED");
+    return ok ? 0 : 1;
+}
