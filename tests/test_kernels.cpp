@@ -208,6 +208,34 @@ TEST_CASE("packed matrix product against float64, every tile edge") {
     }
 }
 
+// The plain C++ path's gemm_nt_direct (a few rows of A against weights
+// read in place) takes tiles of 2 rows by 4 weight rows, or one row at a
+// time: each output must have the same bits either way (each is the same
+// chain of multiply-adds over k). On the vector paths the final
+// sum * alpha + bias may round differently between the two (the compiler
+// fuses it in one and not the other), so only this path is held to it.
+TEST_CASE("gemm_nt_direct: a row's bits do not depend on the rows beside it, plain C++ path") {
+    std::mt19937 rng(17);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    for (const kernel_table *k : supported_paths()) {
+        if (k->isa != EDGEATTN_ISA_SCALAR) continue;
+        for (size_t M : {2u, 3u, 5u, 8u}) for (size_t N : {1u, 3u, 4u, 5u, 9u, 33u}) for (size_t K : {1u, 7u, 100u}) {
+            INFO("M " << M << " N " << N << " K " << K);
+            const size_t lda = K + 1, ldc = N + 1;
+            std::vector<float> A(M * lda), W(N * K), bias(N), C(M * ldc, 0.5f), row(ldc, 0.5f);
+            for (float &v : A) v = u(rng);
+            for (float &v : W) v = u(rng);
+            for (float &v : bias) v = u(rng);
+            k->gemm_nt_direct(M, N, K, 0.3f, A.data(), lda, W.data(), K, bias.data(), C.data(), ldc);
+            for (size_t i = 0; i < M; ++i) {
+                k->gemm_nt_direct(1, N, K, 0.3f, A.data() + i * lda, lda, W.data(), K, bias.data(), row.data(), ldc);
+                REQUIRE(std::memcmp(&C[i * ldc], row.data(), N * sizeof(float)) == 0);
+                REQUIRE(C[i * ldc + N] == 0.5f);
+            }
+        }
+    }
+}
+
 // A block of one to four rows (a decode token's projections) goes through
 // wide tiles of several panels side by side, more rows through the row
 // tiles: each row must come out with the same bits either way, and every

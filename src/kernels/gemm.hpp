@@ -445,10 +445,59 @@ B gemm_nt_direct_tile(size_t full, size_t tail, const float *const *a, const T *
 
 // C = alpha * A . W^T (+ bias), W of stored weights T (int8: row_scales (N)
 // multiply each output column).
+// The plain C++ path's tile (one lane, fp32 weights, not compact): TA rows
+// of A by TW rows of W, one scalar accumulator each, so each loaded element
+// meets TW (or TA) others: 6 loads for 8 multiply-adds, where a tile of one
+// took 2 loads for each (on the Cortex-M4F the d2l block's projections ran
+// at 7.4 instructions a multiply-add, more than naive loops). Each sum is
+// the 1 x 1 tile's chain over k, so the bits are the same.
+constexpr size_t scalar_direct_rows = 2, scalar_direct_cols = 4;
+
+template <class B>
+void gemm_nt_direct_scalar_tiles(size_t M, size_t N, size_t K, float alpha, const float *A, size_t lda,
+                                 const float *Wm, size_t ldw, const float *bias, float *C, size_t ldc) {
+    constexpr size_t TA = scalar_direct_rows, TW = scalar_direct_cols;
+    for (size_t i0 = 0; i0 < M; i0 += TA) {
+        const size_t rows = M - i0 < TA ? M - i0 : TA;
+        const float *a[TA];
+        for (size_t t = 0; t < TA; ++t) a[t] = A + (i0 + (t < rows ? t : 0)) * lda;
+        for (size_t j0 = 0; j0 < N; j0 += TW) {
+            const size_t cols = N - j0 < TW ? N - j0 : TW;
+            const float *w[TW];
+            for (size_t u = 0; u < TW; ++u) w[u] = Wm + (j0 + (u < cols ? u : 0)) * ldw;
+            B acc[TA][TW];
+#pragma GCC unroll 8
+            for (size_t t = 0; t < TA; ++t)
+#pragma GCC unroll 8
+                for (size_t u = 0; u < TW; ++u) acc[t][u] = B(0.0f);
+            for (size_t k = 0; k < K; ++k) {
+                B wv[TW];
+#pragma GCC unroll 8
+                for (size_t u = 0; u < TW; ++u) wv[u] = B::load_unaligned(w[u] + k);
+#pragma GCC unroll 8
+                for (size_t t = 0; t < TA; ++t) {
+                    const B av = B::load_unaligned(a[t] + k);
+#pragma GCC unroll 8
+                    for (size_t u = 0; u < TW; ++u) acc[t][u] = fma(av, wv[u], acc[t][u]);
+                }
+            }
+            for (size_t t = 0; t < rows; ++t)
+                for (size_t u = 0; u < cols; ++u)
+                    C[(i0 + t) * ldc + j0 + u] = scaled_sum(horizontal_sum(acc[t][u]), nullptr, alpha, bias, j0 + u);
+        }
+    }
+}
+
 template <class B, class T>
 void gemm_nt_direct_typed(size_t M, size_t N, size_t K, float alpha, const float *A, size_t lda,
                           const T *Wm, size_t ldw, const float *row_scales, const float *bias, float *C,
                           size_t ldc) {
+    if constexpr (B::size == 1 && std::is_same<T, float>::value && !compact_kernels<B>()) {
+        if (M >= scalar_direct_rows) {
+            gemm_nt_direct_scalar_tiles<B>(M, N, K, alpha, A, lda, Wm, ldw, bias, C, ldc);
+            return;
+        }
+    }
     constexpr size_t W = B::size, TW = W < 4 ? W : 4, TA = W / TW;
     if (M < TA) {  // fewer rows than the tile: one row at a time
         for (size_t i = 0; i < M; ++i)
