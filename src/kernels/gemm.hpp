@@ -453,39 +453,51 @@ B gemm_nt_direct_tile(size_t full, size_t tail, const float *const *a, const T *
 // the 1 x 1 tile's chain over k, so the bits are the same.
 constexpr size_t scalar_direct_rows = 2, scalar_direct_cols = 4;
 
-template <class B>
-void gemm_nt_direct_scalar_tiles(size_t M, size_t N, size_t K, float alpha, const float *A, size_t lda,
-                                 const float *Wm, size_t ldw, const float *bias, float *C, size_t ldc) {
-    constexpr size_t TA = scalar_direct_rows, TW = scalar_direct_cols;
+// f(i0, rows, a, j0, cols, w) for each tile of TA rows of A (M, K) by TW
+// rows of W (N, K): the rows' and weight rows' pointers, those past the
+// edge repeating the first (their results are not stored).
+template <size_t TA, size_t TW, class T, class F>
+void for_each_direct_tile(size_t M, size_t N, const float *A, size_t lda, const T *Wm, size_t ldw, F f) {
     for (size_t i0 = 0; i0 < M; i0 += TA) {
         const size_t rows = M - i0 < TA ? M - i0 : TA;
         const float *a[TA];
         for (size_t t = 0; t < TA; ++t) a[t] = A + (i0 + (t < rows ? t : 0)) * lda;
         for (size_t j0 = 0; j0 < N; j0 += TW) {
             const size_t cols = N - j0 < TW ? N - j0 : TW;
-            const float *w[TW];
+            const T *w[TW];
             for (size_t u = 0; u < TW; ++u) w[u] = Wm + (j0 + (u < cols ? u : 0)) * ldw;
-            B acc[TA][TW];
-#pragma GCC unroll 8
-            for (size_t t = 0; t < TA; ++t)
-#pragma GCC unroll 8
-                for (size_t u = 0; u < TW; ++u) acc[t][u] = B(0.0f);
-            for (size_t k = 0; k < K; ++k) {
-                B wv[TW];
-#pragma GCC unroll 8
-                for (size_t u = 0; u < TW; ++u) wv[u] = B::load_unaligned(w[u] + k);
-#pragma GCC unroll 8
-                for (size_t t = 0; t < TA; ++t) {
-                    const B av = B::load_unaligned(a[t] + k);
-#pragma GCC unroll 8
-                    for (size_t u = 0; u < TW; ++u) acc[t][u] = fma(av, wv[u], acc[t][u]);
-                }
-            }
-            for (size_t t = 0; t < rows; ++t)
-                for (size_t u = 0; u < cols; ++u)
-                    C[(i0 + t) * ldc + j0 + u] = scaled_sum(horizontal_sum(acc[t][u]), nullptr, alpha, bias, j0 + u);
+            f(i0, rows, static_cast<const float *const *>(a), j0, cols, static_cast<const T *const *>(w));
         }
     }
+}
+
+template <class B>
+void gemm_nt_direct_scalar_tiles(size_t M, size_t N, size_t K, float alpha, const float *A, size_t lda,
+                                 const float *Wm, size_t ldw, const float *bias, float *C, size_t ldc) {
+    constexpr size_t TA = scalar_direct_rows, TW = scalar_direct_cols;
+    for_each_direct_tile<TA, TW>(M, N, A, lda, Wm, ldw,
+                                 [&](size_t i0, size_t rows, const float *const *a, size_t j0, size_t cols,
+                                     const float *const *w) {
+        B acc[TA][TW];
+#pragma GCC unroll 8
+        for (size_t t = 0; t < TA; ++t)
+#pragma GCC unroll 8
+            for (size_t u = 0; u < TW; ++u) acc[t][u] = B(0.0f);
+        for (size_t k = 0; k < K; ++k) {
+            B wv[TW];
+#pragma GCC unroll 8
+            for (size_t u = 0; u < TW; ++u) wv[u] = B::load_unaligned(w[u] + k);
+#pragma GCC unroll 8
+            for (size_t t = 0; t < TA; ++t) {
+                const B av = B::load_unaligned(a[t] + k);
+#pragma GCC unroll 8
+                for (size_t u = 0; u < TW; ++u) acc[t][u] = fma(av, wv[u], acc[t][u]);
+            }
+        }
+        for (size_t t = 0; t < rows; ++t)
+            for (size_t u = 0; u < cols; ++u)
+                C[(i0 + t) * ldc + j0 + u] = scaled_sum(horizontal_sum(acc[t][u]), nullptr, alpha, bias, j0 + u);
+    });
 }
 
 template <class B, class T>
@@ -505,21 +517,15 @@ void gemm_nt_direct_typed(size_t M, size_t N, size_t K, float alpha, const float
         return;
     }
     const size_t full = K / W * W, tail = K - full;
-    for (size_t i0 = 0; i0 < M; i0 += TA) {
-        const size_t rows = M - i0 < TA ? M - i0 : TA;
-        const float *a[TA];
-        for (size_t t = 0; t < TA; ++t) a[t] = A + (i0 + (t < rows ? t : 0)) * lda;
-        for (size_t j0 = 0; j0 < N; j0 += TW) {
-            const size_t cols = N - j0 < TW ? N - j0 : TW;
-            const T *w[TW];
-            for (size_t u = 0; u < TW; ++u) w[u] = Wm + (j0 + (u < cols ? u : 0)) * ldw;
-            alignas(64) float sums[W];
-            gemm_nt_direct_tile<B, TA, TW, T>(full, tail, a, w).store_unaligned(sums);
-            for (size_t t = 0; t < rows; ++t)
-                for (size_t u = 0; u < cols; ++u)
-                    C[(i0 + t) * ldc + j0 + u] = scaled_sum(sums[t * TW + u], row_scales, alpha, bias, j0 + u);
-        }
-    }
+    for_each_direct_tile<TA, TW>(M, N, A, lda, Wm, ldw,
+                                 [&](size_t i0, size_t rows, const float *const *a, size_t j0, size_t cols,
+                                     const T *const *w) {
+        alignas(64) float sums[W];
+        gemm_nt_direct_tile<B, TA, TW, T>(full, tail, a, w).store_unaligned(sums);
+        for (size_t t = 0; t < rows; ++t)
+            for (size_t u = 0; u < cols; ++u)
+                C[(i0 + t) * ldc + j0 + u] = scaled_sum(sums[t * TW + u], row_scales, alpha, bias, j0 + u);
+    });
 }
 
 template <class B>
