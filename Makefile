@@ -165,9 +165,10 @@ endif
 
 # Instructions per call on the Cortex-M4F and M55 boards under QEMU, beside
 # naive loops (tests/firmware/bench_mcu.cpp): the table of
-# docs/microcontrollers.md, built with CMake in build-bench-mcu-*.
+# docs/microcontrollers.md and its plot, built with CMake in
+# build-bench-mcu-* (the plot needs Debian's python3-matplotlib).
 bench-mcu:
-	python3 bench/mcu_table --write docs/microcontrollers.md
+	/usr/bin/python3 bench/mcu_table --write docs/microcontrollers.md --plot docs/figures/mcu_instructions.png
 
 clean:
 	rm -rf $(BUILD)
