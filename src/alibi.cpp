@@ -32,8 +32,7 @@ void add_alibi(const kernel_table &k, const attention_mask_view &mask, size_t b,
     int64_t sinks_behind = 0;
     size_t sinks = 0;
     if (mask.stream && mask.alignment != EDGEATTN_ALIGN_TOP_LEFT) {
-        const int64_t dropped =
-            static_cast<int64_t>(mask.stream->positions[b]) - static_cast<int64_t>(mask.stream->capacity);
+        const int64_t dropped = mask.stream->dropped(b);
         if (dropped > 0) {
             sinks_behind = dropped;
             sinks = mask.stream->sinks;

@@ -21,6 +21,10 @@ namespace detail {
 struct stream_causal {
     const int32_t *positions;
     size_t sinks, capacity;
+    // Tokens of batch element b dropped between the sinks and the window
+    // (0 or less: the window has not wrapped); each sink lies this much
+    // further back in the stream than its index says.
+    int64_t dropped(size_t b) const { return static_cast<int64_t>(positions[b]) - static_cast<int64_t>(capacity); }
     size_t (*seen)(const stream_causal &s, size_t b, size_t i, size_t queries, size_t keys);
     // The first key a sliding window of w keys leaves to the query at
     // logical position p (its held-key index) whose window starts at `lo`

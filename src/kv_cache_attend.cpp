@@ -101,7 +101,7 @@ void regroup_heads(const float *from, float *to, size_t batch, size_t queries, s
 // of the keys, the sinks at or before its stream position
 // P - Q + i = dropped + i + K - Q see it.
 size_t sinks_seen(const stream_causal &s, size_t b, size_t i, size_t queries, size_t keys) {
-    const int64_t dropped = static_cast<int64_t>(s.positions[b]) - static_cast<int64_t>(s.capacity);
+    const int64_t dropped = s.dropped(b);
     const int64_t end = static_cast<int64_t>(i + keys) - static_cast<int64_t>(queries) + 1;
     if (dropped <= 0) return end <= 0 ? 0 : static_cast<size_t>(end);
     const int64_t upto = dropped + end;
@@ -113,7 +113,7 @@ size_t sinks_seen(const stream_causal &s, size_t b, size_t i, size_t queries, si
 // stream position (as causal and ALiBi count). Past the sinks, index and
 // stream distance agree.
 size_t sinks_window_start(const stream_causal &s, size_t b, int64_t p, size_t w, size_t lo) {
-    const int64_t dropped = static_cast<int64_t>(s.positions[b]) - static_cast<int64_t>(s.capacity);
+    const int64_t dropped = s.dropped(b);
     const int64_t reach = p + 1 + dropped;  // one past the query's stream position
     if (dropped <= 0 || reach <= 0 || w >= static_cast<uint64_t>(reach)) return lo;
     const size_t first = static_cast<size_t>(static_cast<uint64_t>(reach) - w);

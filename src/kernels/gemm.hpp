@@ -443,8 +443,6 @@ B gemm_nt_direct_tile(size_t full, size_t tail, const float *const *a, const T *
     return lane_sums(acc);
 }
 
-// C = alpha * A . W^T (+ bias), W of stored weights T (int8: row_scales (N)
-// multiply each output column).
 // The plain C++ path's tile (one lane, fp32 weights, not compact): TA rows
 // of A by TW rows of W, one scalar accumulator each, so each loaded element
 // meets TW (or TA) others: 6 loads for 8 multiply-adds, where a tile of one
@@ -500,6 +498,8 @@ void gemm_nt_direct_scalar_tiles(size_t M, size_t N, size_t K, float alpha, cons
     });
 }
 
+// C = alpha * A . W^T (+ bias), W of stored weights T (int8: row_scales (N)
+// multiply each output column).
 template <class B, class T>
 void gemm_nt_direct_typed(size_t M, size_t N, size_t K, float alpha, const float *A, size_t lda,
                           const T *Wm, size_t ldw, const float *row_scales, const float *bias, float *C,
