@@ -52,3 +52,15 @@ function(edgeattn_isa_sources out)
   endif()
   set(${out} "${list}" PARENT_SCOPE)
 endfunction()
+
+# Whether the compiler, with the target's flags, has Helium's floating point
+# (__ARM_FEATURE_MVE bit 2): then src/arch/arm_helium.cpp is built.
+function(edgeattn_target_has_helium out)
+  include(CheckCXXSourceCompiles)
+  check_cxx_source_compiles("
+    #if !(defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2))
+    #error no helium
+    #endif
+    int main() { return 0; }" EDGEATTN_COMPILER_HAS_HELIUM)
+  set(${out} ${EDGEATTN_COMPILER_HAS_HELIUM} PARENT_SCOPE)
+endfunction()

@@ -26,6 +26,9 @@ const decode_kernel_table *decode_kernels_for(const kernel_table &k, size_t quer
 #if defined(EDGEATTN_HAVE_NEON)
         case EDGEATTN_ISA_NEON: return &neon_decode_kernels;
 #endif
+#if defined(EDGEATTN_HAVE_HELIUM)
+        case EDGEATTN_ISA_HELIUM: return &helium_decode_kernels;
+#endif
         default: return nullptr;
     }
 }

@@ -55,13 +55,17 @@ const kernel_table *table_for(int isa) {
         // (always on AArch64; -mfpu=neon on ARMv7), so the CPU has it.
         case EDGEATTN_ISA_NEON: return &neon_kernels;
 #endif
+#if defined(EDGEATTN_HAVE_HELIUM)
+        // Likewise: built only for targets with MVE floating point.
+        case EDGEATTN_ISA_HELIUM: return &helium_kernels;
+#endif
         default: return nullptr;
     }
 }
 
 const kernel_table *best_table() {
     const edgeattn_isa best_first[] = {EDGEATTN_ISA_AVX512, EDGEATTN_ISA_AVX2, EDGEATTN_ISA_NEON,
-                                       EDGEATTN_ISA_SSE2};
+                                       EDGEATTN_ISA_HELIUM, EDGEATTN_ISA_SSE2};
     for (edgeattn_isa isa : best_first)
         if (const kernel_table *t = table_for(isa)) return t;
     return &scalar_kernels;
@@ -70,7 +74,8 @@ const kernel_table *best_table() {
 #if !defined(EDGEATTN_BARE_METAL)
 edgeattn_isa isa_from_name(const char *name) {
     const edgeattn_isa all[] = {EDGEATTN_ISA_AUTO, EDGEATTN_ISA_SCALAR, EDGEATTN_ISA_SSE2,
-                                EDGEATTN_ISA_AVX2, EDGEATTN_ISA_AVX512, EDGEATTN_ISA_NEON};
+                                EDGEATTN_ISA_AVX2, EDGEATTN_ISA_AVX512, EDGEATTN_ISA_NEON,
+                                EDGEATTN_ISA_HELIUM};
     for (edgeattn_isa isa : all)
         if (strcmp(name, edgeattn_isa_name(isa)) == 0) return isa;
     return EDGEATTN_ISA_AUTO;
@@ -124,12 +129,18 @@ const kernel_table &active_kernels() {
 #else
 #define EDGEATTN_IF_NEON(...)
 #endif
+#if defined(EDGEATTN_HAVE_HELIUM)
+#define EDGEATTN_IF_HELIUM(...) __VA_ARGS__
+#else
+#define EDGEATTN_IF_HELIUM(...)
+#endif
 #define EDGEATTN_FAMILY_TABLE_OF(k, family)                                  \
     switch (k.isa) {                                          \
         EDGEATTN_IF_SSE2(case EDGEATTN_ISA_SSE2: return sse2_##family;)      \
         EDGEATTN_IF_AVX2(case EDGEATTN_ISA_AVX2: return avx2_##family;)      \
         EDGEATTN_IF_AVX512(case EDGEATTN_ISA_AVX512: return avx512_##family;) \
         EDGEATTN_IF_NEON(case EDGEATTN_ISA_NEON: return neon_##family;)      \
+        EDGEATTN_IF_HELIUM(case EDGEATTN_ISA_HELIUM: return helium_##family;) \
         default: return scalar_##family;                                      \
     }
 
@@ -170,6 +181,7 @@ extern "C" const char *edgeattn_isa_name(edgeattn_isa isa_arg) {
         case EDGEATTN_ISA_AVX2: return "avx2";
         case EDGEATTN_ISA_AVX512: return "avx512";
         case EDGEATTN_ISA_NEON: return "neon";
+        case EDGEATTN_ISA_HELIUM: return "helium";
     }
     return "unknown";
 }

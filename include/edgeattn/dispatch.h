@@ -21,6 +21,7 @@ typedef enum edgeattn_isa {
     EDGEATTN_ISA_AVX2 = 3,   /**< AVX2 + FMA */
     EDGEATTN_ISA_AVX512 = 4, /**< AVX-512 F + DQ */
     EDGEATTN_ISA_NEON = 5,   /**< ARMv7 NEON or AArch64 NEON */
+    EDGEATTN_ISA_HELIUM = 6, /**< Armv8.1-M Helium (MVE with floating point: Cortex-M55, M85); since 1.3 */
     EDGEATTN_ISA_FORCE_INT = 0x7FFFFFFF /**< int-sized under -fshort-enums; not a path */
 } edgeattn_isa;
 
@@ -30,7 +31,7 @@ typedef enum edgeattn_isa {
  * path is not built in or the CPU lacks it. Not thread-safe against calls in
  * flight: set it before computing. Programs may also set the environment
  * variable EDGEATTN_ISA to scalar, sse2, avx2, avx512 or neon, read at the
- * first call.
+ * first call (bare-metal builds read no environment).
  * @param isa the path, or ::EDGEATTN_ISA_AUTO
  * @return ::EDGEATTN_OK, or ::EDGEATTN_ERR_UNSUPPORTED_ISA
  */
@@ -48,7 +49,7 @@ int edgeattn_isa_supported(edgeattn_isa isa);
 
 /** A path's name, as EDGEATTN_ISA spells it.
  *  @param isa any value
- *  @return "scalar", "sse2", "avx2", "avx512", "neon", "auto", or "unknown"
+ *  @return "scalar", "sse2", "avx2", "avx512", "neon", "helium", "auto", or "unknown"
  *          outside the enum (a static string) */
 const char *edgeattn_isa_name(edgeattn_isa isa);
 

@@ -154,7 +154,7 @@ struct decode_kernel_table {
     scores_product half_scores;
 };
 #if defined(EDGEATTN_HAVE_SSE2) || defined(EDGEATTN_HAVE_AVX2) || defined(EDGEATTN_HAVE_AVX512) || \
-    defined(EDGEATTN_HAVE_NEON)
+    defined(EDGEATTN_HAVE_NEON) || defined(EDGEATTN_HAVE_HELIUM)
 #define EDGEATTN_HAVE_DECODE_KERNELS 1
 #endif
 #if defined(EDGEATTN_HAVE_SSE2)
@@ -168,6 +168,9 @@ extern const decode_kernel_table avx512_decode_kernels;
 #endif
 #if defined(EDGEATTN_HAVE_NEON)
 extern const decode_kernel_table neon_decode_kernels;
+#endif
+#if defined(EDGEATTN_HAVE_HELIUM)
+extern const decode_kernel_table helium_decode_kernels;
 #endif
 
 // The tables that exist in this build (defined in src/arch/*.cpp): for each
@@ -188,6 +191,9 @@ EDGEATTN_DECLARE_PATH_TABLES(avx512)
 #endif
 #if defined(EDGEATTN_HAVE_NEON)
 EDGEATTN_DECLARE_PATH_TABLES(neon)
+#endif
+#if defined(EDGEATTN_HAVE_HELIUM)
+EDGEATTN_DECLARE_PATH_TABLES(helium)
 #endif
 #undef EDGEATTN_DECLARE_PATH_TABLES
 

@@ -1144,23 +1144,41 @@ bool has_cpp_twin(const golden_case &c) {
 
 }  // namespace
 
+// The paths a bare-metal build must have: the plain C++ one, and Helium
+// where the library was built for it (EDGEATTN_FIRMWARE_HELIUM, from the
+// build's kernel paths); the best one first, as dispatch picks it.
 int main() {
+#if defined(EDGEATTN_FIRMWARE_HELIUM)
+    const edgeattn_isa paths[] = {EDGEATTN_ISA_HELIUM, EDGEATTN_ISA_SCALAR};
+#else
+    const edgeattn_isa paths[] = {EDGEATTN_ISA_SCALAR};
+#endif
     Line() << "edgeattn test firmware: " << golden::case_count << " golden cases, kernel path "
            << edgeattn_isa_name(edgeattn_current_isa());
-    if (edgeattn_current_isa() != EDGEATTN_ISA_SCALAR || edgeattn_isa_supported(EDGEATTN_ISA_NEON)) {
-        Line() << "FAIL   the Cortex-M4F build must run the scalar path only";
+    if (edgeattn_current_isa() != paths[0] || edgeattn_isa_supported(EDGEATTN_ISA_NEON)) {
+        Line() << "FAIL   the build must run " << edgeattn_isa_name(paths[0]) << " by default, and have no NEON";
         ++failed;
     }
-    for (std::size_t i = 0; i < golden::case_count; ++i) run_c_api(golden::cases[i]);
-    run_cpp_api();
-    firmware::run_rope_checks(passed, failed);
     std::size_t twins = 0;
     for (std::size_t i = 0; i < golden::case_count; ++i) twins += has_cpp_twin(golden::cases[i]) ? 1 : 0;
-    if (cpp_runs != twins) {
-        Line() << "FAIL   " << cpp_runs << " of " << twins
-               << " golden cases with a C++ fixed-size twin have a C++ run: add the new ones to run_cpp_api()";
-        ++failed;
+    for (edgeattn_isa path : paths) {
+        if (edgeattn_set_isa(path) != EDGEATTN_OK) {
+            Line() << "FAIL   kernel path " << edgeattn_isa_name(path) << " is not in the library";
+            ++failed;
+            continue;
+        }
+        Line() << "kernel path " << edgeattn_isa_name(path);
+        cpp_runs = 0;
+        for (std::size_t i = 0; i < golden::case_count; ++i) run_c_api(golden::cases[i]);
+        run_cpp_api();
+        firmware::run_rope_checks(passed, failed);
+        if (cpp_runs != twins) {
+            Line() << "FAIL   " << cpp_runs << " of " << twins
+                   << " golden cases with a C++ fixed-size twin have a C++ run: add the new ones to run_cpp_api()";
+            ++failed;
+        }
     }
+    edgeattn_set_isa(EDGEATTN_ISA_AUTO);
     Line() << passed << " passed, " << failed << " failed";
     return failed == 0 && passed > 0 ? 0 : 1;
 }

@@ -1,0 +1,14 @@
+// The Helium path (Armv8.1-M MVE with floating point: Cortex-M55, M85): the
+// kernel templates instantiated for mve_batch. Built where the target's
+// flags enable MVE floating point; needs no xsimd (which has no Helium).
+#include "../kernels/mve_batch.hpp"  // first: the kernels look its helpers up
+#include "../kernels/make_kernel_table.hpp"
+
+namespace edgeattn {
+namespace detail {
+const kernel_table helium_kernels = make_kernel_table<mve_batch>(EDGEATTN_ISA_HELIUM);
+const additive_kernel_table helium_additive_kernels = make_additive_kernel_table<mve_batch>();
+const cache_kernel_table helium_cache_kernels = make_cache_kernel_table<mve_batch>();
+const decode_kernel_table helium_decode_kernels = make_decode_kernel_table<mve_batch>();
+}
+}  // namespace edgeattn

@@ -1,0 +1,159 @@
+// Helium, the M-profile vector extension of Armv8.1-M (Cortex-M55, M85):
+// a four-lane float batch with scalar_batch's and xsimd::batch's spelling
+// of the operations the kernels use, on arm_mve.h's intrinsics. xsimd has
+// no Helium architecture, so this is the batch type of the Helium path
+// (src/arch/arm_helium.cpp), the only file that includes it.
+//
+// Where Helium differs from what the kernels assume, and what is done:
+// - Its float maximum and minimum (VMAXNM/VMINNM) return the number when
+//   one operand is NaN; the kernels' clamps must keep NaN (exp.hpp), so
+//   max and min are a compare and a predicated select, as on x86
+//   (maxps/minps: the second operand when either is NaN).
+// - It has no vector division (softcap's, a few scales): lane by lane,
+//   the FPU's own correctly rounded VDIV.
+// - It has no float addition across lanes: the lanes are added in a fixed
+//   order ((0 + 2) + (1 + 3)), the same for one batch and for groups
+//   (reduce.hpp's sums_of_lanes through hadd).
+// - Tails are predicated: VCTP makes the predicate of the first n lanes,
+//   and the loads (zeroing) and stores under it touch nothing past n.
+// - int8 and binary16 weights are widened by its widening loads (VLDRB.S32,
+//   VLDRH.U32), then VCVT (int8) or integer operations (binary16, below).
+#ifndef EDGEATTN_KERNELS_MVE_BATCH_HPP
+#define EDGEATTN_KERNELS_MVE_BATCH_HPP
+
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <arm_mve.h>
+
+#include "compact.hpp"
+#include "reduce.hpp"
+#include "widen.hpp"
+
+#if !(defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2))
+#error "mve_batch.hpp needs Helium with floating point (-mcpu=cortex-m55 or -march=armv8.1-m.main+mve.fp)"
+#endif
+
+namespace edgeattn {
+namespace detail {
+namespace {
+
+// Four lanes' comparison results (a predicate: four bits a lane).
+struct mve_lanes_true {
+    mve_pred16_t bits;
+};
+
+struct mve_batch {
+    static constexpr size_t size = 4;
+    float32x4_t value;
+
+    mve_batch() = default;
+    mve_batch(float v) : value(vdupq_n_f32(v)) {}
+    mve_batch(float32x4_t v) : value(v) {}
+    operator float32x4_t() const { return value; }
+
+    static mve_batch load_unaligned(const float *p) { return vld1q_f32(p); }
+    static mve_batch load_aligned(const float *p) { return vld1q_f32(p); }
+    void store_unaligned(float *p) const { vst1q_f32(p, value); }
+    void store_aligned(float *p) const { vst1q_f32(p, value); }
+
+    friend mve_batch operator+(mve_batch a, mve_batch b) { return vaddq_f32(a.value, b.value); }
+    friend mve_batch operator-(mve_batch a, mve_batch b) { return vsubq_f32(a.value, b.value); }
+    friend mve_batch operator*(mve_batch a, mve_batch b) { return vmulq_f32(a.value, b.value); }
+    friend mve_batch operator/(mve_batch a, mve_batch b) {
+        float32x4_t q = a.value;
+        q = vsetq_lane_f32(vgetq_lane_f32(a.value, 0) / vgetq_lane_f32(b.value, 0), q, 0);
+        q = vsetq_lane_f32(vgetq_lane_f32(a.value, 1) / vgetq_lane_f32(b.value, 1), q, 1);
+        q = vsetq_lane_f32(vgetq_lane_f32(a.value, 2) / vgetq_lane_f32(b.value, 2), q, 2);
+        q = vsetq_lane_f32(vgetq_lane_f32(a.value, 3) / vgetq_lane_f32(b.value, 3), q, 3);
+        return q;
+    }
+    friend mve_lanes_true operator<(mve_batch a, mve_batch b) { return {vcmpltq_f32(a.value, b.value)}; }
+    friend mve_lanes_true operator>(mve_batch a, mve_batch b) { return {vcmpgtq_f32(a.value, b.value)}; }
+    mve_batch &operator+=(mve_batch b) {
+        value = vaddq_f32(value, b.value);
+        return *this;
+    }
+};
+
+// a * b + c, one rounding (VFMA).
+inline mve_batch fma(mve_batch a, mve_batch b, mve_batch c) { return vfmaq_f32(c.value, a.value, b.value); }
+// b where either is NaN (see the top of the file).
+inline mve_batch max(mve_batch a, mve_batch b) { return vpselq_f32(a.value, b.value, vcmpgtq_f32(a.value, b.value)); }
+inline mve_batch min(mve_batch a, mve_batch b) { return vpselq_f32(a.value, b.value, vcmpltq_f32(a.value, b.value)); }
+inline mve_batch select(mve_lanes_true condition, mve_batch a, mve_batch b) {
+    return vpselq_f32(a.value, b.value, condition.bits);
+}
+inline float hadd(mve_batch a) {
+    return (vgetq_lane_f32(a.value, 0) + vgetq_lane_f32(a.value, 2)) +
+           (vgetq_lane_f32(a.value, 1) + vgetq_lane_f32(a.value, 3));
+}
+// The reduce.hpp tree (lanes i and i + 2, then the two), in registers.
+inline float horizontal_max(const mve_batch &v) {
+    const float a = vgetq_lane_f32(v.value, 0), b = vgetq_lane_f32(v.value, 1);
+    const float c = vgetq_lane_f32(v.value, 2), d = vgetq_lane_f32(v.value, 3);
+    const float ac = c > a ? c : a, bd = d > b ? d : b;
+    return bd > ac ? bd : ac;
+}
+// Ties to even (VRINTN).
+inline mve_batch round_to_nearest(mve_batch a) { return vrndnq_f32(a.value); }
+// 2^n for a whole n in [-126, 127], from the exponent bits; VCVT turns a
+// NaN into 0, so a NaN n gives 2^0 (as scalar_batch's).
+inline mve_batch pow2n(mve_batch n) {
+    const int32x4_t bits = vshlq_n_s32(vaddq_n_s32(vcvtq_s32_f32(n.value), 127), 23);
+    return vreinterpretq_f32_s32(bits);
+}
+inline mve_batch times_pow2(mve_batch p, mve_batch n) { return p * pow2n(n); }
+// Lane by lane (additive attention's features; no vector tanh here).
+inline mve_batch tanh(mve_batch a) {
+    float32x4_t t = a.value;
+    t = vsetq_lane_f32(tanhf(vgetq_lane_f32(a.value, 0)), t, 0);
+    t = vsetq_lane_f32(tanhf(vgetq_lane_f32(a.value, 1)), t, 1);
+    t = vsetq_lane_f32(tanhf(vgetq_lane_f32(a.value, 2)), t, 2);
+    t = vsetq_lane_f32(tanhf(vgetq_lane_f32(a.value, 3)), t, 3);
+    return t;
+}
+inline void keep_in_register(mve_batch &) {}
+
+// n < 4 elements under the predicate of the first n lanes; the others `fill`.
+inline mve_batch partial_load(const float *p, size_t n, float fill, batch_tag<mve_batch>) {
+    const mve_pred16_t first = vctp32q(static_cast<uint32_t>(n));
+    return vpselq_f32(vldrwq_z_f32(p, first), vdupq_n_f32(fill), first);
+}
+inline void partial_store(const mve_batch &v, float *p, size_t n, batch_tag<mve_batch>) {
+    vstrwq_p_f32(p, v.value, vctp32q(static_cast<uint32_t>(n)));
+}
+
+inline mve_batch widen_int8(const int8_t *p, batch_tag<mve_batch>) { return vcvtq_f32_s32(vldrbq_s32(p)); }
+// Four binary16 weights, widened by VLDRH.U32 and converted with integer
+// operations, half_to_float's bits (half.hpp; NaN payloads kept): VCVTB
+// (binary16 to binary32 in the bottom halves) would be one instruction,
+// but QEMU 7.2, where the tests run, does not implement it. The magnitude's
+// bits move to binary32's places and the exponent is rebased by 112; an
+// exponent of 31 (inf, NaN) by 112 more, to 255; a zero or subnormal (m *
+// 2^-24) becomes the normal 2^-14 * (1 + m * 2^-10), less 2^-14: exact.
+inline mve_batch widen_half(const uint16_t *p, batch_tag<mve_batch>) {
+    // Constants as vectors: GCC 12 fails (internal error) on the _n_ forms
+    // of these predicated adds and compares with such immediates.
+    const uint32x4_t h = vldrhq_u32(p), rebase = vdupq_n_u32(112u << 23), top = vdupq_n_u32(0x0F800000u);
+    uint32x4_t bits = vshlq_n_u32(vandq_u32(h, vdupq_n_u32(0x7FFFu)), 13);
+    const uint32x4_t exponent = vandq_u32(bits, top);
+    bits = vaddq_u32(bits, rebase);
+    bits = vaddq_m_u32(bits, bits, rebase, vcmpeqq_u32(exponent, top));
+    const mve_pred16_t small = vcmpeqq_u32(exponent, vdupq_n_u32(0u));
+    bits = vaddq_m_u32(bits, bits, vdupq_n_u32(1u << 23), small);
+    float32x4_t magnitude = vreinterpretq_f32_u32(bits);
+    magnitude = vsubq_m_f32(magnitude, magnitude, vdupq_n_f32(6.103515625e-05f), small);  // 2^-14
+    const uint32x4_t sign = vshlq_n_u32(vandq_u32(h, vdupq_n_u32(0x8000u)), 16);
+    return vreinterpretq_f32_u32(vorrq_u32(vreinterpretq_u32_f32(magnitude), sign));
+}
+// No vector rounding to binary16 (VCVTB, as above): the caller rounds lane
+// by lane (float_to_half_ieee).
+inline bool narrow_half(const mve_batch &, uint16_t *) { return false; }
+
+}  // namespace
+}  // namespace detail
+}  // namespace edgeattn
+
+#endif
