@@ -407,17 +407,24 @@ B gemm_nt_direct_tile(size_t full, size_t tail, const float *const *a, const T *
     B acc[W];
 #pragma GCC unroll 16
     for (size_t i = 0; i < W; ++i) acc[i] = B(0.0f);
-    for (size_t k = 0; k < full; k += W) {
-        if (TA == 1) {
-            // One row: each key vector feeds one multiply-add as soon as
-            // it is loaded. Loading (widening) all TW first held TW + TW
-            // registers, past AVX2's 16: GCC spilled an accumulator, and
-            // its store and reload each step bounded the loop.
-            const B av = B::load_unaligned(a[0] + k);
+    if (TA == 1) {
+        // One row: each key vector feeds one multiply-add as soon as it is
+        // loaded. Loading (widening) all TW first held TW + TW registers,
+        // past AVX2's 16: GCC spilled an accumulator, and its store and
+        // reload each step bounded the loop. The pointers step themselves
+        // (Helium: a load with writeback; with base + k, 16 instructions a
+        // step for 4 multiply-adds, as Helium's loads take no index register).
+        const float *ap = a[0];
+        const T *wp[TW];
 #pragma GCC unroll 16
-            for (size_t u = 0; u < TW; ++u) acc[u] = fma(av, load_weights<B>(w[u] + k), acc[u]);
-            continue;
+        for (size_t u = 0; u < TW; ++u) wp[u] = w[u];
+        for (size_t k = 0; k < full; k += W) {
+            const B av = load_weights_and_step<B>(ap);
+#pragma GCC unroll 16
+            for (size_t u = 0; u < TW; ++u) acc[u] = fma(av, load_weights_and_step<B>(wp[u]), acc[u]);
         }
+    }
+    for (size_t k = 0; TA > 1 && k < full; k += W) {
         B wv[TW];
 #pragma GCC unroll 16
         for (size_t u = 0; u < TW; ++u) wv[u] = load_weights<B>(w[u] + k);

@@ -96,6 +96,28 @@ inline float horizontal_max(const mve_batch &v) {
     const float ac = c > a ? c : a, bd = d > b ? d : b;
     return bd > ac ? bd : ac;
 }
+// Lane i = v[i]'s lanes added in hadd's order (or their maximum in
+// horizontal_max's): VST4 writes the four batches interleaved, so reading
+// them back is their transpose, and three vector operations combine it.
+// Inlined, so the tiles' accumulators stay in registers (called through a
+// pointer, GCC kept them on the stack and stored and reloaded every one
+// each step of the products' loops).
+EDGEATTN_HOT_INLINE void transpose_four(const mve_batch *v, mve_batch (&t)[4]) {
+    alignas(16) float lanes[16];
+    const float32x4x4_t rows = {{v[0].value, v[1].value, v[2].value, v[3].value}};
+    vst4q_f32(lanes, rows);
+    for (int i = 0; i < 4; ++i) t[i] = vld1q_f32(lanes + 4 * i);
+}
+EDGEATTN_HOT_INLINE mve_batch sums_of_lanes(const mve_batch *v, batch_tag<mve_batch>) {
+    mve_batch t[4];
+    transpose_four(v, t);
+    return (t[0] + t[2]) + (t[1] + t[3]);
+}
+EDGEATTN_HOT_INLINE mve_batch maxima_of_lanes(const mve_batch *v, batch_tag<mve_batch>) {
+    mve_batch t[4];
+    transpose_four(v, t);
+    return max(max(t[3], t[1]), max(t[2], t[0]));
+}
 // Ties to even (VRINTN).
 inline mve_batch round_to_nearest(mve_batch a) { return vrndnq_f32(a.value); }
 // 2^n for a whole n in [-126, 127], from the exponent bits; VCVT turns a
@@ -148,6 +170,22 @@ inline mve_batch widen_half(const uint16_t *p, batch_tag<mve_batch>) {
     const uint32x4_t sign = vshlq_n_u32(vandq_u32(h, vdupq_n_u32(0x8000u)), 16);
     return vreinterpretq_f32_u32(vorrq_u32(vreinterpretq_u32_f32(magnitude), sign));
 }
+// Loads that step their pointer past what they read (writeback
+// addressing), for the products' loops (weight_load.hpp's load_and_step):
+// the intrinsics have no such form, and GCC 12 computes base + offset with
+// an add per load instead. Low registers: the widening loads' encoding has
+// three bits for the base.
+inline mve_batch load_and_step(const float *&p, batch_tag<mve_batch>) {
+    float32x4_t v;
+    __asm__("vldrw.u32 %q0, [%1], #16" : "=w"(v), "+l"(p) : "m"(*reinterpret_cast<const float(*)[4]>(p)));
+    return v;
+}
+inline mve_batch load_and_step(const int8_t *&p, batch_tag<mve_batch>) {
+    int32x4_t v;
+    __asm__("vldrb.s32 %q0, [%1], #4" : "=w"(v), "+l"(p) : "m"(*reinterpret_cast<const int8_t(*)[4]>(p)));
+    return vcvtq_f32_s32(v);
+}
+
 // No vector rounding to binary16 (VCVTB, as above): the caller rounds lane
 // by lane (float_to_half_ieee).
 inline bool narrow_half(const mve_batch &, uint16_t *) { return false; }

@@ -33,6 +33,20 @@ B load_weights(const uint16_t *p) {
 // call's fp16 tensors into their fp32 copies, a batch at a time where the
 // path widens in registers (F16C on AVX2 / AVX-512: the scalar loop took
 // as long as the attention of an 8 x 128 x 128 x 64 call).
+// B::size weights from p, p then past them: a batch type whose loads can
+// step their own pointer (Helium's writeback addressing) overloads
+// load_and_step for its tag; this is every other's.
+template <class B, class T>
+B load_and_step(const T *&p, batch_tag<B>) {
+    const B v = load_weights<B>(p);
+    p += B::size;
+    return v;
+}
+template <class B, class T>
+B load_weights_and_step(const T *&p) {
+    return load_and_step(p, batch_tag<B>());
+}
+
 template <class B>
 void widen_half_array(const uint16_t *h, size_t n, float *x) {
     size_t i = 0;

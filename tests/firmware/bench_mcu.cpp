@@ -7,8 +7,8 @@
 // instruction takes two or more beats; a measurement on a board would
 // replace these numbers.
 //
-// One line per op: `bench <op> <shape>: edgeattn <n> instructions, naive <n>
-// instructions (naive / edgeattn <r>), rel L2 <e>`; bench/mcu/run.sh turns
+// One line per path and op: `bench <path> <op> <shape>: edgeattn <n> instructions, naive <n>
+// instructions (naive / edgeattn <r>), rel L2 <e>`; bench/mcu_table turns
 // the lines of every build into docs/microcontrollers.md's table. The two
 // outputs are compared (rel L2 below 1e-4, else the run fails): both
 // compute the same thing.
@@ -75,7 +75,8 @@ bool report(const char *op, const char *shape, std::size_t ours, std::size_t nai
             std::size_t n) {
     const double err = rel_l2(a, b, n);
     const bool ok = err < 1e-4;
-    firmware::Line() << "bench " << op << " " << shape << ": edgeattn " << ours << " instructions, naive " << naive
+    firmware::Line() << "bench " << edgeattn_isa_name(edgeattn_current_isa()) << " " << op << " " << shape
+                     << ": edgeattn " << ours << " instructions, naive " << naive
                      << " instructions (naive / edgeattn " << (ours ? static_cast<double>(naive) / ours : 0.0)
                      << "), rel L2 " << err << (ok ? "" : " FAILED");
     return ok;
@@ -318,15 +319,22 @@ bool decode_step() {
 
 }  // namespace
 
+// Each op on each kernel path the build has: the plain C++ path, and
+// Helium on the Cortex-M55.
 int main() {
     systick_start();
     bool ok = true;
-    ok &= softmax_rows();
-    ok &= sdpa_d2l();
-    ok &= additive_d2l();
-    ok &= mha_d2l();
-    ok &= posenc_d2l();
-    ok &= decode_step();
+    const edgeattn_isa paths[] = {EDGEATTN_ISA_SCALAR, EDGEATTN_ISA_HELIUM};
+    for (edgeattn_isa path : paths) {
+        if (!edgeattn_isa_supported(path)) continue;
+        ok &= edgeattn_set_isa(path) == EDGEATTN_OK;
+        ok &= softmax_rows();
+        ok &= sdpa_d2l();
+        ok &= additive_d2l();
+        ok &= mha_d2l();
+        ok &= posenc_d2l();
+        ok &= decode_step();
+    }
     firmware::Line() << (ok ? "bench: all outputs agree" : "bench: FAILED");
     return ok ? 0 : 1;
 }
