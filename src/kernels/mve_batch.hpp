@@ -77,6 +77,9 @@ struct mve_batch {
     }
 };
 
+// Q0-Q7: the kernels keep fewer batches side by side (reduce.hpp).
+constexpr size_t vector_registers(batch_tag<mve_batch>) { return 8; }
+
 // a * b + c, one rounding (VFMA).
 inline mve_batch fma(mve_batch a, mve_batch b, mve_batch c) { return vfmaq_f32(c.value, a.value, b.value); }
 // b where either is NaN (see the top of the file).
@@ -193,5 +196,8 @@ inline bool narrow_half(const mve_batch &, uint16_t *) { return false; }
 }  // namespace
 }  // namespace detail
 }  // namespace edgeattn
+
+// Last: its exp looks up the helpers above.
+#include "mve_exp.hpp"  // IWYU pragma: export
 
 #endif

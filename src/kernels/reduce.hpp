@@ -37,6 +37,13 @@ float first_lane(const B &v) {
 template <class B>
 struct batch_tag {};
 
+// The vector registers a batch type's kernels may plan for (how many
+// batches a loop keeps side by side); Helium's overload says 8.
+template <class B>
+constexpr size_t vector_registers(batch_tag<B>) {
+    return 16;
+}
+
 // n <= B::size elements, the rest of the batch set to `fill`, lane by lane
 // (what every batch type can do; also the fallback of xsimd_batch.hpp's).
 template <class B>

@@ -89,7 +89,10 @@ EDGEATTN_HOT_INLINE B exponentials_and_sum_lanes(const float *x, float *y, size_
     const B shift_b(shift);
     B sums[2] = {B(0.0f), B(0.0f)};
     size_t j = 0;
-    if (wide) {
+    if constexpr (wide && vector_registers(batch_tag<B>()) <= 8) {
+        // Helium's 8 registers hold two exponentials' steps, not eight.
+        for (; j + 2 * W <= full; j += 2 * W) exponentials_side_by_side<B, 2>(x + j, y + j, shift_b, sums[0]);
+    } else if (wide) {
         for (; j + 8 * W <= full; j += 8 * W) exponentials_side_by_side<B, 8>(x + j, y + j, shift_b, sums[0]);
         if (j + 4 * W <= full) {
             exponentials_side_by_side<B, 4>(x + j, y + j, shift_b, sums[1]);
