@@ -57,10 +57,10 @@ void decode_values_tile(size_t n, const float *p, size_t ldp, const T *v, size_t
         if (R == 1) {
             // One row: each value vector feeds its multiply-add as soon as
             // it is loaded (gemm_nt_direct_tile says why).
-            const B a(pr[0][j]);
+            const float a = pr[0][j];
 #pragma GCC unroll 8
-            for (size_t u = 0; u < V; ++u) acc[0][u] = fma(a, load_weights<B>(row + u * W), acc[0][u]);
-            if (Tail) acc[0][V] = fma(a, load_weights_partial<B>(row + V * W, tail), acc[0][V]);
+            for (size_t u = 0; u < V; ++u) acc[0][u] = fma_broadcast(a, load_weights<B>(row + u * W), acc[0][u]);
+            if (Tail) acc[0][V] = fma_broadcast(a, load_weights_partial<B>(row + V * W, tail), acc[0][V]);
             continue;
         }
         B bv[V + 1];
@@ -72,10 +72,10 @@ void decode_values_tile(size_t n, const float *p, size_t ldp, const T *v, size_t
         if (Tail) bv[V] = load_weights_partial<B>(row + V * W, tail);
 #pragma GCC unroll 8
         for (size_t i = 0; i < R; ++i) {
-            const B a(pr[i][j]);
+            const float a = pr[i][j];
 #pragma GCC unroll 8
-            for (size_t u = 0; u < V; ++u) acc[i][u] = fma(a, bv[u], acc[i][u]);
-            if (Tail) acc[i][V] = fma(a, bv[V], acc[i][V]);
+            for (size_t u = 0; u < V; ++u) acc[i][u] = fma_broadcast(a, bv[u], acc[i][u]);
+            if (Tail) acc[i][V] = fma_broadcast(a, bv[V], acc[i][V]);
         }
     }
     for (size_t i = 0; i < rows; ++i) {
@@ -191,9 +191,14 @@ void decode_scores_rows(size_t N, size_t K, float alpha, const float *const *ar,
         const T *wr[TW];
 #pragma GCC unroll 16
         for (size_t u = 0; u < TW; ++u) wr[u] = Wm + (j0 + (u < cols ? u : 0)) * ldw;
-        alignas(64) float sums[W];
-        (gemm_nt_direct_tile<B, TA, TW, T>(full, tail, ar, wr) * alpha_v).store_aligned(sums);
+        const B scores = gemm_nt_direct_tile<B, TA, TW, T>(full, tail, ar, wr) * alpha_v;
         float *out = c + j0;
+        if (TA == 1 && cols == TW) {  // one row of W keys: the lanes in order
+            scores.store_unaligned(out);
+            continue;
+        }
+        alignas(64) float sums[W];
+        scores.store_aligned(sums);
         if (rows == TA && cols == TW) {
 #pragma GCC unroll 16
             for (size_t t = 0; t < TA; ++t) memcpy(out + t * ldc, sums + t * TW, TW * sizeof(float));

@@ -562,11 +562,11 @@ void gemm_nn_direct_columns(size_t K, const float *a, const T *Bm, size_t ldb, f
     for (size_t v = 0; v < V; ++v) acc[v] = accumulate ? B::load_unaligned(c + v * W) : B(0.0f);
     acc[V] = accumulate && tail ? load_partial<B>(c + V * W, tail, 0.0f) : B(0.0f);
     for (size_t k = 0; k < K; ++k) {
-        const B av(k_scales ? a[k] * k_scales[k] : a[k]);
+        const float av = k_scales ? a[k] * k_scales[k] : a[k];
         const T *b = Bm + k * ldb;
 #pragma GCC unroll 9
-        for (size_t v = 0; v < V; ++v) acc[v] = fma(av, load_weights<B>(b + v * W), acc[v]);
-        if (tail) acc[V] = fma(av, load_weights_partial<B>(b + V * W, tail), acc[V]);
+        for (size_t v = 0; v < V; ++v) acc[v] = fma_broadcast(av, load_weights<B>(b + v * W), acc[v]);
+        if (tail) acc[V] = fma_broadcast(av, load_weights_partial<B>(b + V * W, tail), acc[V]);
     }
 #pragma GCC unroll 9
     for (size_t v = 0; v < V; ++v) acc[v].store_unaligned(c + v * W);

@@ -82,6 +82,10 @@ constexpr size_t vector_registers(batch_tag<mve_batch>) { return 8; }
 
 // a * b + c, one rounding (VFMA).
 inline mve_batch fma(mve_batch a, mve_batch b, mve_batch c) { return vfmaq_f32(c.value, a.value, b.value); }
+// a * b + c, a in every lane: VFMA with a core register (reduce.hpp).
+inline mve_batch fma_broadcast(float a, const mve_batch &b, const mve_batch &c) {
+    return vfmaq_n_f32(c.value, b.value, a);
+}
 // b where either is NaN (see the top of the file).
 inline mve_batch max(mve_batch a, mve_batch b) { return vpselq_f32(a.value, b.value, vcmpgtq_f32(a.value, b.value)); }
 inline mve_batch min(mve_batch a, mve_batch b) { return vpselq_f32(a.value, b.value, vcmpltq_f32(a.value, b.value)); }

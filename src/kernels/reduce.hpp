@@ -44,6 +44,14 @@ constexpr size_t vector_registers(batch_tag<B>) {
     return 16;
 }
 
+// a * b + c with a float a in every lane: fma with a broadcast, unless the
+// batch type has a form that takes the float itself (Helium's VFMA with a
+// core register: no broadcast instruction, no vector register).
+template <class B>
+B fma_broadcast(float a, const B &b, const B &c) {
+    return fma(B(a), b, c);
+}
+
 // n <= B::size elements, the rest of the batch set to `fill`, lane by lane
 // (what every batch type can do; also the fallback of xsimd_batch.hpp's).
 template <class B>
