@@ -10,7 +10,7 @@
 #                        golden cases, Python tools
 #   make PORT=aarch64-linux-gnu      cross-build for a port (below)
 #
-# Variables: CXX, CXXFLAGS, LDFLAGS, SIMD=0/1, OPENMP=0/1, BUILD=dir, PREFIX,
+# Variables: CXX, CXXFLAGS, LDFLAGS, SIMD=0/1, HELIUM=0/1, OPENMP=0/1, BUILD=dir, PREFIX,
 # XSIMD_INCLUDE=dir (where xsimd/xsimd.hpp is, if not on the default path),
 # PORT.
 
@@ -68,6 +68,13 @@ else ifneq ($(filter aarch64% arm%,$(MACHINE)),)
 endif
 ifeq ($(SIMD),0)
   ISA_ENTRIES :=
+endif
+# Helium (MVE with floating point: -mcpu=cortex-m55 / cortex-m85) needs no
+# xsimd: built whenever the flags enable it, unless HELIUM=0.
+ifneq ($(filter arm%,$(MACHINE)),)
+  ifneq ($(HELIUM),0)
+    ISA_ENTRIES += $(shell $(CXX) $(CXXFLAGS) -dM -E -x c++ /dev/null | grep -Eq '__ARM_FEATURE_MVE (2|3)$$' && echo 'helium|src/arch/arm_helium.cpp|')
+  endif
 endif
 isa_name  = $(word 1,$(subst |, ,$(1)))
 isa_file  = $(word 2,$(subst |, ,$(1)))

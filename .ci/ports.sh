@@ -38,7 +38,7 @@ bash .ci/apt_install.sh \
 jobs=$(nproc)
 root=$PWD
 work=$root/build-ports
-rm -rf build-aarch64-linux-gnu build-arm-linux-gnueabihf build-cortex-m4f build-cortex-m4f-minsize build-cortex-m55 "$work" \
+rm -rf build-aarch64-linux-gnu build-arm-linux-gnueabihf build-cortex-m4f build-cortex-m4f-minsize build-cortex-m55 build-cortex-m55-minsize "$work" \
        build-make-aarch64-linux-gnu build-make-arm-linux-gnueabihf build-make-cortex-m4f build-make-cortex-m55
 mkdir -p "$work"
 step_start=$SECONDS
@@ -89,8 +89,13 @@ firmware build-cortex-m4f-minsize 'footprint|llama' -DCMAKE_TOOLCHAIN_FILE=ports
     -DCMAKE_BUILD_TYPE=MinSizeRel
 
 step "cortex-m55: test firmware under qemu-system-arm (mps3-an547)"
-# The same firmware on Armv8.1-M (Helium, FPv5 with double precision).
-firmware build-cortex-m55 'footprint|llama' -DCMAKE_TOOLCHAIN_FILE=ports/cortex-m55.cmake
+# The same firmware on Armv8.1-M (FPv5 with double precision): every golden
+# case on the Helium path and on the plain C++ path, and the kernel checks.
+firmware build-cortex-m55 'golden|kernels|footprint|llama' -DCMAKE_TOOLCHAIN_FILE=ports/cortex-m55.cmake
+
+step "cortex-m55 MinSizeRel: the Helium path built for size, on the board"
+firmware build-cortex-m55-minsize 'footprint' -DCMAKE_TOOLCHAIN_FILE=ports/cortex-m55.cmake \
+    -DCMAKE_BUILD_TYPE=MinSizeRel
 
 step "make PORT=...: each port's library"
 for port in aarch64-linux-gnu arm-linux-gnueabihf cortex-m4f cortex-m55; do

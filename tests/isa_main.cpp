@@ -19,7 +19,7 @@ bool forced_isa(edgeattn_isa &isa, const char *&name) {
     name = std::getenv("EDGEATTN_ISA");
     isa = EDGEATTN_ISA_AUTO;
     if (!name || !*name) return true;
-    for (int i = EDGEATTN_ISA_AUTO; i <= EDGEATTN_ISA_NEON; ++i) {
+    for (int i = EDGEATTN_ISA_AUTO; i <= EDGEATTN_ISA_HELIUM; ++i) {
         if (std::strcmp(name, edgeattn_isa_name(static_cast<edgeattn_isa>(i))) == 0) {
             isa = static_cast<edgeattn_isa>(i);
             return true;

@@ -29,7 +29,7 @@ inline void set_threads(int n) {
 
 inline std::vector<edgeattn_isa> paths() {
     std::vector<edgeattn_isa> v;
-    for (int i = EDGEATTN_ISA_SCALAR; i <= EDGEATTN_ISA_NEON; ++i)
+    for (int i = EDGEATTN_ISA_SCALAR; i <= EDGEATTN_ISA_HELIUM; ++i)
         if (edgeattn_isa_supported(static_cast<edgeattn_isa>(i))) v.push_back(static_cast<edgeattn_isa>(i));
     return v;
 }

@@ -31,7 +31,7 @@ namespace {
 
 std::vector<const kernel_table *> supported_paths() {
     std::vector<const kernel_table *> paths;
-    for (int i = EDGEATTN_ISA_SCALAR; i <= EDGEATTN_ISA_NEON; ++i) {
+    for (int i = EDGEATTN_ISA_SCALAR; i <= EDGEATTN_ISA_HELIUM; ++i) {
         const edgeattn_isa isa = static_cast<edgeattn_isa>(i);
         if (!edgeattn_isa_supported(isa)) continue;
         REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);

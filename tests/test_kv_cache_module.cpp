@@ -294,7 +294,7 @@ void check_memory_size() {
 }  // namespace
 
 TEST_CASE("KVCache decode steps, a full cache, truncate and reset meet the float64 reference on every path") {
-    for (int i = EDGEATTN_ISA_SCALAR; i <= EDGEATTN_ISA_NEON; ++i) {
+    for (int i = EDGEATTN_ISA_SCALAR; i <= EDGEATTN_ISA_HELIUM; ++i) {
         const edgeattn_isa isa = static_cast<edgeattn_isa>(i);
         if (!edgeattn_isa_supported(isa)) continue;
         REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);

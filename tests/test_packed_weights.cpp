@@ -185,7 +185,7 @@ TEST_CASE("weights packed once serve every kernel path") {
     const edgeattn_isa first = edgeattn_current_isa();
     REQUIRE(edgeattn_set_isa(EDGEATTN_ISA_SCALAR) == EDGEATTN_OK);
     std::vector<float> packed = p.pack();  // packed while the scalar path is in use
-    for (int i = EDGEATTN_ISA_SCALAR; i <= EDGEATTN_ISA_NEON; ++i) {
+    for (int i = EDGEATTN_ISA_SCALAR; i <= EDGEATTN_ISA_HELIUM; ++i) {
         const edgeattn_isa isa = static_cast<edgeattn_isa>(i);
         if (!edgeattn_isa_supported(isa)) continue;
         REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);

@@ -912,7 +912,7 @@ TEST_CASE("forcing a kernel path: unsupported paths are refused, auto restores t
     const edgeattn_isa before = edgeattn_current_isa();
     CHECK(edgeattn_set_isa(EDGEATTN_ISA_SCALAR) == EDGEATTN_OK);
     CHECK(edgeattn_current_isa() == EDGEATTN_ISA_SCALAR);
-    for (int i = EDGEATTN_ISA_SSE2; i <= EDGEATTN_ISA_NEON; ++i) {
+    for (int i = EDGEATTN_ISA_SSE2; i <= EDGEATTN_ISA_HELIUM; ++i) {
         const edgeattn_isa isa = static_cast<edgeattn_isa>(i);
         if (!edgeattn_isa_supported(isa)) {
             CHECK(edgeattn_set_isa(isa) == EDGEATTN_ERR_UNSUPPORTED_ISA);

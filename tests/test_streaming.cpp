@@ -66,7 +66,7 @@ TEST_CASE("streaming dot-product attention over several key blocks meets the ref
 
     const edgeattn_attention_dims dims{B, Q, K, d, d, dv, 0, 0, 0, 0};
     std::vector<float> ws(test_calls::workspace_bytes(EDGEATTN_OP_SDPA, dims, 4) / sizeof(float));
-    for (int i = EDGEATTN_ISA_SCALAR; i <= EDGEATTN_ISA_NEON; ++i) {
+    for (int i = EDGEATTN_ISA_SCALAR; i <= EDGEATTN_ISA_HELIUM; ++i) {
         const edgeattn_isa isa = static_cast<edgeattn_isa>(i);
         if (!edgeattn_isa_supported(isa)) continue;
         REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);

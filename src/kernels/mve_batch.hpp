@@ -8,7 +8,13 @@
 // - Its float maximum and minimum (VMAXNM/VMINNM) return the number when
 //   one operand is NaN; the kernels' clamps must keep NaN (exp.hpp), so
 //   max and min are a compare and a predicated select, as on x86
-//   (maxps/minps: the second operand when either is NaN).
+//   (maxps/minps: the second operand when either is NaN). Its compares
+//   follow the Arm condition codes: LT and LE hold for unordered operands,
+//   so every compare here is GT (false for NaN).
+// - Its float arithmetic runs with the standard FPSCR value (QEMU, as the
+//   architecture says): subnormal results flush to zero (exp's results
+//   below FLT_MIN are 0, as exp.hpp documents) and a NaN result is the
+//   default NaN (payloads are kept only by the binary16 conversions).
 // - It has no vector division (softcap's, a few scales): lane by lane,
 //   the FPU's own correctly rounded VDIV.
 // - It has no float addition across lanes: the lanes are added in a fixed
@@ -69,7 +75,9 @@ struct mve_batch {
         q = vsetq_lane_f32(vgetq_lane_f32(a.value, 3) / vgetq_lane_f32(b.value, 3), q, 3);
         return q;
     }
-    friend mve_lanes_true operator<(mve_batch a, mve_batch b) { return {vcmpltq_f32(a.value, b.value)}; }
+    // a < b as b > a: Helium's VCMP with LT (and LE) is true for unordered
+    // operands (the Arm condition codes), and a NaN must compare false.
+    friend mve_lanes_true operator<(mve_batch a, mve_batch b) { return {vcmpgtq_f32(b.value, a.value)}; }
     friend mve_lanes_true operator>(mve_batch a, mve_batch b) { return {vcmpgtq_f32(a.value, b.value)}; }
     mve_batch &operator+=(mve_batch b) {
         value = vaddq_f32(value, b.value);
@@ -88,7 +96,7 @@ inline mve_batch fma_broadcast(float a, const mve_batch &b, const mve_batch &c) 
 }
 // b where either is NaN (see the top of the file).
 inline mve_batch max(mve_batch a, mve_batch b) { return vpselq_f32(a.value, b.value, vcmpgtq_f32(a.value, b.value)); }
-inline mve_batch min(mve_batch a, mve_batch b) { return vpselq_f32(a.value, b.value, vcmpltq_f32(a.value, b.value)); }
+inline mve_batch min(mve_batch a, mve_batch b) { return vpselq_f32(a.value, b.value, vcmpgtq_f32(b.value, a.value)); }
 inline mve_batch select(mve_lanes_true condition, mve_batch a, mve_batch b) {
     return vpselq_f32(a.value, b.value, condition.bits);
 }

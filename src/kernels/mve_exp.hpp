@@ -21,7 +21,9 @@ EDGEATTN_HOT_INLINE void nonpositive_exps(mve_batch (&x)[N], batch_tag<mve_batch
     for (size_t i = 0; i < N; ++i) {
         // Clamped to [-87.33, 0], NaN kept (exp.hpp's min(0, max(-87.33, x))).
         float32x4_t v = x[i].value;
-        v = vpselq_f32(vdupq_n_f32(exp_flush_below), v, vcmpltq_n_f32(v, exp_flush_below));
+        // (flush > v, not v < flush: LT holds for NaN on Helium.)
+        const float32x4_t flush = vdupq_n_f32(exp_flush_below);
+        v = vpselq_f32(flush, v, vcmpgtq_f32(flush, v));
         v = vpselq_f32(vdupq_n_f32(0.0f), v, vcmpgtq_n_f32(v, 0.0f));
         n[i] = vrndnq_f32(vmulq_n_f32(v, log2e));
         r[i] = vfmaq_n_f32(vfmaq_n_f32(v, n[i], ln2_hi_negated), n[i], ln2_lo);

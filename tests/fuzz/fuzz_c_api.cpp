@@ -2862,7 +2862,7 @@ void fuzz_enum_arguments(Input &in) {
     const std::uint8_t how = in.byte();
     const int v = how < 128 ? listed[how % (sizeof listed / sizeof listed[0])] : in.in.ConsumeIntegral<int>();
     const edgeattn_isa before = edgeattn_current_isa();
-    const bool isa_enum = v >= EDGEATTN_ISA_AUTO && v <= EDGEATTN_ISA_NEON;
+    const bool isa_enum = v >= EDGEATTN_ISA_AUTO && v <= EDGEATTN_ISA_HELIUM;
     const edgeattn_status st = c_set_isa(v);
     if (!isa_enum) {
         FUZZ_CHECK(st == EDGEATTN_ERR_UNSUPPORTED_ISA, "set_isa took a value outside the enum", st);
@@ -2911,7 +2911,7 @@ void fuzz_enum_arguments(Input &in) {
 // A kernel path this CPU runs, picked by the input.
 void choose_path(Input &in) {
     std::vector<edgeattn_isa> paths;
-    for (int i = EDGEATTN_ISA_SCALAR; i <= EDGEATTN_ISA_NEON; ++i)
+    for (int i = EDGEATTN_ISA_SCALAR; i <= EDGEATTN_ISA_HELIUM; ++i)
         if (edgeattn_isa_supported(static_cast<edgeattn_isa>(i))) paths.push_back(static_cast<edgeattn_isa>(i));
     const edgeattn_isa isa = paths[in.byte() % paths.size()];
     if (edgeattn_set_isa(isa) != EDGEATTN_OK) fail("a supported path was refused");

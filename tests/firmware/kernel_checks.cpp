@@ -1,0 +1,296 @@
+// The kernels of each path the board's build has (Helium where built, the
+// plain C++ path), on the board, against float64 and the library's scalar
+// conversions: the bounds tests/test_kernels.cpp holds on the hosted paths.
+//   exp              at most 2 ULP on [-87.33, 88.37] (every 4099th float
+//                    there), 0 below, inf above, NaN kept
+//   exp, x <= 0      softmax's variant: at most 2 ULP on [-87.33, 0]
+//   widen_half       all 65,536 binary16 values, bitwise (NaN payloads too)
+//   round_half       float_to_half_ieee's bits: every binary16 value, the
+//                    midpoints between neighbours, a float either side
+//   products         x W^T (fp32, int8 with scales, binary16 weights) and the
+//                    cache's values product: M 1..5, N 1..9, K 1..37 against
+//                    float64 within (K + 2) ulp of the sum of magnitudes
+//   masked softmax   rows of 1..41 keys, visible parts of any interval,
+//                    against float64 (relative 1e-6, masked rows d2l's); a
+//                    NaN score makes its row NaN
+// Every output has a canary after it: nothing past n is written (tails
+// are predicated on Helium).
+#include <edgeattn/edgeattn.h>
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/half.hpp"
+#include "kernels/kernel_table.hpp"
+#include "report.hpp"
+
+namespace {
+
+using edgeattn::detail::kernel_table;
+
+std::size_t passed = 0, failed = 0;
+
+void check(bool ok, const char *path, const char *what, double worst) {
+    firmware::Line() << (ok ? "ok     " : "FAIL   ") << path << " " << what << " (worst " << worst << ")";
+    ++(ok ? passed : failed);
+}
+
+float float_from_bits(std::uint32_t bits) {
+    float f;
+    std::memcpy(&f, &bits, sizeof f);
+    return f;
+}
+std::uint32_t bits_of(float f) {
+    std::uint32_t b;
+    std::memcpy(&b, &f, sizeof b);
+    return b;
+}
+
+double ulp_error(float got, double truth) {
+    const double ulp = std::ldexp(1.0, std::ilogb(static_cast<float>(truth)) - 23);
+    return std::fabs(got - truth) / ulp;
+}
+
+std::uint32_t next_random(std::uint32_t &s) {
+    s = s * 1664525u + 1013904223u;
+    return s >> 8;
+}
+float random_in(std::uint32_t &s, float scale) { return scale * (static_cast<float>(next_random(s)) / 16777216.0f - 0.5f); }
+
+constexpr float canary = 12345.0f;
+constexpr std::size_t chunk = 1024;
+float xs[chunk + 8], ys[chunk + 8];
+
+// exp (or softmax's exp of x <= 0) over every 4099th float of [lo, hi].
+void exp_checks(const kernel_table &k, const char *path, bool nonpositive) {
+    auto *f = nonpositive ? k.exp_nonpositive : k.exp;
+    double worst = 0;
+    bool ok = true;
+    std::size_t points = 0;
+    // Negative floats from -87.33 up to -0, then (exp only) positive ones to 88.37.
+    const std::uint32_t starts[] = {bits_of(-87.33654475f), 0u}, ends[] = {0x80000000u, bits_of(88.37626266f)};
+    for (int side = 0; side < (nonpositive ? 1 : 2); ++side) {
+        const bool down = side == 0;  // negative floats: the bits go down as x goes up
+        for (std::uint32_t b = starts[side];;) {
+            std::size_t n = 0;
+            for (; n < chunk; ++n) {
+                xs[n] = float_from_bits(b);
+                if (down ? b - 0x80000000u < 4099u : ends[side] - b < 4099u) break;
+                b = down ? b - 4099u : b + 4099u;
+            }
+            if (n < chunk) ++n;
+            ys[n] = canary;
+            f(xs, ys, n);
+            ok = ok && ys[n] == canary;
+            for (std::size_t i = 0; i < n; ++i) {
+                // Where the true value is below FLT_MIN (the range's bottom
+                // edge), 0 is right too: Helium's arithmetic flushes
+                // subnormal results (exp.hpp: "denormals are flushed").
+                const double truth = std::exp(static_cast<double>(xs[i]));
+                if (truth < 1.1754943508222875e-38 && ys[i] == 0.0f) continue;
+                const double e = ulp_error(ys[i], truth);
+                worst = e > worst ? e : worst;
+            }
+            points += n;
+            if (n < chunk) break;
+        }
+    }
+    const float specials[] = {NAN, -INFINITY, -0.0f, 0.0f, -100.0f, INFINITY, 100.0f};
+    float out[7];
+    f(specials, out, nonpositive ? 5 : 7);
+    ok = ok && std::isnan(out[0]) && out[2] == 1.0f && out[3] == 1.0f;
+    ok = ok && (nonpositive ? out[1] <= 1.2e-38f && out[4] <= 1.2e-38f
+                            : out[1] == 0.0f && out[4] == 0.0f && std::isinf(out[5]) && std::isinf(out[6]));
+    check(ok && worst <= 2.0 && points > 20000, path, nonpositive ? "exp of x <= 0: <= 2 ULP" : "exp: <= 2 ULP",
+          worst);
+}
+
+std::uint16_t hs[chunk + 8];
+
+void half_checks(const kernel_table &k, const char *path) {
+    bool ok = true;
+    for (std::uint32_t start = 0; start < 65536u; start += chunk) {
+        const std::size_t n = chunk - 3;  // an odd length: a tail every time
+        for (std::size_t i = 0; i < n; ++i) hs[i] = static_cast<std::uint16_t>((start + i * 61u) & 0xFFFFu);
+        xs[n] = canary;
+        k.widen_half(hs, n, xs);
+        ok = ok && xs[n] == canary;
+        for (std::size_t i = 0; i < n; ++i) {
+            const float want = edgeattn::detail::half_to_float(hs[i]);
+            ok = ok && bits_of(xs[i]) == bits_of(want);
+        }
+    }
+    check(ok, path, "widen_half: every binary16 value bitwise", 0);
+    // Each binary16 value, the midpoint to the next one up and a float on
+    // either side of that midpoint.
+    ok = true;
+    for (std::uint32_t start = 0; start < 65536u; start += chunk / 4) {
+        std::size_t n = 0;
+        for (std::uint32_t h = start; h < start + chunk / 4; ++h) {
+            const float v = edgeattn::detail::half_to_float(static_cast<std::uint16_t>(h));
+            const float next = edgeattn::detail::half_to_float(static_cast<std::uint16_t>(h + 1));
+            const float mid = static_cast<float>((static_cast<double>(v) + next) / 2);
+            xs[n++] = v;
+            xs[n++] = mid;
+            xs[n++] = std::nextafter(mid, -INFINITY);
+            xs[n++] = std::nextafter(mid, INFINITY);
+        }
+        n -= 1;
+        hs[n] = 0x1234;
+        k.round_half(xs, n, hs);
+        ok = ok && hs[n] == 0x1234;
+        for (std::size_t i = 0; i < n; ++i) ok = ok && hs[i] == edgeattn::detail::float_to_half_ieee(xs[i]);
+    }
+    check(ok, path, "round_half: float_to_half_ieee's bits", 0);
+}
+
+// Products against float64: C = alpha A W^T + bias with W fp32, int8 (with
+// per-row scales) or binary16, and C = A V for the cache's stored values.
+float A[5 * 40], Wf[40 * 40], C[9 * 9 + 8], scales[40], bias[9];
+std::int8_t W8[40 * 40];
+std::uint16_t W16[40 * 40];
+
+double weight_of(int type, std::size_t i) {
+    return type == 0 ? Wf[i] : type == 1 ? static_cast<double>(W8[i]) : edgeattn::detail::half_to_float(W16[i]);
+}
+const void *weights_of(int type) {
+    return type == 0 ? static_cast<const void *>(Wf) : type == 1 ? static_cast<const void *>(W8) : W16;
+}
+
+void product_checks(const kernel_table &k, const edgeattn::detail::cache_kernel_table &ck, const char *path) {
+    std::uint32_t s = 7;
+    double worst = 0;
+    bool ok = true;
+    for (std::size_t i = 0; i < 5 * 40; ++i) A[i] = random_in(s, 2.0f);
+    for (std::size_t i = 0; i < 40 * 40; ++i) {
+        Wf[i] = random_in(s, 2.0f);
+        W8[i] = static_cast<std::int8_t>(static_cast<int>(next_random(s) % 255u) - 127);
+        W16[i] = edgeattn::detail::float_to_half_ieee(random_in(s, 2.0f));
+    }
+    for (std::size_t i = 0; i < 40; ++i) scales[i] = 0.01f + static_cast<float>(i) * 0.001f;
+    for (std::size_t i = 0; i < 9; ++i) bias[i] = random_in(s, 1.0f);
+    const float alpha = 0.375f;
+    for (int type = 0; type < 3; ++type)
+        for (std::size_t M = 1; M <= 5; ++M)
+            for (std::size_t N = 1; N <= 9; ++N)
+                for (std::size_t K = 1; K <= 37; K += (K < 12 ? 1 : 5)) {
+                    // x W^T: A (M, K) row stride 40, W (N, K) row stride 40.
+                    for (std::size_t i = 0; i < M * N + 8; ++i) C[i] = canary;
+                    if (type == 0)
+                        k.gemm_nt_direct(M, N, K, alpha, A, 40, Wf, 40, bias, C, N);
+                    else
+                        edgeattn::detail::stored_kernels(k, type == 1 ? EDGEATTN_DTYPE_INT8 : EDGEATTN_DTYPE_F16)
+                            .gemm_nt_direct(M, N, K, alpha, A, 40, weights_of(type), 40,
+                                            type == 1 ? scales : nullptr, bias, C, N);
+                    ok = ok && C[M * N] == canary;
+                    for (std::size_t i = 0; i < M; ++i)
+                        for (std::size_t j = 0; j < N; ++j) {
+                            double sum = 0, magnitude = 0;
+                            for (std::size_t kk = 0; kk < K; ++kk) {
+                                const double p = A[i * 40 + kk] * weight_of(type, j * 40 + kk);
+                                sum += p;
+                                magnitude += std::fabs(p);
+                            }
+                            const double factor = (type == 1 ? scales[j] : 1.0) * alpha;
+                            const double want = sum * factor + bias[j];
+                            const double bound = (magnitude * factor + std::fabs(bias[j])) *
+                                                 static_cast<double>(K + 2) * 0x1p-23;
+                            const double e = std::fabs(C[i * N + j] - want) / (bound > 0 ? bound : 1);
+                            worst = e > worst ? e : worst;
+                        }
+                    // The cache's stored values: C (M, N) = A (M, K) . V (K, N),
+                    // V's rows 40 apart, int8 rows times their scales.
+                    if (type == 0) continue;
+                    for (std::size_t i = 0; i < M * N + 8; ++i) C[i] = canary;
+                    (type == 1 ? ck.int8_values : ck.half_values)(M, N, K, A, 40, weights_of(type), 40,
+                                                                  type == 1 ? scales : nullptr, C, N, false);
+                    ok = ok && C[M * N] == canary;
+                    for (std::size_t i = 0; i < M; ++i)
+                        for (std::size_t j = 0; j < N; ++j) {
+                            double sum = 0, magnitude = 0;
+                            for (std::size_t kk = 0; kk < K; ++kk) {
+                                const double p = A[i * 40 + kk] * (type == 1 ? scales[kk] : 1.0) *
+                                                 weight_of(type, kk * 40 + j);
+                                sum += p;
+                                magnitude += std::fabs(p);
+                            }
+                            const double bound = magnitude * static_cast<double>(K + 2) * 0x1p-23;
+                            const double e = std::fabs(C[i * N + j] - sum) / (bound > 0 ? bound : 1);
+                            worst = e > worst ? e : worst;
+                        }
+                }
+    check(ok && worst <= 1.0, path, "products (fp32, int8, binary16): within (K + 2) ulp of float64", worst);
+}
+
+float X[6 * 48], Y[6 * 48 + 8];
+
+void softmax_checks(const kernel_table &k, const char *path) {
+    std::uint32_t s = 11;
+    double worst = 0;
+    bool ok = true;
+    for (std::size_t keys = 1; keys <= 41; keys += 2) {
+        const std::size_t rows = 6, ld = 48;
+        for (std::size_t i = 0; i < rows * ld; ++i) X[i] = random_in(s, 16.0f);
+        edgeattn::detail::key_interval visible[rows];
+        for (std::size_t r = 0; r < rows; ++r) {
+            const std::size_t lo = r == 0 ? 0 : next_random(s) % (keys + 1);
+            const std::size_t hi = r == 0 ? keys : lo + next_random(s) % (keys - lo + 1);
+            visible[r] = {lo, hi};
+        }
+        for (int masked = 0; masked < 2; ++masked) {
+            for (std::size_t i = 0; i < rows * ld + 8; ++i) Y[i] = canary;
+            k.masked_softmax_rows(X, Y, ld, rows, keys, masked ? visible : nullptr);
+            for (std::size_t r = 0; r < rows; ++r) {
+                ok = ok && Y[r * ld + keys] == canary;
+                const edgeattn::detail::key_interval v = masked ? visible[r] : edgeattn::detail::key_interval{0, keys};
+                double m = -1e6, sum = 0;
+                for (std::size_t j = v.lo; j < v.hi; ++j) m = X[r * ld + j] > m ? X[r * ld + j] : m;
+                auto score = [&](std::size_t j) { return j >= v.lo && j < v.hi ? double(X[r * ld + j]) : -1e6; };
+                for (std::size_t j = 0; j < keys; ++j) sum += std::exp(score(j) - m);
+                for (std::size_t j = 0; j < keys; ++j) {
+                    const double want = std::exp(score(j) - m) / sum;
+                    const double e = std::fabs(Y[r * ld + j] - want) / (want > 1e-30 ? want : 1.0);
+                    worst = e > worst ? e : worst;
+                }
+            }
+        }
+    }
+    // A NaN score makes its whole row NaN (masked or not), on every path.
+    for (std::size_t j = 0; j < 9; ++j) X[j] = static_cast<float>(j);
+    X[3] = NAN;
+    const edgeattn::detail::key_interval some{1, 7};
+    for (int masked = 0; masked < 2; ++masked) {
+        k.masked_softmax_rows(X, Y, 48, 1, 9, masked ? &some : nullptr);
+        for (std::size_t j = 0; j < 9; ++j) ok = ok && std::isnan(Y[j]);
+    }
+    check(ok && worst <= 1e-6, path, "masked softmax rows: relative 1e-6 of float64, NaN rows NaN", worst);
+}
+
+}  // namespace
+
+int main() {
+    const edgeattn_isa paths[] = {EDGEATTN_ISA_HELIUM, EDGEATTN_ISA_SCALAR};
+    std::size_t ran = 0;
+    for (edgeattn_isa path : paths) {
+        if (edgeattn_set_isa(path) != EDGEATTN_OK) continue;
+        ++ran;
+        const kernel_table &k = edgeattn::detail::active_kernels();
+        const char *name = edgeattn_isa_name(path);
+        exp_checks(k, name, false);
+        exp_checks(k, name, true);
+        half_checks(k, name);
+        product_checks(k, edgeattn::detail::cache_kernels_of(k), name);
+        softmax_checks(k, name);
+    }
+    edgeattn_set_isa(EDGEATTN_ISA_AUTO);
+#if defined(EDGEATTN_FIRMWARE_HELIUM)
+    if (ran != 2) {
+        firmware::Line() << "FAIL   the Helium path is not in the library";
+        ++failed;
+    }
+#endif
+    firmware::Line() << passed << " passed, " << failed << " failed";
+    return failed == 0 && passed > 0 ? 0 : 1;
+}
