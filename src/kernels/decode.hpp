@@ -209,6 +209,43 @@ void decode_scores_rows(size_t N, size_t K, float alpha, const float *const *ar,
     }
 }
 
+// One row's scores, W keys a step, the tile's loop and reduction inline
+// (gemm_nt_direct_tile's one-row form: the same sums in the same order).
+// For Helium, whose tile call cost more than its loop on a head of 16: the
+// call saved and restored Q4-Q7 and eight core registers, zeroed and
+// reduced its accumulators, for 4 steps of 4 multiply-adds (decode of 4
+// heads over 256 keys: 120 instructions a tile, 40 of them the products').
+template <class B, class T>
+void decode_scores_one_row(size_t N, size_t K, float alpha, const float *a, const T *Wm, size_t ldw, float *c) {
+    constexpr size_t W = B::size;
+    const size_t steps = K / W, full = steps * W, tail = K - full;
+    size_t j0 = 0;
+    for (; j0 + W <= N; j0 += W) {
+        B acc[W];
+#pragma GCC unroll 16
+        for (size_t u = 0; u < W; ++u) acc[u] = B(0.0f);
+        const float *ap = a;
+        const T *wp[W];
+#pragma GCC unroll 16
+        for (size_t u = 0; u < W; ++u) wp[u] = Wm + (j0 + u) * ldw;
+        for (size_t step = steps; step; --step) {  // the trip count once, not per tile
+            const B av = load_weights_and_step<B>(ap);
+#pragma GCC unroll 16
+            for (size_t u = 0; u < W; ++u) acc[u] = fma(av, load_weights_and_step<B>(wp[u]), acc[u]);
+        }
+        if (tail) {
+            const B av = load_partial<B>(a + full, tail, 0.0f);
+#pragma GCC unroll 16
+            for (size_t u = 0; u < W; ++u) acc[u] = fma(av, load_weights_partial<B>(wp[u], tail), acc[u]);
+        }
+        (lane_sums(acc) * B(alpha)).store_unaligned(c + j0);
+    }
+    if (j0 < N) {
+        const float *ar[1] = {a};
+        decode_scores_rows<B, 1, T>(N - j0, K, alpha, ar, Wm + j0 * ldw, ldw, c + j0, 0, 1);
+    }
+}
+
 template <class B, size_t TA, class T>
 void decode_scores_tiles(size_t M, size_t N, size_t K, float alpha, const float *A, size_t lda, const T *Wm,
                          size_t ldw, const float *scales, float *C, size_t ldc) {
@@ -233,6 +270,8 @@ void decode_scores(size_t M, size_t N, size_t K, float alpha, const float *A, si
         decode_scores_tiles<B, (B::size >= 4 ? 4 : 1), T>(M, N, K, alpha, A, lda, w, ldw, scales, C, ldc);
     else if (M >= 2 && B::size >= 2)
         decode_scores_tiles<B, (B::size >= 2 ? 2 : 1), T>(M, N, K, alpha, A, lda, w, ldw, scales, C, ldc);
+    else if (vector_registers(batch_tag<B>()) <= 8 && M == 1 && !scales)
+        decode_scores_one_row<B, T>(N, K, alpha, A, w, ldw, C);
     else
         decode_scores_tiles<B, 1, T>(M, N, K, alpha, A, lda, w, ldw, scales, C, ldc);
 }

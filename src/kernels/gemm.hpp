@@ -418,7 +418,7 @@ B gemm_nt_direct_tile(size_t full, size_t tail, const float *const *a, const T *
         const T *wp[TW];
 #pragma GCC unroll 16
         for (size_t u = 0; u < TW; ++u) wp[u] = w[u];
-        for (size_t k = 0; k < full; k += W) {
+        for (size_t step = full / W; step; --step) {
             const B av = load_weights_and_step<B>(ap);
 #pragma GCC unroll 16
             for (size_t u = 0; u < TW; ++u) acc[u] = fma(av, load_weights_and_step<B>(wp[u]), acc[u]);

@@ -112,16 +112,18 @@ inline float horizontal_max(const mve_batch &v) {
     return bd > ac ? bd : ac;
 }
 // Lane i = v[i]'s lanes added in hadd's order (or their maximum in
-// horizontal_max's): VST4 writes the four batches interleaved, so reading
-// them back is their transpose, and three vector operations combine it.
-// Inlined, so the tiles' accumulators stay in registers (called through a
-// pointer, GCC kept them on the stack and stored and reloaded every one
-// each step of the products' loops).
+// horizontal_max's): the four batches stored one after another and read
+// back deinterleaved (VLD4) are their transpose, and three vector
+// operations combine it. (VST4 then four loads did the same, but wants its
+// four sources in consecutive registers: four moves more a tile.) Inlined,
+// so the tiles' accumulators stay in registers (called through a pointer,
+// GCC kept them on the stack and stored and reloaded every one each step
+// of the products' loops).
 EDGEATTN_HOT_INLINE void transpose_four(const mve_batch *v, mve_batch (&t)[4]) {
     alignas(16) float lanes[16];
-    const float32x4x4_t rows = {{v[0].value, v[1].value, v[2].value, v[3].value}};
-    vst4q_f32(lanes, rows);
-    for (int i = 0; i < 4; ++i) t[i] = vld1q_f32(lanes + 4 * i);
+    for (int i = 0; i < 4; ++i) vst1q_f32(lanes + 4 * i, v[i].value);
+    const float32x4x4_t columns = vld4q_f32(lanes);
+    for (int i = 0; i < 4; ++i) t[i] = columns.val[i];
 }
 EDGEATTN_HOT_INLINE mve_batch sums_of_lanes(const mve_batch *v, batch_tag<mve_batch>) {
     mve_batch t[4];
@@ -188,11 +190,11 @@ inline mve_batch widen_half(const uint16_t *p, batch_tag<mve_batch>) {
 // Loads that step their pointer past what they read (writeback
 // addressing), for the products' loops (weight_load.hpp's load_and_step):
 // the intrinsics have no such form, and GCC 12 computes base + offset with
-// an add per load instead. Low registers: the widening loads' encoding has
-// three bits for the base.
+// an add per load instead. The widening loads' encoding has three bits for
+// the base (a low register); the 32-bit load's has four.
 inline mve_batch load_and_step(const float *&p, batch_tag<mve_batch>) {
     float32x4_t v;
-    __asm__("vldrw.u32 %q0, [%1], #16" : "=w"(v), "+l"(p) : "m"(*reinterpret_cast<const float(*)[4]>(p)));
+    __asm__("vldrw.u32 %q0, [%1], #16" : "=w"(v), "+r"(p) : "m"(*reinterpret_cast<const float(*)[4]>(p)));
     return v;
 }
 inline mve_batch load_and_step(const int8_t *&p, batch_tag<mve_batch>) {
