@@ -12,12 +12,15 @@ namespace edgeattn {
 namespace detail {
 namespace {
 
+// The pointers step themselves and the trip count is made once: Helium's
+// loads and stores take no index register (an add per access otherwise),
+// and GCC turns the count into a low-overhead loop.
 template <class B>
 void add(const float *x, const float *p, float *y, size_t n) {
-    size_t i = 0;
-    for (; i + B::size <= n; i += B::size)
-        (B::load_unaligned(x + i) + B::load_unaligned(p + i)).store_unaligned(y + i);
-    if (i < n) store_partial(load_partial<B>(x + i, n - i, 0.0f) + load_partial<B>(p + i, n - i, 0.0f), y + i, n - i);
+    for (size_t steps = n / B::size; steps; --steps, x += B::size, p += B::size, y += B::size)
+        (B::load_unaligned(x) + B::load_unaligned(p)).store_unaligned(y);
+    if (const size_t rest = n % B::size)
+        store_partial(load_partial<B>(x, rest, 0.0f) + load_partial<B>(p, rest, 0.0f), y, rest);
 }
 
 template <class B>
