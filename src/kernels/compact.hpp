@@ -21,6 +21,17 @@
 #define EDGEATTN_HOT_INLINE inline __attribute__((always_inline))
 #endif
 
+// A one-operation wrapper (a load that steps its pointer, a multiply-add by
+// a broadcast float): inlined at every optimisation level. Built for size,
+// GCC left load_and_step as a call, two calls a multiply-add in the plain
+// C++ products (d2l's block on the Cortex-M4F, -Os: 2.6 M -> 7.0 M
+// instructions).
+#if defined(__GNUC__) || defined(__clang__)
+#define EDGEATTN_WRAPPER inline __attribute__((always_inline))
+#else
+#define EDGEATTN_WRAPPER inline
+#endif
+
 namespace edgeattn {
 namespace detail {
 namespace {

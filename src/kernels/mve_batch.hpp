@@ -91,7 +91,7 @@ constexpr size_t vector_registers(batch_tag<mve_batch>) { return 8; }
 // a * b + c, one rounding (VFMA).
 inline mve_batch fma(mve_batch a, mve_batch b, mve_batch c) { return vfmaq_f32(c.value, a.value, b.value); }
 // a * b + c, a in every lane: VFMA with a core register (reduce.hpp).
-inline mve_batch fma_broadcast(float a, const mve_batch &b, const mve_batch &c) {
+EDGEATTN_WRAPPER mve_batch fma_broadcast(float a, const mve_batch &b, const mve_batch &c) {
     return vfmaq_n_f32(c.value, b.value, a);
 }
 // b where either is NaN (see the top of the file).
@@ -192,12 +192,12 @@ inline mve_batch widen_half(const uint16_t *p, batch_tag<mve_batch>) {
 // the intrinsics have no such form, and GCC 12 computes base + offset with
 // an add per load instead. The widening loads' encoding has three bits for
 // the base (a low register); the 32-bit load's has four.
-inline mve_batch load_and_step(const float *&p, batch_tag<mve_batch>) {
+EDGEATTN_WRAPPER mve_batch load_and_step(const float *&p, batch_tag<mve_batch>) {
     float32x4_t v;
     __asm__("vldrw.u32 %q0, [%1], #16" : "=w"(v), "+r"(p) : "m"(*reinterpret_cast<const float(*)[4]>(p)));
     return v;
 }
-inline mve_batch load_and_step(const int8_t *&p, batch_tag<mve_batch>) {
+EDGEATTN_WRAPPER mve_batch load_and_step(const int8_t *&p, batch_tag<mve_batch>) {
     int32x4_t v;
     __asm__("vldrb.s32 %q0, [%1], #4" : "=w"(v), "+l"(p) : "m"(*reinterpret_cast<const int8_t(*)[4]>(p)));
     return vcvtq_f32_s32(v);

@@ -8,6 +8,8 @@
 
 #include <stddef.h>
 
+#include "compact.hpp"
+
 namespace edgeattn {
 namespace detail {
 namespace {
@@ -48,7 +50,7 @@ constexpr size_t vector_registers(batch_tag<B>) {
 // batch type has a form that takes the float itself (Helium's VFMA with a
 // core register: no broadcast instruction, no vector register).
 template <class B>
-B fma_broadcast(float a, const B &b, const B &c) {
+EDGEATTN_WRAPPER B fma_broadcast(float a, const B &b, const B &c) {
     return fma(B(a), b, c);
 }
 

@@ -37,13 +37,13 @@ B load_weights(const uint16_t *p) {
 // step their own pointer (Helium's writeback addressing) overloads
 // load_and_step for its tag; this is every other's.
 template <class B, class T>
-B load_and_step(const T *&p, batch_tag<B>) {
+EDGEATTN_WRAPPER B load_and_step(const T *&p, batch_tag<B>) {
     const B v = load_weights<B>(p);
     p += B::size;
     return v;
 }
 template <class B, class T>
-B load_weights_and_step(const T *&p) {
+EDGEATTN_WRAPPER B load_weights_and_step(const T *&p) {
     return load_and_step(p, batch_tag<B>());
 }
 
