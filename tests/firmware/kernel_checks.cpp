@@ -159,6 +159,21 @@ const void *weights_of(int type) {
     return type == 0 ? static_cast<const void *>(Wf) : type == 1 ? static_cast<const void *>(W8) : W16;
 }
 
+// got against factor * sum(term(k), k < K) + bias in float64, in units of
+// fp32's bound for such a sum ((K + 2) ulp of its magnitude); the worst kept.
+template <class Term>
+void note_error(float got, std::size_t K, double factor, double bias, double &worst, Term term) {
+    double sum = 0, magnitude = 0;
+    for (std::size_t kk = 0; kk < K; ++kk) {
+        const double p = term(kk);
+        sum += p;
+        magnitude += std::fabs(p);
+    }
+    const double bound = (magnitude * std::fabs(factor) + std::fabs(bias)) * static_cast<double>(K + 2) * 0x1p-23;
+    const double e = std::fabs(got - (sum * factor + bias)) / (bound > 0 ? bound : 1);
+    worst = e > worst ? e : worst;
+}
+
 void product_checks(const kernel_table &k, const edgeattn::detail::cache_kernel_table &ck, const char *path) {
     std::uint32_t s = 7;
     double worst = 0;
@@ -186,20 +201,9 @@ void product_checks(const kernel_table &k, const edgeattn::detail::cache_kernel_
                                             type == 1 ? scales : nullptr, bias, C, N);
                     ok = ok && C[M * N] == canary;
                     for (std::size_t i = 0; i < M; ++i)
-                        for (std::size_t j = 0; j < N; ++j) {
-                            double sum = 0, magnitude = 0;
-                            for (std::size_t kk = 0; kk < K; ++kk) {
-                                const double p = A[i * 40 + kk] * weight_of(type, j * 40 + kk);
-                                sum += p;
-                                magnitude += std::fabs(p);
-                            }
-                            const double factor = (type == 1 ? scales[j] : 1.0) * alpha;
-                            const double want = sum * factor + bias[j];
-                            const double bound = (magnitude * factor + std::fabs(bias[j])) *
-                                                 static_cast<double>(K + 2) * 0x1p-23;
-                            const double e = std::fabs(C[i * N + j] - want) / (bound > 0 ? bound : 1);
-                            worst = e > worst ? e : worst;
-                        }
+                        for (std::size_t j = 0; j < N; ++j)
+                            note_error(C[i * N + j], K, (type == 1 ? scales[j] : 1.0) * alpha, bias[j], worst,
+                                       [&](std::size_t kk) { return A[i * 40 + kk] * weight_of(type, j * 40 + kk); });
                     // The cache's stored values: C (M, N) = A (M, K) . V (K, N),
                     // V's rows 40 apart, int8 rows times their scales.
                     if (type == 0) continue;
@@ -208,18 +212,10 @@ void product_checks(const kernel_table &k, const edgeattn::detail::cache_kernel_
                                                                   type == 1 ? scales : nullptr, C, N, false);
                     ok = ok && C[M * N] == canary;
                     for (std::size_t i = 0; i < M; ++i)
-                        for (std::size_t j = 0; j < N; ++j) {
-                            double sum = 0, magnitude = 0;
-                            for (std::size_t kk = 0; kk < K; ++kk) {
-                                const double p = A[i * 40 + kk] * (type == 1 ? scales[kk] : 1.0) *
-                                                 weight_of(type, kk * 40 + j);
-                                sum += p;
-                                magnitude += std::fabs(p);
-                            }
-                            const double bound = magnitude * static_cast<double>(K + 2) * 0x1p-23;
-                            const double e = std::fabs(C[i * N + j] - sum) / (bound > 0 ? bound : 1);
-                            worst = e > worst ? e : worst;
-                        }
+                        for (std::size_t j = 0; j < N; ++j)
+                            note_error(C[i * N + j], K, 1.0, 0.0, worst, [&](std::size_t kk) {
+                                return A[i * 40 + kk] * (type == 1 ? scales[kk] : 1.0) * weight_of(type, kk * 40 + j);
+                            });
                 }
     check(ok && worst <= 1.0, path, "products (fp32, int8, binary16): within (K + 2) ulp of float64", worst);
 }
