@@ -172,10 +172,10 @@ inline mve_batch widen_int8(const int8_t *p, batch_tag<mve_batch>) { return vcvt
 // bits move to binary32's places and the exponent is rebased by 112; an
 // exponent of 31 (inf, NaN) by 112 more, to 255; a zero or subnormal (m *
 // 2^-24) becomes the normal 2^-14 * (1 + m * 2^-10), less 2^-14: exact.
-inline mve_batch widen_half(const uint16_t *p, batch_tag<mve_batch>) {
+inline mve_batch half_bits_to_float(uint32x4_t h) {
     // Constants as vectors: GCC 12 fails (internal error) on the _n_ forms
     // of these predicated adds and compares with such immediates.
-    const uint32x4_t h = vldrhq_u32(p), rebase = vdupq_n_u32(112u << 23), top = vdupq_n_u32(0x0F800000u);
+    const uint32x4_t rebase = vdupq_n_u32(112u << 23), top = vdupq_n_u32(0x0F800000u);
     uint32x4_t bits = vshlq_n_u32(vandq_u32(h, vdupq_n_u32(0x7FFFu)), 13);
     const uint32x4_t exponent = vandq_u32(bits, top);
     bits = vaddq_u32(bits, rebase);
@@ -187,20 +187,15 @@ inline mve_batch widen_half(const uint16_t *p, batch_tag<mve_batch>) {
     const uint32x4_t sign = vshlq_n_u32(vandq_u32(h, vdupq_n_u32(0x8000u)), 16);
     return vreinterpretq_f32_u32(vorrq_u32(vreinterpretq_u32_f32(magnitude), sign));
 }
-// Loads that step their pointer past what they read (writeback
-// addressing), for the products' loops (weight_load.hpp's load_and_step):
-// the intrinsics have no such form, and GCC 12 computes base + offset with
-// an add per load instead. The widening loads' encoding has three bits for
-// the base (a low register); the 32-bit load's has four.
-EDGEATTN_WRAPPER mve_batch load_and_step(const float *&p, batch_tag<mve_batch>) {
-    float32x4_t v;
-    __asm__("vldrw.u32 %q0, [%1], #16" : "=w"(v), "+r"(p) : "m"(*reinterpret_cast<const float(*)[4]>(p)));
-    return v;
+inline mve_batch widen_half(const uint16_t *p, batch_tag<mve_batch>) { return half_bits_to_float(vldrhq_u32(p)); }
+
+// n < 4 stored weights under the predicate of the first n lanes (the
+// loads read nothing past n), the other lanes 0.
+inline mve_batch partial_weights(const int8_t *p, size_t n, batch_tag<mve_batch>) {
+    return vcvtq_f32_s32(vldrbq_z_s32(p, vctp32q(static_cast<uint32_t>(n))));
 }
-EDGEATTN_WRAPPER mve_batch load_and_step(const int8_t *&p, batch_tag<mve_batch>) {
-    int32x4_t v;
-    __asm__("vldrb.s32 %q0, [%1], #4" : "=w"(v), "+l"(p) : "m"(*reinterpret_cast<const int8_t(*)[4]>(p)));
-    return vcvtq_f32_s32(v);
+inline mve_batch partial_weights(const uint16_t *p, size_t n, batch_tag<mve_batch>) {
+    return half_bits_to_float(vldrhq_z_u32(p, vctp32q(static_cast<uint32_t>(n))));
 }
 
 // No vector rounding to binary16 (VCVTB, as above): the caller rounds lane

@@ -51,7 +51,7 @@ template <class B>
 void widen_half_array(const uint16_t *h, size_t n, float *x) {
     size_t i = 0;
     for (; i + B::size <= n; i += B::size) load_weights<B>(h + i).store_unaligned(x + i);
-    for (; i < n; ++i) x[i] = widen(h[i]);
+    if (i < n) store_partial(load_weights_partial<B>(h + i, n - i), x + i, n - i);
 }
 
 // h = the n floats x rounded to binary16 (float_to_half_ieee's bits), a
