@@ -87,6 +87,8 @@ struct mve_batch {
 
 // Q0-Q7: the kernels keep fewer batches side by side (reduce.hpp).
 constexpr size_t vector_registers(batch_tag<mve_batch>) { return 8; }
+// VLDRW and its widening forms take an immediate offset, no index register.
+constexpr bool indexed_addressing(batch_tag<mve_batch>) { return false; }
 
 // a * b + c, one rounding (VFMA).
 inline mve_batch fma(mve_batch a, mve_batch b, mve_batch c) { return vfmaq_f32(c.value, a.value, b.value); }
@@ -196,6 +198,27 @@ inline mve_batch partial_weights(const int8_t *p, size_t n, batch_tag<mve_batch>
 }
 inline mve_batch partial_weights(const uint16_t *p, size_t n, batch_tag<mve_batch>) {
     return half_bits_to_float(vldrhq_z_u32(p, vctp32q(static_cast<uint32_t>(n))));
+}
+
+// Loads that step their pointer past what they read (writeback
+// addressing), for the products' loops (weight_load.hpp's load_and_step):
+// the intrinsics have no such form, and GCC 12 computes base + offset with
+// an add per load instead. The widening loads' encoding has three bits for
+// the base (a low register); the 32-bit load's has four.
+EDGEATTN_WRAPPER mve_batch load_and_step(const float *&p, batch_tag<mve_batch>) {
+    float32x4_t v;
+    __asm__("vldrw.u32 %q0, [%1], #16" : "=w"(v), "+r"(p) : "m"(*reinterpret_cast<const float(*)[4]>(p)));
+    return v;
+}
+EDGEATTN_WRAPPER mve_batch load_and_step(const int8_t *&p, batch_tag<mve_batch>) {
+    int32x4_t v;
+    __asm__("vldrb.s32 %q0, [%1], #4" : "=w"(v), "+l"(p) : "m"(*reinterpret_cast<const int8_t(*)[4]>(p)));
+    return vcvtq_f32_s32(v);
+}
+EDGEATTN_WRAPPER mve_batch load_and_step(const uint16_t *&p, batch_tag<mve_batch>) {
+    uint32x4_t v;
+    __asm__("vldrh.u32 %q0, [%1], #8" : "=w"(v), "+l"(p) : "m"(*reinterpret_cast<const uint16_t(*)[4]>(p)));
+    return half_bits_to_float(v);
 }
 
 // No vector rounding to binary16 (VCVTB, as above): the caller rounds lane

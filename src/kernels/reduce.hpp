@@ -46,6 +46,15 @@ constexpr size_t vector_registers(batch_tag<B>) {
     return 16;
 }
 
+// Whether a load's address may be a base plus an index register at no
+// cost (x86, AArch64, the Cortex-M's scalar loads): the products' loops
+// then index their rows; Helium's overload says no (its vector loads take
+// an immediate offset or step their base).
+template <class B>
+constexpr bool indexed_addressing(batch_tag<B>) {
+    return true;
+}
+
 // a * b + c with a float a in every lane: fma with a broadcast, unless the
 // batch type has a form that takes the float itself (Helium's VFMA with a
 // core register: no broadcast instruction, no vector register).
