@@ -191,14 +191,9 @@ void decode_scores_rows(size_t N, size_t K, float alpha, const float *const *ar,
         const T *wr[TW];
 #pragma GCC unroll 16
         for (size_t u = 0; u < TW; ++u) wr[u] = Wm + (j0 + (u < cols ? u : 0)) * ldw;
-        const B scores = gemm_nt_direct_tile<B, TA, TW, T>(full, tail, ar, wr) * alpha_v;
-        float *out = c + j0;
-        if (TA == 1 && cols == TW) {  // one row of W keys: the lanes in order
-            scores.store_unaligned(out);
-            continue;
-        }
         alignas(64) float sums[W];
-        scores.store_aligned(sums);
+        (gemm_nt_direct_tile<B, TA, TW, T>(full, tail, ar, wr) * alpha_v).store_aligned(sums);
+        float *out = c + j0;
         if (rows == TA && cols == TW) {
 #pragma GCC unroll 16
             for (size_t t = 0; t < TA; ++t) memcpy(out + t * ldc, sums + t * TW, TW * sizeof(float));
