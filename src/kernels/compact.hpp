@@ -22,10 +22,12 @@
 #endif
 
 // A one-operation wrapper (a load that steps its pointer, a multiply-add by
-// a broadcast float): inlined at every optimisation level. Built for size,
-// GCC left load_and_step as a call, two calls a multiply-add in the plain
-// C++ products (d2l's block on the Cortex-M4F, -Os: 2.6 M -> 7.0 M
-// instructions).
+// a broadcast float, the forwarding of a reduction to the batch type's
+// form): inlined at every optimisation level. Built for size, GCC left
+// load_and_step as a call, two calls a multiply-add in the plain C++
+// products (d2l's block on the Cortex-M4F, -Os: 2.6 M -> 7.0 M
+// instructions), and lane_sums as one, which took the address of Helium's
+// accumulators: kept on the stack, stored and reloaded each step.
 #if defined(__GNUC__) || defined(__clang__)
 #define EDGEATTN_WRAPPER inline __attribute__((always_inline))
 #else

@@ -121,18 +121,23 @@ inline float horizontal_max(const mve_batch &v) {
 // so the tiles' accumulators stay in registers (called through a pointer,
 // GCC kept them on the stack and stored and reloaded every one each step
 // of the products' loops).
-EDGEATTN_HOT_INLINE void transpose_four(const mve_batch *v, mve_batch (&t)[4]) {
+EDGEATTN_WRAPPER void transpose_four(const mve_batch *v, mve_batch (&t)[4]) {
+    // Unrolled at any optimisation level: a loop over v[i] (as -Os left
+    // it) puts the caller's accumulators in memory for the whole product.
     alignas(16) float lanes[16];
-    for (int i = 0; i < 4; ++i) vst1q_f32(lanes + 4 * i, v[i].value);
+    vst1q_f32(lanes, v[0].value);
+    vst1q_f32(lanes + 4, v[1].value);
+    vst1q_f32(lanes + 8, v[2].value);
+    vst1q_f32(lanes + 12, v[3].value);
     const float32x4x4_t columns = vld4q_f32(lanes);
-    for (int i = 0; i < 4; ++i) t[i] = columns.val[i];
+    t[0] = columns.val[0], t[1] = columns.val[1], t[2] = columns.val[2], t[3] = columns.val[3];
 }
-EDGEATTN_HOT_INLINE mve_batch sums_of_lanes(const mve_batch *v, batch_tag<mve_batch>) {
+EDGEATTN_WRAPPER mve_batch sums_of_lanes(const mve_batch *v, batch_tag<mve_batch>) {
     mve_batch t[4];
     transpose_four(v, t);
     return (t[0] + t[2]) + (t[1] + t[3]);
 }
-EDGEATTN_HOT_INLINE mve_batch maxima_of_lanes(const mve_batch *v, batch_tag<mve_batch>) {
+EDGEATTN_WRAPPER mve_batch maxima_of_lanes(const mve_batch *v, batch_tag<mve_batch>) {
     mve_batch t[4];
     transpose_four(v, t);
     return max(max(t[3], t[1]), max(t[2], t[0]));

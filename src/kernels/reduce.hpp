@@ -107,30 +107,30 @@ float horizontal_sum_of(const B &v, batch_tag<B>) {
 // sum must not depend on whether it was reduced alone or in a group (and
 // so on how a call's rows were cut into groups, or among threads).
 template <class B>
-float horizontal_sum(const B &v) {
+EDGEATTN_WRAPPER float horizontal_sum(const B &v) {
     return horizontal_sum_of(v, batch_tag<B>());
 }
 
 // n <= B::size elements, the rest of the batch set to `fill`.
 template <class B>
-B load_partial(const float *p, size_t n, float fill) {
+EDGEATTN_WRAPPER B load_partial(const float *p, size_t n, float fill) {
     return partial_load(p, n, fill, batch_tag<B>());
 }
 
 template <class B>
-void store_partial(const B &v, float *p, size_t n) {
+EDGEATTN_WRAPPER void store_partial(const B &v, float *p, size_t n) {
     partial_store(v, p, n, batch_tag<B>());
 }
 
 // Lane i of the result is the sum of v[i]'s lanes (B::size batches).
 template <class B>
-B lane_sums(const B *v) {
+EDGEATTN_WRAPPER B lane_sums(const B *v) {
     return sums_of_lanes(v, batch_tag<B>());
 }
 
 // Lane i of the result is the maximum of v[i]'s lanes (B::size batches).
 template <class B>
-B lane_maxima(const B *v) {
+EDGEATTN_WRAPPER B lane_maxima(const B *v) {
     return maxima_of_lanes(v, batch_tag<B>());
 }
 
