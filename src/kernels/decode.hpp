@@ -27,9 +27,13 @@ template <class B>
 struct decode_tile {
     // Accumulators of a tile: AVX-512's 32 registers hold 4 rows x 4
     // vectors (a head of 64 in one pass) beside the 4 value vectors; the
-    // 16-register paths 2 rows x 4 vectors.
-    static constexpr size_t rows = B::size >= 16 ? 4 : 2;
+    // 16-register paths 2 rows x 4 vectors; Helium's 8, one row.
+    static constexpr bool few_registers = vector_registers(batch_tag<B>()) <= 8;
+    static constexpr size_t rows = B::size >= 16 ? 4 : few_registers ? 1 : 2;
     static constexpr size_t vectors = 4;
+    // Vectors a pass of a row left alone (a head's own step): 8, a head of
+    // 64 in one pass on AVX2; 4 where 8 accumulators fill the registers.
+    static constexpr size_t one_row_vectors = few_registers ? 4 : 8;
 };
 
 // Rows [0, rows) of the tile (rows <= R; the others repeat row 0 and are
@@ -52,30 +56,45 @@ void decode_values_tile(size_t n, const float *p, size_t ldp, const T *v, size_t
         for (size_t u = 0; u < V; ++u) acc[i][u] = B::load_unaligned(cr[i] + u * W);
         acc[i][V] = Tail ? load_partial<B>(cr[i] + V * W, tail, 0.0f) : B(0.0f);
     }
-    for (size_t j = 0; j < n; ++j) {
-        const T *row = v + j * ldv;
-        if (R == 1) {
-            // One row: each value vector feeds its multiply-add as soon as
-            // it is loaded (gemm_nt_direct_tile says why).
-            const float a = pr[0][j];
+    if constexpr (R == 1 && !indexed_addressing(batch_tag<B>())) {
+        // Helium: the weight and the value row step themselves and the
+        // trip count is made once (with v + j * ldv and pr[0][j] GCC kept
+        // the stride and the weights' pointer on the stack: 17
+        // instructions a key for 4 multiply-adds).
+        const float *pj = pr[0];
+        const T *row = v;
+        for (size_t j = n; j; --j, row += ldv) {
+            const float a = *pj++;
 #pragma GCC unroll 8
             for (size_t u = 0; u < V; ++u) acc[0][u] = fma_broadcast(a, load_weights<B>(row + u * W), acc[0][u]);
             if (Tail) acc[0][V] = fma_broadcast(a, load_weights_partial<B>(row + V * W, tail), acc[0][V]);
-            continue;
         }
-        B bv[V + 1];
+    } else {
+        for (size_t j = 0; j < n; ++j) {
+            const T *row = v + j * ldv;
+            if (R == 1) {
+                // One row: each value vector feeds its multiply-add as
+                // soon as it is loaded (gemm_nt_direct_tile says why).
+                const float a = pr[0][j];
 #pragma GCC unroll 8
-        for (size_t u = 0; u < V; ++u) {
-            bv[u] = load_weights<B>(row + u * W);
-            if (R > 1) keep_in_register(bv[u]);
-        }
-        if (Tail) bv[V] = load_weights_partial<B>(row + V * W, tail);
+                for (size_t u = 0; u < V; ++u) acc[0][u] = fma_broadcast(a, load_weights<B>(row + u * W), acc[0][u]);
+                if (Tail) acc[0][V] = fma_broadcast(a, load_weights_partial<B>(row + V * W, tail), acc[0][V]);
+                continue;
+            }
+            B bv[V + 1];
 #pragma GCC unroll 8
-        for (size_t i = 0; i < R; ++i) {
-            const float a = pr[i][j];
+            for (size_t u = 0; u < V; ++u) {
+                bv[u] = load_weights<B>(row + u * W);
+                if (R > 1) keep_in_register(bv[u]);
+            }
+            if (Tail) bv[V] = load_weights_partial<B>(row + V * W, tail);
 #pragma GCC unroll 8
-            for (size_t u = 0; u < V; ++u) acc[i][u] = fma_broadcast(a, bv[u], acc[i][u]);
-            if (Tail) acc[i][V] = fma_broadcast(a, bv[V], acc[i][V]);
+            for (size_t i = 0; i < R; ++i) {
+                const float a = pr[i][j];
+#pragma GCC unroll 8
+                for (size_t u = 0; u < V; ++u) acc[i][u] = fma_broadcast(a, bv[u], acc[i][u]);
+                if (Tail) acc[i][V] = fma_broadcast(a, bv[V], acc[i][V]);
+            }
         }
     }
     for (size_t i = 0; i < rows; ++i) {
@@ -133,7 +152,8 @@ void decode_values_rows(size_t M, size_t N, size_t K, const float *P, size_t ldp
         decode_values_columns<B, R, decode_tile<B>::vectors, T>(K, P + i0 * ldp, ldp, V, ldv, C + i0 * ldc, ldc, R,
                                                                 N);
     for (; i0 < M; ++i0)
-        decode_values_columns<B, 1, 8, T>(K, P + i0 * ldp, ldp, V, ldv, C + i0 * ldc, ldc, 1, N);
+        decode_values_columns<B, 1, decode_tile<B>::one_row_vectors, T>(K, P + i0 * ldp, ldp, V, ldv, C + i0 * ldc,
+                                                                         ldc, 1, N);
 }
 
 // y[j] = x[j] * s[j], j < n.

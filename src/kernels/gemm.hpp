@@ -30,12 +30,19 @@ namespace edgeattn {
 namespace detail {
 namespace {
 
+// MR x NR accumulators: 8 x 32 on AVX-512, 6 x 16 on AVX2, 4 x 8 on SSE2
+// and NEON, 4 x 4 scalars on the plain C++ path (one row when compact);
+// Helium's 8 registers hold 2 x 8 beside the loads (4 x 8 spilled, and
+// each row count is a kernel of its own: 42 KB of the path's 141 KB).
 template <class B>
 struct gemm_tile {
     static constexpr size_t vectors = B::size == 1 ? 4 : 2;
     static constexpr size_t width = vectors * B::size;  // NR
-    static constexpr size_t rows =
-        B::size >= 16 ? 8 : B::size == 8 ? 6 : compact_kernels<B>() ? 1 : 4;  // MR
+    static constexpr size_t rows = B::size >= 16                                ? 8
+                                   : B::size == 8                               ? 6
+                                   : compact_kernels<B>()                       ? 1
+                                   : vector_registers(batch_tag<B>()) <= 8 ? 2
+                                                                                : 4;  // MR
     static_assert(width <= max_panel_width, "workspace sizes assume panels of at most 64 columns");
 };
 
