@@ -79,7 +79,7 @@ void print_usage(std::FILE *to) {
                  "              positional_encoding.csv (60 positions x 32 columns, d2l's\n"
                  "              figure); tools/figures/plot_figures.py draws them\n"
                  "\n"
-                 "Set EDGEATTN_ISA=scalar|sse2|avx2|avx512|neon to force a kernel path.\n",
+                 "Set EDGEATTN_ISA=scalar|sse2|avx2|avx512|neon|helium to force a kernel path.\n",
                  timed_calls);
 }
 
