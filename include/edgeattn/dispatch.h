@@ -30,8 +30,8 @@ typedef enum edgeattn_isa {
  * best). Returns EDGEATTN_ERR_UNSUPPORTED_ISA, changing nothing, when that
  * path is not built in or the CPU lacks it. Not thread-safe against calls in
  * flight: set it before computing. Programs may also set the environment
- * variable EDGEATTN_ISA to scalar, sse2, avx2, avx512, neon or helium, read at the
- * first call (bare-metal builds read no environment).
+ * variable EDGEATTN_ISA to scalar, sse2, avx2, avx512, neon or helium, read
+ * at the first call (bare-metal builds read no environment).
  * @param isa the path, or ::EDGEATTN_ISA_AUTO
  * @return ::EDGEATTN_OK, or ::EDGEATTN_ERR_UNSUPPORTED_ISA
  */
