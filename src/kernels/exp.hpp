@@ -34,20 +34,20 @@ constexpr float exp_overflow_above = 88.37626266f; // ln(FLT_MAX)
 // step together, each result in r[i]: one batch's steps all wait on each
 // other, and N side by side keep the FMA units busy (softmax's exponentials
 // of 4096x128 scores: 80 -> 70 us with N = 4).
-constexpr float exp_coefficients[] = {1.3838149607e-3f, 8.3748400211e-3f, 4.1668202728e-2f, 1.6666419804e-1f,
-                                      4.9999991059e-1f, 1.0f, 1.0f};
-constexpr size_t exp_degree = sizeof exp_coefficients / sizeof exp_coefficients[0] - 1;
-
+// The constants go in as floats (fma_plus, fma_broadcast): Helium takes
+// them from core registers, where as vectors its 8 registers could not
+// hold them and they were reloaded from the stack each step.
 template <class B, size_t N>
 EDGEATTN_HOT_INLINE void exp_of_reduced_each(B (&r)[N], const B (&n)[N]) {
-    constexpr const float *c = exp_coefficients;
+    constexpr float c[] = {1.3838149607e-3f, 8.3748400211e-3f, 4.1668202728e-2f, 1.6666419804e-1f,
+                           4.9999991059e-1f, 1.0f, 1.0f};
     B p[N];
 #pragma GCC unroll 8
-    for (size_t i = 0; i < N; ++i) p[i] = fma(B(c[0]), r[i], B(c[1]));
+    for (size_t i = 0; i < N; ++i) p[i] = fma_plus(B(c[0]), r[i], c[1]);
 #pragma GCC unroll 5
-    for (size_t k = 2; k <= exp_degree; ++k)
+    for (size_t k = 2; k < sizeof c / sizeof c[0]; ++k)
 #pragma GCC unroll 8
-        for (size_t i = 0; i < N; ++i) p[i] = fma(p[i], r[i], B(c[k]));
+        for (size_t i = 0; i < N; ++i) p[i] = fma_plus(p[i], r[i], c[k]);
 #pragma GCC unroll 8
     for (size_t i = 0; i < N; ++i) r[i] = times_pow2(p[i], n[i]);
 }
@@ -62,12 +62,10 @@ B exp_of_reduced(const B &r, const B &n) {
 
 // x = n ln2 + r with n = round(x / ln2), ln2 split in two parts so that
 // n * ln2_hi is exact.
-constexpr float ln2_hi_negated = -0.693359375f, ln2_lo = 2.12194440e-4f;
-
 template <class B>
 B exp_reduction(const B &x, const B &n) {
-    const B r = fma(n, B(ln2_hi_negated), x);
-    return fma(n, B(ln2_lo), r);  // minus n * ln2_lo
+    const B r = fma_broadcast(-0.693359375f, n, x);
+    return fma_broadcast(2.12194440e-4f, n, r);  // minus n * ln2_lo
 }
 
 constexpr float log2e = 1.44269504088896341f;

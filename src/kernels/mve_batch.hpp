@@ -96,6 +96,10 @@ inline mve_batch fma(mve_batch a, mve_batch b, mve_batch c) { return vfmaq_f32(c
 EDGEATTN_WRAPPER mve_batch fma_broadcast(float a, const mve_batch &b, const mve_batch &c) {
     return vfmaq_n_f32(c.value, b.value, a);
 }
+// a * b + c, c in every lane: VFMAS with a core register.
+EDGEATTN_WRAPPER mve_batch fma_plus(const mve_batch &a, const mve_batch &b, float c) {
+    return vfmasq_n_f32(a.value, b.value, c);
+}
 // b where either is NaN (see the top of the file).
 inline mve_batch max(mve_batch a, mve_batch b) { return vpselq_f32(a.value, b.value, vcmpgtq_f32(a.value, b.value)); }
 inline mve_batch min(mve_batch a, mve_batch b) { return vpselq_f32(a.value, b.value, vcmpgtq_f32(b.value, a.value)); }
@@ -233,8 +237,5 @@ inline bool narrow_half(const mve_batch &, uint16_t *) { return false; }
 }  // namespace
 }  // namespace detail
 }  // namespace edgeattn
-
-// Last: its exp looks up the helpers above.
-#include "mve_exp.hpp"  // IWYU pragma: export
 
 #endif

@@ -63,6 +63,13 @@ EDGEATTN_WRAPPER B fma_broadcast(float a, const B &b, const B &c) {
     return fma(B(a), b, c);
 }
 
+// a * b + c with a float c in every lane (Helium: VFMAS with a core
+// register), as fma_broadcast.
+template <class B>
+EDGEATTN_WRAPPER B fma_plus(const B &a, const B &b, float c) {
+    return fma(a, b, B(c));
+}
+
 // n <= B::size elements, the rest of the batch set to `fill`, lane by lane
 // (what every batch type can do; also the fallback of xsimd_batch.hpp's).
 template <class B>
