@@ -233,25 +233,20 @@ void decode_scores_rows(size_t N, size_t K, float alpha, const float *const *ar,
 template <class B, class T>
 void decode_scores_one_row(size_t N, size_t K, float alpha, const float *a, const T *Wm, size_t ldw, float *c) {
     constexpr size_t W = B::size;
-    const size_t steps = K / W, full = steps * W, tail = K - full;
+    const size_t full = K / W * W, tail = K - full;
     size_t j0 = 0;
     for (; j0 + W <= N; j0 += W) {
         B acc[W];
 #pragma GCC unroll 16
         for (size_t u = 0; u < W; ++u) acc[u] = B(0.0f);
-        const float *ap = a;
-        const T *wp[W];
+        const T *w[W];
 #pragma GCC unroll 16
-        for (size_t u = 0; u < W; ++u) wp[u] = Wm + (j0 + u) * ldw;
-        for (size_t step = steps; step; --step) {  // the trip count once, not per tile
-            const B av = load_weights_and_step<B>(ap);
-#pragma GCC unroll 16
-            for (size_t u = 0; u < W; ++u) acc[u] = fma(av, load_weights_and_step<B>(wp[u]), acc[u]);
-        }
+        for (size_t u = 0; u < W; ++u) w[u] = Wm + (j0 + u) * ldw;
+        one_row_products_stepping<B, W, T>(full / W, a, w, acc);
         if (tail) {
             const B av = load_partial<B>(a + full, tail, 0.0f);
 #pragma GCC unroll 16
-            for (size_t u = 0; u < W; ++u) acc[u] = fma(av, load_weights_partial<B>(wp[u], tail), acc[u]);
+            for (size_t u = 0; u < W; ++u) acc[u] = fma(av, load_weights_partial<B>(w[u] + full, tail), acc[u]);
         }
         (lane_sums(acc) * B(alpha)).store_unaligned(c + j0);
     }

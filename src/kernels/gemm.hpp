@@ -400,6 +400,26 @@ void gemm_nt_direct_row(size_t N, size_t K, const float *a, const T *Wm, size_t 
     }
 }
 
+// acc[u] += a . w[u] over `steps` whole batches, one row of A against TW
+// rows of W, the pointers stepping themselves: for batch types whose loads
+// take no index register (Helium's take a load with writeback, where
+// base + k cost an add a load, 16 instructions a step for 4
+// multiply-adds). Each key vector feeds its multiply-add as soon as it is
+// loaded (gemm_nt_direct_tile says why). Always inlined: as a call its
+// accumulators would live in memory. The one-row score tiles and Helium's
+// decode scores (decode.hpp) share it.
+template <class B, size_t TW, class T>
+EDGEATTN_WRAPPER void one_row_products_stepping(size_t steps, const float *a, const T *const *w, B (&acc)[TW]) {
+    const T *wp[TW];
+#pragma GCC unroll 16
+    for (size_t u = 0; u < TW; ++u) wp[u] = w[u];
+    for (size_t step = steps; step; --step) {  // the trip count once
+        const B av = load_weights_and_step<B>(a);
+#pragma GCC unroll 16
+        for (size_t u = 0; u < TW; ++u) acc[u] = fma(av, load_weights_and_step<B>(wp[u]), acc[u]);
+    }
+}
+
 // C (M,N) = A (M,K) . W (N,K)^T (+ bias) without packing, for a few rows
 // of A (d2l's 8-row projections), where packing W would cost 3x the product.
 // Both operands are read along K; a tile of TA rows of A by TW rows of W
@@ -415,31 +435,19 @@ B gemm_nt_direct_tile(size_t full, size_t tail, const float *const *a, const T *
 #pragma GCC unroll 16
     for (size_t i = 0; i < W; ++i) acc[i] = B(0.0f);
     if constexpr (TA == 1 && !indexed_addressing(batch_tag<B>())) {
-        // One row: each key vector feeds one multiply-add as soon as it is
-        // loaded (below). Helium's loads take no index register: with
-        // base + k each cost an add (16 instructions a step for 4
-        // multiply-adds), so the pointers step themselves (a load with
-        // writeback).
-        const float *ap = a[0];
-        const T *wp[TW];
+        one_row_products_stepping<B, TW, T>(full / W, a[0], w, acc);
+    } else if constexpr (TA == 1) {
+        for (size_t k = 0; k < full; k += W) {
+            // One row: each key vector feeds one multiply-add as soon as it
+            // is loaded. Loading (widening) all TW first held TW + TW
+            // registers, past AVX2's 16: GCC spilled an accumulator, and its
+            // store and reload each step bounded the loop. (Stepping TW
+            // pointers instead of one index cost AVX-512 one add a load: 8
+            // kv heads over 1024 keys 2.7% slower.)
+            const B av = B::load_unaligned(a[0] + k);
 #pragma GCC unroll 16
-        for (size_t u = 0; u < TW; ++u) wp[u] = w[u];
-        for (size_t step = full / W; step; --step) {
-            const B av = load_weights_and_step<B>(ap);
-#pragma GCC unroll 16
-            for (size_t u = 0; u < TW; ++u) acc[u] = fma(av, load_weights_and_step<B>(wp[u]), acc[u]);
+            for (size_t u = 0; u < TW; ++u) acc[u] = fma(av, load_weights<B>(w[u] + k), acc[u]);
         }
-    }
-    if constexpr (TA == 1 && indexed_addressing(batch_tag<B>())) for (size_t k = 0; k < full; k += W) {
-        // One row: each key vector feeds one multiply-add as soon as it is
-        // loaded. Loading (widening) all TW first held TW + TW registers,
-        // past AVX2's 16: GCC spilled an accumulator, and its store and
-        // reload each step bounded the loop. (Stepping TW pointers instead
-        // of one index cost AVX-512 one add a load: 8 kv heads over 1024
-        // keys 2.7% slower.)
-        const B av = B::load_unaligned(a[0] + k);
-#pragma GCC unroll 16
-        for (size_t u = 0; u < TW; ++u) acc[u] = fma(av, load_weights<B>(w[u] + k), acc[u]);
     }
     for (size_t k = 0; TA > 1 && k < full; k += W) {
         B wv[TW];
