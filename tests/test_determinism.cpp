@@ -358,3 +358,87 @@ TEST_CASE("decode step split over its keys: same bits for any thread count and w
     }
     set_threads(8);
 }
+
+// Head sizes above the products' 256-feature depth block: each block of
+// features adds to the scores, and a key's columns may fall in a full or an
+// edge tile of the product depending on which keys the rows beside it see
+// (and so on how the thread count cut the rows). The operations per key
+// are the same in either, so 1 to 8 threads give the same bits: sdpa with
+// whole rows of scores (K <= 256, or the weights requested), multi-head
+// attention, a cache attend and a wrapped window cache with sinks, on
+// every path.
+TEST_CASE("head sizes above 256: same bits for 1 to 8 threads, every path") {
+    const test_paths::path_guard restore;
+    const edgeattn_attention_mask causal_mask{1, EDGEATTN_KEY_RANGES_NONE, nullptr, nullptr, 0, 0, 0, 0,
+                                              EDGEATTN_ALIGN_BOTTOM_RIGHT, 0, 0.0f};
+    const edgeattn_attention_options causal = options_of(nullptr, &causal_mask);
+    edgeattn_weights none{};
+    none.W_q.type = none.W_k.type = none.W_v.type = none.W_o.type = EDGEATTN_DTYPE_NONE;
+    // Runs `op` at 1..8 threads on one path; every run must equal the first.
+    auto same_for_all_threads = [](const std::string &what, auto op) {
+        std::vector<std::vector<float>> first;
+        for (int threads = 1; threads <= 8; ++threads) {
+            set_threads(threads);
+            const std::vector<std::vector<float>> outputs = op();
+            if (first.empty()) first = outputs;
+            for (size_t i = 0; i < outputs.size(); ++i) {
+                INFO(what << ": output " << i << " with " << threads << " threads");
+                CHECK(same_bits(outputs[i], first[i]));
+            }
+        }
+        set_threads(8);
+    };
+    for (edgeattn_isa isa : test_paths::paths()) {
+        REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);
+        const std::string path = "path " + std::to_string(static_cast<int>(isa));
+        for (size_t d : {257, 300, 512, 1000}) {
+            for (size_t K : {200, 300}) {  // 300 keys: whole rows because the weights are requested
+                const size_t Q = 200, dv = 24;
+                const edgeattn_attention_dims dims{1, Q, K, d, d, dv, 0, 0, 0, 0};
+                const auto q = random_floats(Q * d, 61), k = random_floats(K * d, 62), v = random_floats(K * dv, 63);
+                std::vector<float> ws(workspace_bytes(EDGEATTN_OP_SDPA, dims, 8) / sizeof(float));
+                same_for_all_threads(path + ", sdpa d " + std::to_string(d) + ", K " + std::to_string(K), [&] {
+                    std::vector<float> out(Q * dv), attn(K > 256 ? Q * K : 0);
+                    REQUIRE(edgeattn_sdpa(&dims, q.data(), k.data(), v.data(), &causal, ws.data(),
+                                          ws.size() * sizeof(float), out.data(), attn.empty() ? nullptr : attn.data()) ==
+                            EDGEATTN_OK);
+                    return std::vector<std::vector<float>>{out, attn};
+                });
+            }
+        }
+        {  // two heads of 512, the rows as given
+            const size_t Q = 160, h = 1024, heads = 2;
+            const edgeattn_attention_dims dims{1, Q, Q, h, h, h, h, heads, 0, 0};
+            const auto x = random_floats(Q * h, 64);
+            std::vector<float> ws(workspace_bytes(EDGEATTN_OP_MHA, dims, 8) / sizeof(float));
+            same_for_all_threads(path + ", mha heads of 512", [&] {
+                std::vector<float> out(Q * h);
+                REQUIRE(edgeattn_mha(&dims, x.data(), x.data(), x.data(), &none, &causal, ws.data(),
+                                     ws.size() * sizeof(float), out.data(), nullptr) == EDGEATTN_OK);
+                return std::vector<std::vector<float>>{out};
+            });
+        }
+        struct cache_case {
+            size_t head_size, capacity, stored, window, sinks;
+        };
+        for (const cache_case &c : {cache_case{512, 180, 150, 0, 0}, cache_case{264, 102, 230, 100, 2}}) {
+            const size_t Q = 40, h = c.head_size;
+            const edgeattn_attention_dims dims{1, Q, c.capacity, h, h, h, h, 1, 1, 0};
+            const edgeattn_kv_cache_config config{1, 1, h, c.capacity, EDGEATTN_DTYPE_F32, c.window, c.sinks, 0};
+            std::vector<float> memory(edgeattn_kv_cache_memory_size(&config) / 4);
+            edgeattn_kv_cache cache;
+            REQUIRE(edgeattn_kv_cache_setup(&cache, &config, memory.data(), memory.size() * 4) == EDGEATTN_OK);
+            const auto kv = random_floats(c.stored * h, 65), q = random_floats(Q * h, 66);
+            std::vector<float> sws(workspace_bytes(EDGEATTN_OP_KV_CACHE_STORE, dims, 1, c.stored) / 4 + 1);
+            REQUIRE(edgeattn_kv_cache_store(&cache, &dims, c.stored, kv.data(), kv.data(), &none, nullptr, sws.data(),
+                                            sws.size() * 4) == EDGEATTN_OK);
+            std::vector<float> ws(workspace_bytes(EDGEATTN_OP_KV_CACHE_ATTEND, dims, 8) / sizeof(float));
+            same_for_all_threads(path + ", cache attend, head size " + std::to_string(h), [&] {
+                std::vector<float> out(Q * h);
+                REQUIRE(edgeattn_kv_cache_attend(&cache, &dims, q.data(), &none, &causal, ws.data(),
+                                                 ws.size() * sizeof(float), out.data(), nullptr) == EDGEATTN_OK);
+                return std::vector<std::vector<float>>{out};
+            });
+        }
+    }
+}

@@ -122,21 +122,29 @@ void pack(const float *b, size_t ldb, size_t k, size_t n, float *packed) {
     }
 }
 
-// One row of a full tile (NR columns) leaves its accumulators:
-// c = acc * (col_scale * alpha) (+ bias), or c += acc * (col_scale * alpha).
-// The multiply-add is one fma, never a product and a sum the compiler may
-// or may not fuse depending on where this is inlined: the row tiles and
-// the wide tiles then give the same bits, so a column's result does not
-// depend on which kernel the split of columns over threads gave it.
+// One row of a tile leaves its accumulators for its first `cols` columns
+// (NR in a full tile): c = acc * (col_scale * alpha) (+ bias), or
+// c += acc * (col_scale * alpha). The multiply-add is one fma, never a
+// product and a sum the compiler may or may not fuse depending on where
+// this is inlined, and a partial tile takes the same operations through
+// partial loads and stores: the row tiles, the wide tiles and the edge
+// tiles then give the same bits, so a column's result does not depend on
+// which tile the split of columns over threads, or the keys a block of
+// query rows sees, put it in (with depth blocks, each adds to c).
 template <class B>
-inline void store_full_tile_row(const B *acc, float *c, B alpha_b, const float *col_scale,
-                                const float *bias, bool accumulate) {
+inline void store_tile_row(const B *acc, float *c, B alpha_b, const float *col_scale, const float *bias,
+                           bool accumulate, size_t cols) {
     constexpr size_t W = B::size, NV = gemm_tile<B>::vectors;
-    for (size_t v = 0; v < NV; ++v) {
-        const B factor = col_scale ? B::load_unaligned(col_scale + v * W) * alpha_b : alpha_b;
+    for (size_t v = 0; v < NV && v * W < cols; ++v) {
+        const size_t n = cols - v * W < W ? cols - v * W : W;
+        auto load = [n](const float *p) { return n == W ? B::load_unaligned(p) : load_partial<B>(p, n, 0.0f); };
+        const B factor = col_scale ? load(col_scale + v * W) * alpha_b : alpha_b;
         const float *addend = accumulate ? c + v * W : bias ? bias + v * W : nullptr;
-        const B r = addend ? fma(acc[v], factor, B::load_unaligned(addend)) : acc[v] * factor;
-        r.store_unaligned(c + v * W);
+        const B r = addend ? fma(acc[v], factor, load(addend)) : acc[v] * factor;
+        if (n == W)
+            r.store_unaligned(c + v * W);
+        else
+            store_partial(r, c + v * W, n);
     }
 }
 
@@ -170,17 +178,10 @@ void gemm_tile_kernel(size_t kc, const float *const *a, const T *panel, size_t p
     const B alpha_b(alpha);
     if (cols == NR) {
         for (size_t i = 0; i < Rows; ++i)
-            store_full_tile_row<B>(acc[i], c + i * ldc, alpha_b, col_scale, bias, accumulate);
+            store_tile_row<B>(acc[i], c + i * ldc, alpha_b, col_scale, bias, accumulate, NR);
         return;
     }
-    for (size_t i = 0; i < Rows; ++i) {
-        alignas(64) float tile[NR];
-        for (size_t v = 0; v < NV; ++v) (acc[i][v] * alpha_b).store_unaligned(tile + v * W);
-        float *out = c + i * ldc;
-        for (size_t j = 0; j < cols; ++j)
-            out[j] = (col_scale ? tile[j] * col_scale[j] : tile[j]) +
-                     (accumulate ? out[j] : bias ? bias[j] : 0.0f);
-    }
+    for (size_t i = 0; i < Rows; ++i) store_tile_row<B>(acc[i], c + i * ldc, alpha_b, col_scale, bias, accumulate, cols);
 }
 
 template <class T>
@@ -233,9 +234,8 @@ void gemm_wide_tile_kernel(size_t kc, const float *const *a, const T *const *pan
     for (size_t g = 0; g < G; ++g)
 #pragma GCC unroll 16
         for (size_t i = 0; i < Rows; ++i)
-            store_full_tile_row<B>(acc[i][g], c + i * ldc + g * NR, alpha_b,
-                                   col_scale ? col_scale + g * NR : nullptr, bias ? bias + g * NR : nullptr,
-                                   accumulate);
+            store_tile_row<B>(acc[i][g], c + i * ldc + g * NR, alpha_b, col_scale ? col_scale + g * NR : nullptr,
+                              bias ? bias + g * NR : nullptr, accumulate, NR);
 }
 
 // Panels side by side for a block of `rows` rows in gemm_wide_tile_kernel:
