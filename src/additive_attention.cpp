@@ -102,12 +102,12 @@ extern "C" edgeattn_status edgeattn_additive(const edgeattn_attention_dims *dims
     const size_t h = d.num_hiddens;
     float *packed = ws + one.packed_weights;
     const stored_matrix W_q = stored_matrix_of(W_q_given), W_k = stored_matrix_of(W_k_given);
-    linear(k, d.batch * d.queries, d.query_size, h, queries, W_q, nullptr, projected_queries, packed);
-    linear(k, d.batch * d.keys, d.key_size, h, keys, W_k, nullptr, projected_keys, packed);
+    const size_t slots = scratch_slots(one.bytes, one.scratch.floats_per_slot, workspace_bytes);
+    linear(k, d.batch * d.queries, d.query_size, h, queries, W_q, nullptr, projected_queries, packed, slots);
+    linear(k, d.batch * d.keys, d.key_size, h, keys, W_k, nullptr, projected_keys, packed, slots);
     // The packed projections are done with: `packed` (>= h floats) is free.
     const float *w_v = scoring_row(w_v_given, h, packed);
 
-    const size_t slots = scratch_slots(one.bytes, one.scratch.floats_per_slot, workspace_bytes);
     const float flops_per_row = d.keys * (20.0f * h + 2.0f * d.value_size);
     parallel_row_blocks(d.batch, d.queries, slots, flops_per_row, ws, one.scratch,
                         [&](size_t b, size_t row0, size_t rows, const scratch_slot &slot) {

@@ -1,5 +1,6 @@
 // C entry points of the dense layer y = x W^T + b (torch.nn.Linear), with W
 // as given or packed once (edgeattn_dense_pack).
+#include <stdint.h>
 #include <string.h>
 
 #include "edgeattn/detail/packed_weights_layout.hpp"
@@ -75,13 +76,14 @@ edgeattn_status check_linear_call(const linear_counts &c, const float *x, const 
 
 edgeattn_status edgeattn::detail::dense_workspace_bytes(const edgeattn_dense_dims &d,
                                                         size_t max_threads, size_t &bytes) {
-    (void)max_threads;  // threads split the columns of one packed W^T: no per-thread scratch
     linear_counts c;
-    size_t floats = 0;
+    size_t floats = 0, one = 0;
     if (edgeattn_status st = count_linear(d, true, c)) return st;
+    // Threads split the columns of one packed W^T: a cache line each past
+    // the first says how many the call may use.
     if (!linear_scratch_floats(d.rows, d.in_features, d.out_features, floats) ||
-        mul_overflows(floats < floats_per_cache_line ? floats_per_cache_line : floats,
-                      sizeof(float), bytes))
+        mul_overflows(floats < floats_per_cache_line ? floats_per_cache_line : floats, sizeof(float), one) ||
+        !add_thread_lines(one, max_threads, bytes))
         return EDGEATTN_ERR_SIZE_OVERFLOW;
     return EDGEATTN_OK;
 }
@@ -103,7 +105,7 @@ extern "C" edgeattn_status edgeattn_dense(const edgeattn_dense_dims *dims, const
     if (edgeattn_status st = check_linear_call(c, x, params, num_params, workspace, workspace_bytes, y))
         return st;
     linear(active_kernels(), d.rows, d.in_features, d.out_features, x, stored_matrix_of(Wm), b, y,
-           static_cast<float *>(workspace));
+           static_cast<float *>(workspace), threads_of_lines(need, workspace_bytes));
     return EDGEATTN_OK;
 }
 
@@ -172,7 +174,8 @@ extern "C" edgeattn_status edgeattn_dense_packed(const edgeattn_dense_dims *dims
     if (edgeattn_status st = check_linear_call(c, x, params, 1, nullptr, 0, y)) return st;
     const float *floats = static_cast<const float *>(packed);
     const stored_matrix Wm = {type, floats + l.weights, l.scales ? floats + l.scales : nullptr};
+    // No workspace: as many threads as OpenMP gives.
     linear_prepacked(active_kernels(), d.rows, d.in_features, d.out_features, x, Wm,
-                     biases ? floats + l.bias : nullptr, y);
+                     biases ? floats + l.bias : nullptr, y, SIZE_MAX);
     return EDGEATTN_OK;
 }

@@ -216,10 +216,11 @@ edgeattn_status attention(const edgeattn_kv_cache *cache, const edgeattn_attenti
         output = copies + staging.offset[1];
     }
     float *scratch = ws + one.packed_weights;
+    const size_t slots = scratch_slots(one.bytes, one.scratch.floats_per_slot, workspace_bytes);
     const float *Q = queries;
     if (!(none >> query_projection & 1u)) {
         project(k, w, query_projection, d.batch * d.queries, d.query_size, h, queries, ws + one.projected_queries,
-                scratch);
+                scratch, slots);
         Q = ws + one.projected_queries;
     }
     // Queries rotated in the workspace (given rows copied there first).
@@ -228,7 +229,6 @@ edgeattn_status attention(const edgeattn_kv_cache *cache, const edgeattn_attenti
     float *heads_out = project_output ? ws + one.concatenated_heads : output;
 
     const size_t kv_heads = c.num_kv_heads, group = heads / kv_heads;
-    const size_t slots = scratch_slots(one.bytes, one.scratch.floats_per_slot, workspace_bytes);
     const float flops_per_row = 2.0f * cap * (head_size + value_head);
     // The decode tiles take every score option, and value heads as wide
     // as the key heads.
@@ -326,7 +326,7 @@ edgeattn_status attention(const edgeattn_kv_cache *cache, const edgeattn_attenti
                     for (size_t j = length; j < cap; ++j) weights_rows[r * cap + j] = 0.0f;
         });
     }
-    if (project_output) project(k, w, output_projection, d.batch * d.queries, vh, h, heads_out, output, scratch);
+    if (project_output) project(k, w, output_projection, d.batch * d.queries, vh, h, heads_out, output, scratch, slots);
     if (half) round_to_half(output, counts.output, caller_output);
     return EDGEATTN_OK;
 }

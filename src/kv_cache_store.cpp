@@ -128,14 +128,16 @@ edgeattn_status append(edgeattn_kv_cache *cache, const edgeattn_attention_dims *
         values = copies + staging.offset[1];
     }
     float *scratch = ws + l.packed_weights;
+    const size_t threads = threads_of_lines(required, workspace_bytes);
     const float *K_rows = keys, *V_rows = values;
     if (!(none >> key_projection & 1u)) {
-        project(k, w, key_projection, d.batch * tokens, d.key_size, kv_h, keys, ws + l.projected_keys, scratch);
+        project(k, w, key_projection, d.batch * tokens, d.key_size, kv_h, keys, ws + l.projected_keys, scratch,
+                threads);
         K_rows = ws + l.projected_keys;
     }
     if (!(none >> value_projection & 1u)) {
         project(k, w, value_projection, d.batch * tokens, d.value_size, kv_vh, values, ws + l.projected_values,
-                scratch);
+                scratch, threads);
         V_rows = ws + l.projected_values;
     }
     // Keys rotated in the workspace (given rows copied there first).
@@ -169,16 +171,18 @@ edgeattn_status append(edgeattn_kv_cache *cache, const edgeattn_attention_dims *
 }  // namespace
 
 edgeattn_status edgeattn::detail::kv_store_workspace_bytes(const edgeattn_attention_dims &d,
-                                                           size_t tokens, bool half, size_t &bytes) {
+                                                           size_t tokens, size_t max_threads, bool half,
+                                                           size_t &bytes) {
     const size_t sizes[3] = {d.key_size, d.value_size, tokens};
     size_t key_count = 0, value_count = 0;
     if (edgeattn_status st = check_call_dims(d, sizes, 3)) return st;
     half_staging staging;
     if (edgeattn_status st = staging_for(d, tokens, half, key_count, value_count, staging)) return st;
-    bytes = with_staging(staging, make_kv_append_layout(d.batch, tokens, d.key_size, d.value_size, kv_hiddens_of(d),
-                                                        kv_value_hiddens_of(d))
-                                      .bytes);
-    return bytes ? EDGEATTN_OK : EDGEATTN_ERR_SIZE_OVERFLOW;
+    const size_t one = with_staging(staging, make_kv_append_layout(d.batch, tokens, d.key_size, d.value_size,
+                                                                   kv_hiddens_of(d), kv_value_hiddens_of(d))
+                                                 .bytes);
+    // The projections' threads share the scratch: a cache line each past the first.
+    return one && add_thread_lines(one, max_threads, bytes) ? EDGEATTN_OK : EDGEATTN_ERR_SIZE_OVERFLOW;
 }
 
 // A store takes no mask or valid lengths: given, they are refused rather

@@ -11,8 +11,9 @@ namespace {
 // 8 x 100 x 100 (d2l's shape): packing 3.5 us + product 1.0 us, in place 1.5 us.
 constexpr size_t direct_rows_limit = 16;
 
-// Splits the output columns into one chunk per thread, whole panels of
-// `panel` columns each, and calls body(c0, c1) for each chunk [c0, c1).
+// Splits the output columns into one chunk per thread (at most
+// max_threads), whole panels of `panel` columns each, and calls body(c0, c1)
+// for each chunk [c0, c1).
 // Each thread computes all rows of its columns: with weights packed per call,
 // freshly packed panels never cross between cores (on the 2-vCPU EPYC,
 // splitting rows over shared packed weights made 128x256x256 1.7x slower on
@@ -20,10 +21,11 @@ constexpr size_t direct_rows_limit = 16;
 // whatever the split, so results do not depend on the thread count.
 template <class Body>
 void for_column_chunks(size_t rows, size_t in_features, size_t out_features, size_t panel,
-                       Body body) {
+                       size_t max_threads, Body body) {
     const size_t panels = (out_features + panel - 1) / panel;
     const float flops = 2.0f * rows * in_features * out_features;
     size_t threads = available_threads();
+    if (threads > max_threads) threads = max_threads;
     if (threads > panels) threads = panels;
     if (threads > 1 && flops / threads < min_flops_per_thread) threads = 1;
     const size_t panels_per_chunk = (panels + threads - 1) / threads;
@@ -98,7 +100,8 @@ void packed_columns_product(const kernel_table &k, size_t rows, size_t in_featur
 }  // namespace
 
 void linear(const kernel_table &k, size_t rows, size_t in_features, size_t out_features,
-            const float *x, const stored_matrix &W, const float *b, float *y, float *packed) {
+            const float *x, const stored_matrix &W, const float *b, float *y, float *packed,
+            size_t max_threads) {
     const bool fp32 = W.type == EDGEATTN_DTYPE_F32;
     // A few rows: packing W^T would cost more than the product itself.
     if (rows <= direct_rows_limit) {
@@ -113,7 +116,7 @@ void linear(const kernel_table &k, size_t rows, size_t in_features, size_t out_f
     if (fp32) {  // panels as wide as this path's tile
         const size_t nr = k.panel_width;
         const float *Wf = static_cast<const float *>(W.data);
-        for_column_chunks(rows, in_features, out_features, nr, [&](size_t c0, size_t c1) {
+        for_column_chunks(rows, in_features, out_features, nr, max_threads, [&](size_t c0, size_t c1) {
             float *my_packed = packed + c0 * in_features;
             k.pack_transposed(Wf + c0 * in_features, in_features, c1 - c0, in_features, my_packed);
             k.gemm_packed(rows, c1 - c0, in_features, 1.0f, x, in_features, my_packed, nr,
@@ -124,15 +127,16 @@ void linear(const kernel_table &k, size_t rows, size_t in_features, size_t out_f
     // Stored weights: panels of max_panel_width in their own type, the
     // layout of weights packed once, so one kernel reads both.
     const stored_matrix panels = {W.type, packed, W.scales};
-    for_column_chunks(rows, in_features, out_features, max_panel_width, [&](size_t c0, size_t c1) {
+    for_column_chunks(rows, in_features, out_features, max_panel_width, max_threads, [&](size_t c0, size_t c1) {
         pack_stored_columns(in_features, out_features, W, c0, c1, packed);
         packed_columns_product(k, rows, in_features, out_features, x, panels, b, y, c0, c1);
     });
 }
 
 void linear_prepacked(const kernel_table &k, size_t rows, size_t in_features, size_t out_features,
-                      const float *x, const stored_matrix &packed_W, const float *b, float *y) {
-    for_column_chunks(rows, in_features, out_features, max_panel_width, [&](size_t c0, size_t c1) {
+                      const float *x, const stored_matrix &packed_W, const float *b, float *y,
+                      size_t max_threads) {
+    for_column_chunks(rows, in_features, out_features, max_panel_width, max_threads, [&](size_t c0, size_t c1) {
         packed_columns_product(k, rows, in_features, out_features, x, packed_W, b, y, c0, c1);
     });
 }

@@ -37,13 +37,16 @@ bool linear_scratch_floats(size_t rows, size_t in_features, size_t out_features,
 
 // W as given: read in place for a few rows, else packed per call into
 // `packed` (linear_scratch_floats floats; stored weights keep their type
-// there, so they take less) by the threads that use it.
+// there, so they take less) by the threads that use it: at most
+// max_threads of them (the call's workspace has room for that many).
 void linear(const kernel_table &k, size_t rows, size_t in_features, size_t out_features,
-            const float *x, const stored_matrix &W, const float *b, float *y, float *packed);
+            const float *x, const stored_matrix &W, const float *b, float *y, float *packed,
+            size_t max_threads);
 
 // W^T packed once (pack_weights_transposed): no packing per call.
 void linear_prepacked(const kernel_table &k, size_t rows, size_t in_features, size_t out_features,
-                      const float *x, const stored_matrix &packed_W, const float *b, float *y);
+                      const float *x, const stored_matrix &packed_W, const float *b, float *y,
+                      size_t max_threads);
 
 // W (out, in) -> W^T in panels of max_panel_width columns, zero-padded, in
 // W's type: the layout gemm_packed reads on every path (panel_stride =

@@ -134,11 +134,11 @@ edgeattn_status view_packed_mha_weights(const edgeattn_attention_dims &d, const 
 
 void project(const kernel_table &k, const mha_weights_view &w, projection which, size_t rows,
              size_t in_features, size_t out_features, const float *x, float *y,
-             float *packed_scratch) {
+             float *packed_scratch, size_t max_threads) {
     if (w.prepacked)
-        linear_prepacked(k, rows, in_features, out_features, x, w.W[which], w.b[which], y);
+        linear_prepacked(k, rows, in_features, out_features, x, w.W[which], w.b[which], y, max_threads);
     else
-        linear(k, rows, in_features, out_features, x, w.W[which], w.b[which], y, packed_scratch);
+        linear(k, rows, in_features, out_features, x, w.W[which], w.b[which], y, packed_scratch, max_threads);
 }
 
 edgeattn_status copy_typed_weights(const edgeattn_weights *weights, unsigned used,

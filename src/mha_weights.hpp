@@ -87,10 +87,10 @@ edgeattn_status view_packed_mha_weights(const edgeattn_attention_dims &d, const 
 
 // One projection, y (rows, out) = x (rows, in) W^T + b, with the weights in
 // whichever form the call has them (packed_scratch: packed_floats(in, out)
-// floats, used for unpacked weights only).
+// floats, used for unpacked weights only), on at most max_threads threads.
 void project(const kernel_table &k, const mha_weights_view &w, projection which, size_t rows,
              size_t in_features, size_t out_features, const float *x, float *y,
-             float *packed_scratch);
+             float *packed_scratch, size_t max_threads);
 
 // The caller's weights copied into `w` (the descriptor may sit in the
 // workspace), with the type of each matrix `used` names read as an integer

@@ -104,21 +104,25 @@ edgeattn_status multi_head_attention(const edgeattn_attention_dims &d, const att
 
     // The projected queries (B, Q, h), keys (B, K, h_kv) and values
     // (B, K, hv_kv): in the workspace, or (NONE) the caller's rows as given.
+    // The projections, like the heads, use as many threads as the workspace
+    // has scratch slots for.
     const kernel_table &k = active_kernels();
+    const size_t slots = scratch_slots(one.bytes, one.scratch.floats_per_slot, workspace_bytes);
     const float *Q = queries, *K = keys, *V = values;
     float *packed = ws + one.packed_weights;  // each projection's W^T in turn (unpacked weights)
     if (!(none >> query_projection & 1u)) {
         project(k, w, query_projection, d.batch * d.queries, d.query_size, h, queries, ws + one.projected_queries,
-                packed);
+                packed, slots);
         Q = ws + one.projected_queries;
     }
     if (!(none >> key_projection & 1u)) {
-        project(k, w, key_projection, d.batch * d.keys, d.key_size, kv_h, keys, ws + one.projected_keys, packed);
+        project(k, w, key_projection, d.batch * d.keys, d.key_size, kv_h, keys, ws + one.projected_keys, packed,
+                slots);
         K = ws + one.projected_keys;
     }
     if (!(none >> value_projection & 1u)) {
         project(k, w, value_projection, d.batch * d.keys, d.value_size, kv_vh, values, ws + one.projected_values,
-                packed);
+                packed, slots);
         V = ws + one.projected_values;
     }
     // (B, Q, hv), d2l's transpose_output: in the workspace, or (W_o NONE)
@@ -127,7 +131,6 @@ edgeattn_status multi_head_attention(const edgeattn_attention_dims &d, const att
 
     // Heads read strided columns of the projections in place: no copy for
     // d2l's transpose_qkv. Query head j reads key/value head j / group.
-    const size_t slots = scratch_slots(one.bytes, one.scratch.floats_per_slot, workspace_bytes);
     const float flops_per_row = 2.0f * d.keys * (head_size + value_head);
     parallel_row_blocks(d.batch * heads, d.queries, slots, flops_per_row, ws, one.scratch,
                         [&](size_t slice, size_t row0, size_t rows, const scratch_slot &slot) {
@@ -140,7 +143,7 @@ edgeattn_status multi_head_attention(const edgeattn_attention_dims &d, const att
             d.queries, d.keys, head_size, value_head, b, head};
         dot_product_attention_block(k, s, row0, rows, mask, slot);
     });
-    if (project_output) project(k, w, output_projection, d.batch * d.queries, vh, h, heads_out, output, packed);
+    if (project_output) project(k, w, output_projection, d.batch * d.queries, vh, h, heads_out, output, packed, slots);
     if (io.half) {
         round_to_half(output, counts.output, io.output);
         if (io.weights) round_to_half(attention_weights, counts.weights, io.weights);

@@ -21,8 +21,8 @@ edgeattn_status additive_workspace_bytes(const edgeattn_attention_dims &d, size_
                                          size_t &bytes);
 edgeattn_status mha_workspace_bytes(const edgeattn_attention_dims &d, size_t max_threads, bool half,
                                     size_t &bytes);
-edgeattn_status kv_store_workspace_bytes(const edgeattn_attention_dims &d, size_t tokens, bool half,
-                                         size_t &bytes);
+edgeattn_status kv_store_workspace_bytes(const edgeattn_attention_dims &d, size_t tokens, size_t max_threads,
+                                         bool half, size_t &bytes);
 edgeattn_status kv_attend_workspace_bytes(const edgeattn_attention_dims &d, size_t max_threads, bool half,
                                           size_t &bytes);
 edgeattn_status dense_workspace_bytes(const edgeattn_dense_dims &d, size_t max_threads,

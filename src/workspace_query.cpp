@@ -19,7 +19,7 @@ edgeattn_status one_call(const edgeattn_workspace_request &r, size_t threads, si
         case EDGEATTN_OP_SDPA: return sdpa_workspace_bytes(r.dims, threads, half, bytes);
         case EDGEATTN_OP_ADDITIVE: return additive_workspace_bytes(r.dims, threads, bytes);
         case EDGEATTN_OP_MHA: return mha_workspace_bytes(r.dims, threads, half, bytes);
-        case EDGEATTN_OP_KV_CACHE_STORE: return kv_store_workspace_bytes(r.dims, r.tokens, half, bytes);
+        case EDGEATTN_OP_KV_CACHE_STORE: return kv_store_workspace_bytes(r.dims, r.tokens, threads, half, bytes);
         case EDGEATTN_OP_KV_CACHE_ATTEND: return kv_attend_workspace_bytes(r.dims, threads, half, bytes);
         case EDGEATTN_OP_DENSE: return dense_workspace_bytes(r.dense, threads, bytes);
         default: return EDGEATTN_ERR_OPTION_NOT_SUPPORTED;

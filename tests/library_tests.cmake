@@ -18,6 +18,8 @@
 #                              on every path, against the float64 reference
 #   test_alloc_free            counting malloc/free/new/delete: no call in the
 #                              steady state of any op (OpenMP: after a warm-up)
+#   test_thread_use            a workspace sized for one thread gives a call
+#                              that opens no OpenMP parallel region
 #   hygiene.library_symbols    libedgeattn.a references no heap, exceptions,
 #                              RTTI, iostream or stdio
 #   hygiene.table_in_rodata    the constexpr positional table is in .rodata
@@ -60,6 +62,10 @@ if(NOT EDGEATTN_SANITIZE AND NOT EDGEATTN_SANITIZE_THREAD AND NOT CMAKE_CROSSCOM
   target_link_libraries(test_alloc_free PRIVATE edgeattn::edgeattn edgeattn_doctest)
   edgeattn_test_options(test_alloc_free)
   add_test(NAME test_alloc_free COMMAND test_alloc_free)
+  # Threads a call uses, by workspace size: replaces libgomp's GOMP_parallel
+  # with a counting one (forwarded through dlsym), so glibc and native only too.
+  edgeattn_doctest_test(test_thread_use)
+  target_link_libraries(test_thread_use PRIVATE ${CMAKE_DL_LIBS})
 endif()
 foreach(isa IN LISTS EDGEATTN_TEST_ISAS)
   add_test(NAME test_fixed_size_api.${isa} COMMAND test_fixed_size_api)

@@ -30,8 +30,9 @@ HARDENING_TESTS := test_numeric_edges test_alloc_free
 HARDENING_TESTS += test_kv_cache_module test_decoder
 # Reduced precision: int8 / fp16 weights.
 HARDENING_TESTS += test_reduced_precision
-# Bits independent of the work split (threads, workspace sizing, masks).
-HARDENING_TESTS += test_split_invariance
+# Bits independent of the work split (threads, workspace sizing, masks);
+# the threads a call uses by its workspace's size.
+HARDENING_TESTS += test_split_invariance test_thread_use
 # Workspace bounds: guard bytes around every sized buffer, once per kernel path.
 ISA_TESTS += test_workspace_bounds
 # The KV cache's contract: arguments read first, edited structs, int8 rows.
