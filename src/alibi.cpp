@@ -22,31 +22,71 @@ float slope_of(const kernel_table &k, float max_bias, size_t head, size_t heads)
     return slope;
 }
 
+// Key j's distance |p - pos_j| from the query at logical position p:
+// a wrapped window cache's sinks lie `sinks_behind` further back than
+// their index says (its window keys and the query lie at stream position
+// index + dropped; the sinks keep theirs).
+struct alibi_distances {
+    int64_t p, sinks_behind;
+    size_t sinks;
+    int64_t of(size_t j) const {
+        const int64_t d = p - static_cast<int64_t>(j) + (j < sinks ? sinks_behind : 0);
+        return d < 0 ? -d : d;
+    }
+    // The smallest distance over keys [lo, hi) (lo < hi): the key nearest
+    // the query among the sinks, and among the rest.
+    int64_t nearest(size_t lo, size_t hi) const {
+        auto nearest_in = [this](size_t a, size_t b, int64_t target) {  // [a, b), a < b
+            const int64_t j = target < static_cast<int64_t>(a)       ? static_cast<int64_t>(a)
+                              : target >= static_cast<int64_t>(b)    ? static_cast<int64_t>(b) - 1
+                                                                     : target;
+            return of(static_cast<size_t>(j));
+        };
+        const size_t split = hi < sinks ? hi : sinks < lo ? lo : sinks;
+        int64_t best = INT64_MAX;
+        if (lo < split) best = nearest_in(lo, split, p + sinks_behind);
+        if (split < hi) {
+            const int64_t d = nearest_in(split, hi, p);
+            if (d < best) best = d;
+        }
+        return best;
+    }
+};
+
+// A distance difference (exact in int64) as a float, rounded once. Through
+// size_t: a 32-bit target converts it in one instruction, where int64 to
+// float is a libgcc call (1.5 KB of Cortex-M4F flash with the soft-float
+// additions it brings). It fits: at most the keys plus the stream's
+// dropped tokens (int32).
+float distance_as_float(int64_t d) {
+    return d >= 0 ? static_cast<float>(static_cast<size_t>(d)) : -static_cast<float>(static_cast<size_t>(-d));
+}
+
 void add_alibi(const kernel_table &k, const attention_mask_view &mask, size_t b, size_t head, size_t i,
-               size_t queries, size_t keys, size_t lo, size_t hi, float *scores) {
+               size_t queries, size_t keys, size_t lo, size_t hi, float *scores, bool relative) {
     const float slope = slope_of(k, mask.alibi_max_bias, head, mask.alibi_heads);
-    const int64_t p = mask.position(b, i, queries, keys);
-    // A wrapped window cache with sinks: its window keys lie at their
-    // stream positions, index + dropped, and so does the query; the sinks
-    // keep theirs, so they are `dropped` further from it.
-    int64_t sinks_behind = 0;
-    size_t sinks = 0;
+    alibi_distances dist{mask.position(b, i, queries, keys), 0, 0};
     if (mask.stream && mask.alignment != EDGEATTN_ALIGN_TOP_LEFT) {
         const int64_t dropped = mask.stream->dropped(b);
         if (dropped > 0) {
-            sinks_behind = dropped;
-            sinks = mask.stream->sinks;
+            dist.sinks_behind = dropped;
+            dist.sinks = mask.stream->sinks;
         }
     }
-    for (size_t j = lo; j < hi; ++j) {
-        int64_t distance = p - static_cast<int64_t>(j) + (j < sinks ? sinks_behind : 0);
-        if (distance < 0) distance = -distance;
-        // Through size_t: a 32-bit target converts it in one instruction,
-        // where int64 to float is a libgcc call (1.5 KB of Cortex-M4F
-        // flash with the soft-float additions it brings). A distance
-        // fits: at most the keys plus the stream's dropped tokens (int32).
-        scores[j - lo] -= slope * static_cast<float>(static_cast<size_t>(distance));
+    // Far along a stream -m |p - pos_j| is large (m 2^-0.5 at 2^25 tokens:
+    // 2.4e7, a float step of 2), and the score differences the softmax
+    // sees would be lost in its rounding. Where the softmax cannot tell
+    // (every key visible, or the masked ones excluded), each distance is
+    // taken relative to the row's nearest visible key, an exact integer
+    // difference rounded once: the weights are the float64 formula's at any
+    // position. Under d2l's masking the masked keys' -1e6 is absolute, and
+    // so are the terms beside it (and in the scores given as weights).
+    int64_t nearest = 0;
+    if (relative) {
+        const key_interval row = mask.of_row(b, i, queries, keys);
+        if (row.lo < row.hi && (mask.exclude || (row.lo == 0 && row.hi == keys))) nearest = dist.nearest(row.lo, row.hi);
     }
+    for (size_t j = lo; j < hi; ++j) scores[j - lo] -= slope * distance_as_float(dist.of(j) - nearest);
 }
 
 }  // namespace

@@ -37,11 +37,13 @@ struct attention_mask_view;
 
 // ALiBi's term of a row (src/alibi.cpp): scores of keys [lo, hi) of row i
 // (query head `head`, batch element b, `queries` rows over `keys` keys),
-// the first at `scores`, get -m_head |p_i - pos_j| added. Reached through
+// the first at `scores`, get -m_head |p_i - pos_j| added; `relative`
+// (scores bound for the softmax) lets it measure from the row's nearest
+// visible key where the softmax cannot tell the difference. Reached through
 // a pointer, so programs that never set alibi_max_bias do not link it.
 struct alibi_term {
     void (*add)(const kernel_table &k, const attention_mask_view &mask, size_t b, size_t head, size_t i,
-                size_t queries, size_t keys, size_t lo, size_t hi, float *scores);
+                size_t queries, size_t keys, size_t lo, size_t hi, float *scores, bool relative);
 };
 extern const alibi_term alibi_scores;
 

@@ -125,15 +125,16 @@ void block_weighted_sum(const kernel_table &k, const attention_slice &s, size_t 
 namespace {
 
 // Adds the bias and ALiBi (if any) to the visible scores [lo, hi) of row
-// `row`, whose scores for keys [key0, ...) start at `scores`.
+// `row`, whose scores for keys [key0, ...) start at `scores`; for_softmax:
+// they go on to the softmax (not out as the attention weights).
 void add_bias(const kernel_table &k, const attention_slice &s, const attention_mask_view &mask,
-              size_t row, size_t key0, size_t lo, size_t hi, float *scores) {
+              size_t row, size_t key0, size_t lo, size_t hi, float *scores, bool for_softmax = true) {
     const size_t head = s.head_index + row % s.group, i = row / s.group;
     const float *bias = mask.bias_row(s.batch_index, head, i);
     if (bias && lo < hi) k.add(scores + lo - key0, bias + lo, scores + lo - key0, hi - lo);
     if (mask.alibi && lo < hi)
         mask.alibi->add(k, mask, s.batch_index, head, i, s.num_queries / s.group, s.num_keys, lo, hi,
-                        scores + lo - key0);
+                        scores + lo - key0, for_softmax);
 }
 
 // The factor of Q K^T: the option's, else 1/sqrt(d).
@@ -348,7 +349,7 @@ __attribute__((noinline)) void score_weights(const kernel_table &k, const attent
     for (size_t r = 0; r < rows; ++r) {
         const key_interval iv = row_keys(s, mask, row0 + r);
         float *w = weights + r * ldw;
-        add_bias(k, s, mask, row0 + r, 0, iv.lo, iv.hi, w);
+        add_bias(k, s, mask, row0 + r, 0, iv.lo, iv.hi, w, false);
         for (size_t j = 0; j < iv.lo; ++j) w[j] = masked;
         for (size_t j = iv.hi; j < K; ++j) w[j] = masked;
     }

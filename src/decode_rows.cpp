@@ -135,7 +135,7 @@ void decode_transform_scores(const kernel_table &k, const attention_slice &s, co
         if (const float *bias = mask.bias_row(s.batch_index, head, i)) k.add(row, bias + key0, row, n);
         if (mask.alibi)
             mask.alibi->add(k, mask, s.batch_index, head, i, s.num_queries / s.group, s.num_keys, key0, key0 + n,
-                            row);
+                            row, true);
     }
 }
 

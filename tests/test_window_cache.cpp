@@ -15,6 +15,8 @@
 #include "reference.hpp"
 #include "window_cache_helpers.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -575,5 +577,72 @@ TEST_CASE("a causal attend after a store longer than the window sees the sinks a
                             if (weights) CHECK(rel_l2(attn.data(), want_weights) < tolerance);
                         }
                     }
+    }
+}
+
+// ALiBi far along an endless stream: the sinks lie 2^20, 2^25 and
+// INT32_MAX - 1 positions behind the query, where -m |p_i - pos_j| alone
+// is too large for a float to keep the differences between keys. A query
+// that sees only the two sinks (key ranges, or causal once its own token
+// left a window of one) still weighs them as the float64 formula does,
+// EXCLUDE masking: softmax(q.k_j / sqrt(d) - m |p - j|), m = 2^-0.5.
+TEST_CASE("ALiBi over a wrapped window cache's sinks holds the float64 weights at any stream position") {
+    test_paths::path_guard guard;
+    const std::size_t hs = 2, S = 2, W = 1, cap = S + W;
+    const std::vector<float> keys{0.5f, -1.0f, 0.25f, 0.75f, 0.0f, 0.0f}, values{1.0f, 0.0f, 0.0f, 1.0f, 0.0f, 0.0f},
+        later(2 * hs, 0.5f), query{0.8f, -0.3f};
+    edgeattn_weights none{};
+    none.W_q.type = none.W_k.type = none.W_v.type = none.W_o.type = EDGEATTN_DTYPE_NONE;
+    const double slope = std::pow(2.0, -0.5);
+    struct variant {
+        bool causal;  // else key ranges [0, S)
+        std::int64_t query_position;
+    };
+    const variant variants[] = {{false, std::int64_t{1} << 20}, {false, std::int64_t{1} << 25},
+                                {false, INT32_MAX - 1},         {true, std::int64_t{1} << 20},
+                                {true, std::int64_t{1} << 25},  {true, INT32_MAX - 2}};
+    for (edgeattn_isa path : paths()) {
+        REQUIRE(edgeattn_set_isa(path) == EDGEATTN_OK);
+        for (const variant &v : variants) {
+            const std::string what = std::string(edgeattn_isa_name(path)) + (v.causal ? ", causal" : ", key ranges") +
+                                     ", query at " + std::to_string(v.query_position);
+            INFO(what);
+            window_cache cache(1, 1, hs, S, W, EDGEATTN_DTYPE_F32);
+            const std::size_t T = v.causal ? 2 : 1;
+            const edgeattn_attention_dims fill{1, 3, cap, hs, hs, hs, hs, 1, 1, 0}, step{1, T, cap, hs, hs, hs, hs, 1, 1, 0};
+            std::vector<float> ws(step_workspace_bytes(fill, 3, 1) / 4 + step_workspace_bytes(step, T, 1) / 4);
+            REQUIRE(edgeattn_kv_cache_store(&cache.c, &fill, 3, keys.data(), values.data(), &none, nullptr, ws.data(),
+                                            ws.size() * 4) == EDGEATTN_OK);
+            cache.c.positions[0] = static_cast<std::int32_t>(v.query_position);  // a cache copied that far along
+            REQUIRE(edgeattn_kv_cache_store(&cache.c, &step, T, later.data(), later.data(), &none, nullptr, ws.data(),
+                                            ws.size() * 4) == EDGEATTN_OK);
+            const std::int32_t sinks_only[2] = {0, static_cast<std::int32_t>(S)};
+            edgeattn_attention_mask mask{};
+            mask.causal = v.causal;
+            mask.ranges_kind = v.causal ? EDGEATTN_KEY_RANGES_NONE : EDGEATTN_KEY_RANGES_PER_BATCH;
+            mask.key_ranges = v.causal ? nullptr : sinks_only;
+            mask.alibi_max_bias = 0.5f;
+            edgeattn_attention_options options = test_calls::options_of(nullptr, &mask);
+            options.masking = EDGEATTN_MASKING_EXCLUDE;
+            std::vector<float> queries(T * hs);
+            for (std::size_t i = 0; i < T * hs; ++i) queries[i] = query[i % hs];
+            std::vector<float> out(T * hs), weights(T * cap);
+            REQUIRE(edgeattn_kv_cache_attend(&cache.c, &step, queries.data(), &none, &options, ws.data(), ws.size() * 4,
+                                             out.data(), weights.data()) == EDGEATTN_OK);
+            // Query 0 in float64: sink j at stream position j.
+            double score[2], most = -INFINITY, sum = 0;
+            for (std::size_t j = 0; j < S; ++j) {
+                const double qk = static_cast<double>(query[0]) * keys[j * hs] + static_cast<double>(query[1]) * keys[j * hs + 1];
+                score[j] = qk / std::sqrt(static_cast<double>(hs)) - slope * static_cast<double>(v.query_position - static_cast<std::int64_t>(j));
+                most = std::max(most, score[j]);
+            }
+            for (double &s : score) sum += s = std::exp(s - most);
+            for (std::size_t j = 0; j < S; ++j) {
+                const double want = score[j] / sum;
+                CHECK(std::fabs(weights[j] - want) <= 1e-6);
+                CHECK(std::fabs(out[j] - want) <= 1e-6);  // value rows e_0 and e_1
+            }
+            CHECK(weights[S] == 0.0f);  // the window row: not seen
+        }
     }
 }
