@@ -15,8 +15,9 @@ namespace detail {
 // A window KV cache with sinks: its keys are the sinks (stream positions
 // 0 .. sinks - 1) and then the last tokens; batch element b has dropped
 // positions[b] - capacity tokens between them once its window wrapped. A
-// causal query whose own token has left the window sees the sinks at or
-// before its position: `seen` gives one past the last of them. Reached
+// rule that keeps the keys before a point (causal: up to the query's own
+// token; right_window: up to r - 1 past it) keeps the sinks before it by
+// stream position: `keys_before` gives one past the last key kept. Reached
 // through a pointer, so programs without a window cache do not link it.
 struct stream_causal {
     const int32_t *positions;
@@ -25,7 +26,10 @@ struct stream_causal {
     // (0 or less: the window has not wrapped); each sink lies this much
     // further back in the stream than its index says.
     int64_t dropped(size_t b) const { return static_cast<int64_t>(positions[b]) - static_cast<int64_t>(capacity); }
-    size_t (*seen)(const stream_causal &s, size_t b, size_t i, size_t queries, size_t keys);
+    // One past the last key of batch element b that lies before logical
+    // position `reach` (a held-key index; a window key j is before it when
+    // j < reach), for reach < sinks: the sinks before it by stream position.
+    size_t (*keys_before)(const stream_causal &s, size_t b, int64_t reach);
     // The first key a sliding window of w keys leaves to the query at
     // logical position p (its held-key index) whose window starts at `lo`
     // by index: past it, any sinks whose stream positions lie w or more

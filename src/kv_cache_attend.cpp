@@ -96,15 +96,13 @@ void regroup_heads(const float *from, float *to, size_t batch, size_t queries, s
             }
 }
 
-// A causal query i of Q over batch element b's K held keys whose own token
-// has left the window (one past logical key i + K - Q is below the sinks):
-// of the keys, the sinks at or before its stream position
-// P - Q + i = dropped + i + K - Q see it.
-size_t sinks_seen(const stream_causal &s, size_t b, size_t i, size_t queries, size_t keys) {
+// A rule's end below the sinks by index (a causal query whose own token
+// has left the window: reach = p + 1; a right window: p + r): no window key
+// is before it, and of the sinks those before stream position
+// reach + dropped are.
+size_t sinks_before(const stream_causal &s, size_t b, int64_t reach) {
     const int64_t dropped = s.dropped(b);
-    const int64_t end = static_cast<int64_t>(i + keys) - static_cast<int64_t>(queries) + 1;
-    if (dropped <= 0) return end <= 0 ? 0 : static_cast<size_t>(end);
-    const int64_t upto = dropped + end;
+    const int64_t upto = dropped > 0 ? reach + dropped : reach;
     return upto <= 0 ? 0 : upto < static_cast<int64_t>(s.sinks) ? static_cast<size_t>(upto) : s.sinks;
 }
 
@@ -179,7 +177,7 @@ edgeattn_status attention(const edgeattn_kv_cache *cache, const edgeattn_attenti
         return st;
     num_inputs += num_mask_spans;
     if (edgeattn_status st = read_score_options(options, takes_products | takes_alibi, mask)) return st;
-    const stream_causal stream{c.positions, c.sinks, cap, &sinks_seen, &sinks_window_start};
+    const stream_causal stream{c.positions, c.sinks, cap, &sinks_before, &sinks_window_start};
     if (c.window && c.sinks) mask.stream = &stream;  // causal past a wrapped window: by stream position
     const kv_attention_layout one = attention_layout(d, cap, 1);
     const size_t required = with_staging(staging, one.bytes);

@@ -646,3 +646,101 @@ TEST_CASE("ALiBi over a wrapped window cache's sinks holds the float64 weights a
         }
     }
 }
+
+// Every mask rule over a wrapped window cache with sinks, alone and
+// together, against a float64 model in which each held key has its stream
+// position (sink j at j, the window at the stream's last W positions) and
+// query i of a step of T at P_i = given - T + i: causal keeps pos_j <= P_i,
+// a sliding window w keeps pos_j > P_i - w (a window wider than the ring
+// reaches a sink only where its stream position is that close), a right
+// window r keeps pos_j < P_i + r, key ranges keep indices, ALiBi adds
+// -m |P_i - pos_j|. d2l's masking and EXCLUDE; steps longer than the ring,
+// so some queries' own tokens have left it.
+TEST_CASE("every mask rule over a wrapped window cache with sinks counts by stream position") {
+    test_paths::path_guard guard;
+    const std::size_t hs = 4, S = 2, W = 3, cap = S + W, T = 5;
+    edgeattn_weights none{};
+    none.W_q.type = none.W_k.type = none.W_v.type = none.W_o.type = EDGEATTN_DTYPE_NONE;
+    const edgeattn_attention_dims dims{1, T, cap, hs, hs, hs, hs, 1, 1, 0};
+    struct rules {
+        bool causal;
+        std::size_t window, right;
+        bool ranges;
+        float alibi;
+    };
+    std::vector<rules> all;
+    for (bool causal : {false, true})
+        for (std::size_t window : {0, 1, 3, 6, 8, 12})
+            for (std::size_t right : {0, 1, 2, 4})
+                for (bool ranges : {false, true})
+                    for (float alibi : {0.0f, 1.0f}) all.push_back({causal, window, right, ranges, alibi});
+    // Per query [start, end) by index: the sinks and part of the window.
+    const std::vector<std::int32_t> ranges{0, 5, 1, 4, 0, 2, 2, 5, 1, 3};
+    for (edgeattn_isa path : paths()) {
+        REQUIRE(edgeattn_set_isa(path) == EDGEATTN_OK);
+        window_cache cache(1, 1, hs, S, W, EDGEATTN_DTYPE_F32);
+        std::vector<float> ws(step_workspace_bytes(dims, T, 1) / 4);
+        for (std::size_t step = 0, given = T; step < 4; ++step, given += T) {
+            const std::vector<float> kv = random_floats(T * hs, 900 + static_cast<unsigned>(step)),
+                                     q = random_floats(T * hs, 950 + static_cast<unsigned>(step));
+            REQUIRE(edgeattn_kv_cache_store(&cache.c, &dims, T, kv.data(), kv.data(), &none, nullptr, ws.data(),
+                                            ws.size() * 4) == EDGEATTN_OK);
+            const std::vector<std::size_t> held = cache.held(given);
+            const std::vector<double> keys = cache.rows(false, 0, held), values = cache.rows(true, 0, held);
+            const std::size_t L = held.size();
+            for (const rules &r : all)
+                for (bool exclude : {false, true}) {
+                    const std::string what = std::string(edgeattn_isa_name(path)) + ", " + std::to_string(given) +
+                                             " tokens, causal " + std::to_string(r.causal) + ", window " +
+                                             std::to_string(r.window) + ", right " + std::to_string(r.right) +
+                                             ", ranges " + std::to_string(r.ranges) + ", alibi " +
+                                             std::to_string(r.alibi) + (exclude ? ", exclude" : ", d2l");
+                    INFO(what);
+                    edgeattn_attention_mask mask{};
+                    mask.causal = r.causal;
+                    mask.window = r.window;
+                    mask.right_window = r.right;
+                    mask.ranges_kind = r.ranges ? EDGEATTN_KEY_RANGES_PER_QUERY : EDGEATTN_KEY_RANGES_NONE;
+                    mask.key_ranges = r.ranges ? ranges.data() : nullptr;
+                    mask.alibi_max_bias = r.alibi;
+                    edgeattn_attention_options options = test_calls::options_of(nullptr, &mask);
+                    options.masking = exclude ? EDGEATTN_MASKING_EXCLUDE : EDGEATTN_MASKING_D2L;
+                    std::vector<float> out(T * hs), weights(T * cap);
+                    REQUIRE(edgeattn_kv_cache_attend(&cache.c, &dims, q.data(), &none, &options, ws.data(),
+                                                     ws.size() * 4, out.data(), weights.data()) == EDGEATTN_OK);
+                    const double slope = std::pow(2.0, -static_cast<double>(r.alibi));
+                    for (std::size_t i = 0; i < T; ++i) {
+                        const std::int64_t P = static_cast<std::int64_t>(given - T + i);
+                        std::vector<double> score(L, -1e6);
+                        std::vector<bool> seen(L);
+                        double top = -INFINITY;
+                        for (std::size_t j = 0; j < L; ++j) {
+                            const std::int64_t pos = static_cast<std::int64_t>(held[j]);
+                            seen[j] = (!r.ranges || (static_cast<std::int32_t>(j) >= ranges[2 * i] &&
+                                                     static_cast<std::int32_t>(j) < ranges[2 * i + 1])) &&
+                                      (!r.causal || pos <= P) &&
+                                      (r.window == 0 || pos > P - static_cast<std::int64_t>(r.window)) &&
+                                      (r.right == 0 || pos < P + static_cast<std::int64_t>(r.right));
+                            if (seen[j]) {
+                                double dot = 0;
+                                for (std::size_t c = 0; c < hs; ++c) dot += static_cast<double>(q[i * hs + c]) * keys[j * hs + c];
+                                score[j] = dot / std::sqrt(static_cast<double>(hs)) -
+                                           (r.alibi > 0 ? slope * static_cast<double>(P > pos ? P - pos : pos - P) : 0.0);
+                            }
+                            if (seen[j] || !exclude) top = std::max(top, score[j]);
+                        }
+                        std::vector<double> want_w(cap, 0.0), want_out(hs, 0.0);
+                        double sum = 0;
+                        for (std::size_t j = 0; j < L; ++j)
+                            if (seen[j] || !exclude) sum += want_w[j] = std::exp(score[j] - top);
+                        for (std::size_t j = 0; j < L && sum > 0; ++j) {
+                            want_w[j] /= sum;
+                            for (std::size_t c = 0; c < hs; ++c) want_out[c] += want_w[j] * values[j * hs + c];
+                        }
+                        for (std::size_t j = 0; j < cap; ++j) CHECK(std::fabs(weights[i * cap + j] - want_w[j]) <= 1e-6);
+                        for (std::size_t c = 0; c < hs; ++c) CHECK(std::fabs(out[i * hs + c] - want_out[c]) <= 1e-5);
+                    }
+                }
+        }
+    }
+}

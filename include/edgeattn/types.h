@@ -301,7 +301,8 @@ typedef struct edgeattn_attention_mask {
     edgeattn_query_alignment alignment;
     /** 0: none. r > 0: query i sees only the keys j < p_i + r (ONNX 25's
         right_window_size = r - 1, as `window` w is its left_window_size =
-        w - 1) */
+        w - 1). Over a wrapped window KV cache with sinks it counts by
+        stream position, as causal, window and ALiBi do */
     size_t right_window;
     /** 0: none. A finite m > 0: ALiBi (Press et al.) computed in the kernel,
         no bias tensor: query head h of H gets BLOOM's and ggml's slope m_h
