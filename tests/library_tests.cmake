@@ -5,7 +5,7 @@
 #                              compile-time == runtime table
 #   test_rope                  RoPE table vs float64, compile-time == runtime
 #                              table, the rotation vs PyTorch's forms in
-#                              float64, refusals
+#                              float64 (also split over 1..7 threads), refusals
 #   test_status                each bad argument: its status, outputs untouched
 #   test_streaming             the online-softmax path over several key blocks
 #                              against the float64 reference, every path
@@ -13,7 +13,9 @@
 #   test_packed_weights        edgeattn_mha_pack_weights: refusals, one packed
 #                              buffer on every path, thread-count independence
 #   test_kernels               exp's ULP bound and range, the packed GEMM, the
-#                              streaming softmax, on every path the CPU runs
+#                              streaming softmax, on every path the CPU runs;
+#                              AUTO's path vs the CPU's features, each path's
+#                              tables holding its own kernels
 #   test_numeric_edges         +-1e30, +-inf, NaN, all-masked rows, K = 1, huge d
 #                              on every path, against the float64 reference
 #   test_alloc_free            counting malloc/free/new/delete: no call in the
@@ -34,6 +36,10 @@ foreach(t test_fixed_size_api test_positional_encoding test_rope test_status tes
 endforeach()
 # test_kernels reaches the kernel table, which is internal.
 target_include_directories(test_kernels PRIVATE ${PROJECT_SOURCE_DIR}/src)
+# test_kernels checks the path AUTO picks against the CPU's features and the
+# paths this build compiled (their names, space-separated).
+string(REPLACE ";" " " test_kernel_paths "${EDGEATTN_ISAS}")
+target_compile_definitions(test_kernels PRIVATE "EDGEATTN_TEST_KERNEL_PATHS=\"${test_kernel_paths}\"")
 target_sources(test_streaming PRIVATE reference.cpp)
 # test_rope computes the rotation's float bits itself: unfused, as the library.
 if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")

@@ -1,8 +1,10 @@
 // The kernels of every path this machine runs, against float64 references:
 // exp's error bound and range, the packed and in-place matrix products, the
 // streaming softmax block, the grouped masked softmax rows; and every tail
-// against a fault-on-access page after its data. (Ops built from them are
-// tested against the golden cases.)
+// against a fault-on-access page after its data. The path AUTO picks
+// against the CPU's feature flags and the paths built in, and each path's
+// tables holding that path's own kernels. (Ops built from them are tested
+// against the golden cases.)
 #include <doctest/doctest.h>
 
 #include "edgeattn/convert.h"
@@ -11,14 +13,21 @@
 #include "edgeattn/detail/workspace_layout.hpp"
 #include "decode_rows.hpp"
 #include "linear.hpp"
+#include "path_helpers.hpp"
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
+
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
+#endif
 
 #if defined(__unix__)
 #include <sys/mman.h>
@@ -55,6 +64,201 @@ float float_from_bits(uint32_t bits) {
 }
 
 }  // namespace
+
+namespace {
+
+// The paths in AUTO's order of preference, the best first; the plain C++
+// path, which every build has, is what AUTO falls back to.
+const edgeattn_isa best_first[] = {EDGEATTN_ISA_AVX512, EDGEATTN_ISA_AVX2, EDGEATTN_ISA_SSE2, EDGEATTN_ISA_NEON,
+                                   EDGEATTN_ISA_HELIUM};
+
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+#define EDGEATTN_TEST_X86_FEATURES 1
+// CPUID leaf 1, ECX bit 29: F16C, which the AVX2 path's fp16 widening uses.
+bool x86_has_f16c() {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx >> 29 & 1u);
+}
+#endif
+
+// Whether this CPU has what a path needs, from its own feature flags:
+// SSE2; AVX2 with FMA and F16C; AVX-512 F and DQ; NEON and Helium are
+// instruction sets of the target itself (a program built for AArch64, or
+// ARMv7 with NEON, runs only where they are).
+bool cpu_runs(edgeattn_isa isa) {
+    switch (isa) {
+        case EDGEATTN_ISA_SCALAR: return true;
+#if defined(EDGEATTN_TEST_X86_FEATURES)
+        case EDGEATTN_ISA_SSE2: return __builtin_cpu_supports("sse2");
+        case EDGEATTN_ISA_AVX2:
+            return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && x86_has_f16c();
+        case EDGEATTN_ISA_AVX512: return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+#endif
+#if defined(__ARM_NEON)
+        case EDGEATTN_ISA_NEON: return true;
+#endif
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)
+        case EDGEATTN_ISA_HELIUM: return true;
+#endif
+        default: return false;
+    }
+}
+
+// Whether the build has a path: the paths the build system compiled
+// (EDGEATTN_TEST_KERNEL_PATHS, their names space-separated). A build that
+// does not say has only the library's own word, edgeattn_isa_supported.
+bool built_in(edgeattn_isa isa) {
+#if defined(EDGEATTN_TEST_KERNEL_PATHS)
+    const std::string names = std::string(" ") + EDGEATTN_TEST_KERNEL_PATHS + " ";
+    return names.find(std::string(" ") + edgeattn_isa_name(isa) + " ") != std::string::npos;
+#else
+    return edgeattn_isa_supported(isa) != 0;
+#endif
+}
+
+// The path the library chose at its first call, made here before main():
+// with EDGEATTN_ISA unset, the choice AUTO makes by itself.
+const edgeattn_isa path_at_first_call = edgeattn_current_isa();
+
+}  // namespace
+
+TEST_CASE("AUTO picks the best path the build has and this CPU runs, at the first call and when set") {
+    CHECK(built_in(EDGEATTN_ISA_SCALAR));  // every build has it
+    edgeattn_isa expected = EDGEATTN_ISA_SCALAR, best_supported = EDGEATTN_ISA_SCALAR;
+    for (edgeattn_isa isa : best_first) {
+        if (expected == EDGEATTN_ISA_SCALAR && built_in(isa) && cpu_runs(isa)) expected = isa;
+        if (best_supported == EDGEATTN_ISA_SCALAR && edgeattn_isa_supported(isa)) best_supported = isa;
+    }
+    for (int i = EDGEATTN_ISA_SCALAR; i <= EDGEATTN_ISA_HELIUM; ++i) {
+        const edgeattn_isa isa = static_cast<edgeattn_isa>(i);
+        INFO("path " << std::string(edgeattn_isa_name(isa)) << ": built " << built_in(isa) << ", CPU runs it "
+                     << cpu_runs(isa));
+        CHECK(edgeattn_isa_supported(isa) == (built_in(isa) && cpu_runs(isa) ? 1 : 0));
+    }
+    INFO("expected " << std::string(edgeattn_isa_name(expected)) << ", the best supported "
+                     << std::string(edgeattn_isa_name(best_supported)));
+    CHECK(best_supported == expected);
+
+    const char *forced = std::getenv("EDGEATTN_ISA");
+    if (!forced || !*forced) {
+        INFO("first call's path " << std::string(edgeattn_isa_name(path_at_first_call)));
+        CHECK(path_at_first_call == expected);
+    } else {
+        MESSAGE("EDGEATTN_ISA=" << std::string(forced) << ": the first call's choice is not AUTO's");
+    }
+    test_paths::path_guard guard;
+    REQUIRE(edgeattn_set_isa(EDGEATTN_ISA_SCALAR) == EDGEATTN_OK);  // away from it first
+    REQUIRE(edgeattn_set_isa(EDGEATTN_ISA_AUTO) == EDGEATTN_OK);
+    INFO("after edgeattn_set_isa(EDGEATTN_ISA_AUTO): " << std::string(edgeattn_isa_name(edgeattn_current_isa())));
+    CHECK(edgeattn_current_isa() == expected);
+    CHECK(edgeattn::detail::active_kernels().isa == expected);
+}
+
+namespace {
+
+using kernel_pointer = void (*)();
+
+template <class F>
+kernel_pointer erased(F f) {
+    return reinterpret_cast<kernel_pointer>(f);
+}
+
+// One path's kernels, every table: the kernel_table (with its int8 and
+// binary16 weight kernels), the additive and KV cache families, and the
+// decode kernels where the path has them.
+struct path_kernels {
+    edgeattn_isa isa;
+    const void *additive_table, *cache_table, *decode_table;
+    std::vector<std::pair<std::string, kernel_pointer>> entries;
+};
+
+path_kernels kernels_of(const kernel_table &k) {
+    using namespace edgeattn::detail;
+    path_kernels p{k.isa, &additive_kernels_of(k), &cache_kernels_of(k), decode_kernels_for(k, 1, false), {}};
+    auto add = [&](const char *name, kernel_pointer f) { p.entries.emplace_back(name, f); };
+    add("pack_transposed", erased(k.pack_transposed));
+    add("pack", erased(k.pack));
+    add("gemm_packed", erased(k.gemm_packed));
+    add("gemm_nt_direct", erased(k.gemm_nt_direct));
+    add("gemm_nn_direct", erased(k.gemm_nn_direct));
+    add("masked_softmax_rows", erased(k.masked_softmax_rows));
+    add("online_softmax_block", erased(k.online_softmax_block));
+    add("exp", erased(k.exp));
+    add("exp_nonpositive", erased(k.exp_nonpositive));
+    add("softcap", erased(k.softcap));
+    add("add", erased(k.add));
+    add("scale", erased(k.scale));
+    add("add_scaled", erased(k.add_scaled));
+    add("scale_final", erased(k.scale_final));
+    add("widen_half", erased(k.widen_half));
+    add("round_half", erased(k.round_half));
+    add("int8_weights.gemm_packed", erased(k.int8_weights.gemm_packed));
+    add("int8_weights.gemm_nt_direct", erased(k.int8_weights.gemm_nt_direct));
+    add("half_weights.gemm_packed", erased(k.half_weights.gemm_packed));
+    add("half_weights.gemm_nt_direct", erased(k.half_weights.gemm_nt_direct));
+    add("additive.scores_row", erased(additive_kernels_of(k).scores_row));
+    add("cache.int8_values", erased(cache_kernels_of(k).int8_values));
+    add("cache.half_values", erased(cache_kernels_of(k).half_values));
+    if (const decode_kernel_table *d = decode_kernels_for(k, 1, false)) {
+        add("decode.f32_values", erased(d->f32_values));
+        add("decode.int8_values", erased(d->int8_values));
+        add("decode.half_values", erased(d->half_values));
+        add("decode.f32_scores", erased(d->f32_scores));
+        add("decode.int8_scores", erased(d->int8_scores));
+        add("decode.half_scores", erased(d->half_scores));
+    }
+    return p;
+}
+
+}  // namespace
+
+// Each path's tables hold that path's own kernels: every entry is a
+// template instantiated for the path's batch type in the path's own
+// translation unit (an anonymous namespace, compiled with the path's
+// flags), so no function belongs to two paths, and one path's kernel in
+// another's table runs with the wrong instruction set, which the results
+// alone may not show (they stay within tolerance). No entry is meant to be
+// shared, between paths or between two entries of one path. The one thing
+// a path may lack is the decode table: the plain C++ path has none (it
+// decodes through the streaming rows), so it has no decode entries to
+// compare and decode_kernels_for gives it nullptr.
+TEST_CASE("every path's kernel tables, nested and family ones included, hold that path's own kernels") {
+    std::vector<path_kernels> all;
+    for (const kernel_table *k : supported_paths()) all.push_back(kernels_of(*k));
+    for (const path_kernels &p : all) {
+        INFO("path " << std::string(edgeattn_isa_name(p.isa)));
+        CHECK((p.isa == EDGEATTN_ISA_SCALAR) == (p.decode_table == nullptr));
+        for (const auto &e : p.entries) {
+            INFO("entry " << e.first);
+            CHECK((e.second != nullptr));
+        }
+        for (std::size_t a = 0; a < p.entries.size(); ++a)
+            for (std::size_t b = a + 1; b < p.entries.size(); ++b) {
+                INFO("entries " << p.entries[a].first << " and " << p.entries[b].first);
+                CHECK((p.entries[a].second != p.entries[b].second));
+            }
+    }
+    std::size_t pairs = 0;
+    for (std::size_t x = 0; x < all.size(); ++x)
+        for (std::size_t y = x + 1; y < all.size(); ++y) {
+            const path_kernels &p = all[x], &q = all[y];
+            INFO("paths " << std::string(edgeattn_isa_name(p.isa)) << " and " << std::string(edgeattn_isa_name(q.isa)));
+            ++pairs;
+            CHECK(p.isa != q.isa);
+            CHECK((p.additive_table != q.additive_table));
+            CHECK((p.cache_table != q.cache_table));
+            CHECK((p.decode_table == nullptr || p.decode_table != q.decode_table));
+            for (const auto &e : p.entries)
+                for (const auto &f : q.entries) {
+                    if (e.second != f.second) continue;
+                    INFO(std::string(edgeattn_isa_name(p.isa)) << "'s " << e.first << " is "
+                                                               << std::string(edgeattn_isa_name(q.isa)) << "'s "
+                                                               << f.first);
+                    CHECK((e.second != f.second));
+                }
+        }
+    MESSAGE(all.size() << " paths, " << pairs << " pairs compared");
+}
 
 TEST_CASE("exp: at most 2 ULP on [-87.33, 88.37], 0 below, inf above, NaN kept") {
     for (const kernel_table *k : supported_paths()) {

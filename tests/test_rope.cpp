@@ -5,7 +5,8 @@
 // q cos + rotate_half(q) sin with cos, sin = cat(freqs, freqs), and GPT-J
 // q cos + rotate_every_two(q) sin with repeat_interleave'd cos, sin; partial
 // rotary, linear scaling, theta 500000, per-batch and negative positions,
-// in place; every bad argument refused with its own status, nothing written.
+// in place, rows split over threads; every bad argument refused with its
+// own status, nothing written.
 #include <doctest/doctest.h>
 
 #include <edgeattn/edgeattn.h>
@@ -327,6 +328,85 @@ TEST_CASE("apply, per-batch positions, negative ones (left padding)") {
     REQUIRE(edgeattn_rope_apply(&dims, &there, Y.data(), Y.data()) == EDGEATTN_OK);
     REQUIRE(edgeattn_rope_apply(&dims, &home, Y.data(), Y.data()) == EDGEATTN_OK);
     for (std::size_t i = 0; i < X.size(); ++i) CHECK(std::fabs(Y[i] - X[i]) <= 1e-6 * (1 + std::fabs(X[i])));
+}
+
+// Calls with rows enough for a thread team: the (B * T) token rows split
+// into contiguous blocks, one per thread, as soon as a call has about a
+// million flops a thread (3 * heads * rotary_dims a row: 3072 for 8 heads
+// rotating 128 features, so 3000 rows are enough for 9 threads; the
+// smallest call here, 2331 rows of 2304, for 5), and a block may start
+// anywhere inside a batch element. Every token must still rotate at its own
+// position, first position + t: the outputs of 1, 2, 3, 5 and 7 threads
+// are the formula's bits and within float roundings of the float64
+// rotation, token by token. (Without OpenMP every count is one thread.)
+TEST_CASE("apply, rows split over threads: every token at its own position, whatever block it falls in") {
+    struct shape {
+        std::size_t B, T, heads, head_size, r;
+        edgeattn_rope_layout layout;
+        std::vector<std::int32_t> positions;
+    };
+    const shape shapes[] = {
+        {1, 3000, 8, 128, 128, EDGEATTN_ROPE_NEOX, {}},             // one element, split inside it
+        {2, 1501, 8, 128, 128, EDGEATTN_ROPE_GPTJ, {7, 2000}},      // odd T: blocks cross elements
+        {3, 777, 8, 128, 96, EDGEATTN_ROPE_NEOX, {-300, 0, 3300}},  // partial rotary, negative positions
+    };
+    const std::size_t max_positions = 4096;
+    const std::vector<float> table_128 = runtime_table(table_config(max_positions, 128));
+    const std::vector<float> table_96 = runtime_table(table_config(max_positions, 96));
+    unsigned seed = 20;
+    for (const shape &s : shapes) {
+        INFO("B " << s.B << " T " << s.T << " heads " << s.heads << " head_size " << s.head_size << " r " << s.r);
+        const std::vector<float> &table = s.r == 128 ? table_128 : table_96;
+        const edgeattn_rope rope = make_rope(table, max_positions, s.r, s.layout, s.positions);
+        const edgeattn_rope_dims dims = make_dims(s.B, s.T, s.heads, s.head_size);
+        const std::vector<float> X = test_paths::random_floats(s.B * s.T * s.heads * s.head_size, seed++, 2.0f);
+        const std::vector<double> want =
+            torch_rope(X, s.B, s.T, s.heads, s.head_size, s.r, 10000.0, 1.0, s.positions,
+                       s.layout == EDGEATTN_ROPE_NEOX ? form::rotate_half : form::rotate_every_two);
+        const std::vector<float> bits = formula_bits(X, table, s.B, s.T, s.heads, s.head_size, s.r, s.layout,
+                                                     s.positions);
+        const std::size_t half = s.r / 2, row = s.heads * s.head_size;
+        std::vector<float> one_thread;
+        for (int threads : {1, 2, 3, 5, 7}) {
+            INFO("threads " << threads);
+            test_paths::set_threads(threads);
+            std::vector<float> Y(X.size(), -7.0f);
+            REQUIRE(edgeattn_rope_apply(&dims, &rope, X.data(), Y.data()) == EDGEATTN_OK);
+            // Token by token against float64 (3 float roundings of the
+            // pair's size, as check_apply); the first token off is named.
+            std::size_t tokens_off = 0, first_off = 0;
+            double worst = 0.0;
+            for (std::size_t token = 0; token < s.B * s.T; ++token) {
+                bool off = false;
+                for (std::size_t h = 0; h < s.heads; ++h)
+                    for (std::size_t i = 0; i < half; ++i) {
+                        const std::size_t base = token * row + h * s.head_size;
+                        const std::size_t a = base + (s.layout == EDGEATTN_ROPE_NEOX ? i : 2 * i);
+                        const std::size_t e = base + (s.layout == EDGEATTN_ROPE_NEOX ? i + half : 2 * i + 1);
+                        const double pair = std::fabs(X[a]) + std::fabs(X[e]);
+                        for (std::size_t k : {a, e}) {
+                            const double err = std::fabs(Y[k] - want[k]) / pair;
+                            worst = std::fmax(worst, err);
+                            off = off || !(err <= 3.0 * 0x1p-24);
+                        }
+                    }
+                if (off && tokens_off++ == 0) first_off = token;
+            }
+            INFO("tokens off: " << tokens_off << " (the first: batch element "
+                                << (tokens_off ? first_off / s.T : 0) << " token " << (tokens_off ? first_off % s.T : 0)
+                                << "); worst error / (|x| + |y|) " << worst / 0x1p-24 << " x 2^-24");
+            CHECK(tokens_off == 0);
+            CHECK(worst > 0.0);  // the check reads real data
+            CHECK(std::memcmp(Y.data(), bits.data(), Y.size() * sizeof(float)) == 0);
+            if (one_thread.empty()) one_thread = Y;
+            CHECK(std::memcmp(Y.data(), one_thread.data(), Y.size() * sizeof(float)) == 0);
+            // In place, on the same split.
+            std::vector<float> in_place = X;
+            REQUIRE(edgeattn_rope_apply(&dims, &rope, in_place.data(), in_place.data()) == EDGEATTN_OK);
+            CHECK(std::memcmp(in_place.data(), bits.data(), bits.size() * sizeof(float)) == 0);
+        }
+    }
+    test_paths::set_threads(1);
 }
 
 TEST_CASE("apply, positions at the ends of the table: accepted inside, EDGEATTN_ERR_ROPE_POSITION outside") {

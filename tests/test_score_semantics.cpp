@@ -4,12 +4,15 @@
 // edgeattn_sdpa, edgeattn_mha (+ _packed) with grouped-query heads, and the
 // KV cache attend (+ _packed) over fp32, int8 and fp16 caches, in place and wrapped (a window
 // cache with sinks, read as a ring), with and without the weights output,
-// over one key block and several (the streaming online softmax).
+// over one key block and several (the streaming online softmax); VALID_END
+// with valid lengths per query, row by row.
 #include <doctest/doctest.h>
 
 #include <edgeattn/edgeattn.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -150,6 +153,146 @@ TEST_CASE("sdpa: scale, softcap, masking, weights output, alignment, windows aga
                 }
             }
         }
+}
+
+namespace {
+
+// The keys row i of a (Q, K) call sees under VALID_END with its own valid
+// length len, by the contract's definitions: p_i = i + min(len, K) - Q;
+// key j visible when j < len and, causal, j <= p_i and, window w > 0,
+// j > p_i - w.
+std::vector<bool> valid_end_visible(std::size_t i, std::size_t Q, std::size_t K, std::int64_t len, bool causal,
+                                    std::size_t window) {
+    const std::int64_t p = static_cast<std::int64_t>(i) + std::min<std::int64_t>(len, K) - static_cast<std::int64_t>(Q);
+    std::vector<bool> seen(K);
+    for (std::size_t j = 0; j < K; ++j) {
+        const std::int64_t jj = static_cast<std::int64_t>(j);
+        seen[j] = jj < len && (!causal || jj <= p) && (window == 0 || jj > p - static_cast<std::int64_t>(window));
+    }
+    return seen;
+}
+
+// Whether one row's softmax weights match its visible keys: exactly 0 off
+// them and positive on them; a row that sees no key is uniform, 1/K (D2L),
+// or all zero (EXCLUDE). The first of a call's wrong rows is shown.
+bool visible_weights_match(const float *w, const std::vector<bool> &seen, bool exclude, bool first) {
+    const std::size_t K = seen.size();
+    const bool any = std::find(seen.begin(), seen.end(), true) != seen.end();
+    for (std::size_t j = 0; j < K; ++j) {
+        const bool ok = !any ? (exclude ? w[j] == 0.0f : std::fabs(w[j] - 1.0 / K) <= 1e-6)
+                             : seen[j] ? w[j] > 0.0f : w[j] == 0.0f;
+        if (ok) continue;
+        if (first) {
+            INFO("visible keys " << std::count(seen.begin(), seen.end(), true) << "; key " << j << " weighs "
+                                 << w[j]);
+            CHECK(ok);
+        }
+        return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+// VALID_END places each query row by its own valid length when the lengths
+// are given per query: rows of one batch element lie at different
+// positions, some before key 0 (seeing nothing causally), some with lengths
+// past K. Against the float64 reference and, key by key, against the
+// visible sets the contract defines.
+TEST_CASE("VALID_END with valid lengths per query: each row at i + its own length - Q, sdpa and mha, every path") {
+    test_paths::path_guard guard;
+    const std::size_t B = 2, Q = 7, d = 8, v = 5, qs = 12, h = 24, H = 4, Hkv = 2;
+    struct variant {
+        const char *name;
+        bool exclude, causal;
+        std::size_t window;
+    };
+    const variant variants[] = {
+        {"d2l causal", false, true, 0},
+        {"exclude causal", true, true, 0},
+        {"exclude causal window 3", true, true, 3},
+        {"d2l causal window 40", false, true, 40},
+    };
+    for (std::size_t K : {std::size_t(9), std::size_t(300)}) {
+        // Per (b, i), in no order: K, lengths below Q (rows before key 0), 0,
+        // lengths past K (as K), one key.
+        const std::vector<int32_t> lens =
+            K == 9 ? std::vector<int32_t>{9, 2, 0, 12, 5, 1, 7, 3, 9, 6, 4, 0, 8, 2}
+                   : std::vector<int32_t>{300, 40, 0, 350, 150, 1, 299, 3, 260, 6, 128, 0, 200, 77};
+        const edgeattn_valid_lens vl{EDGEATTN_VALID_LENS_PER_QUERY, lens.data()};
+        const edgeattn_ref::ValidLens rvl{edgeattn_ref::ValidLens::per_query, lens};
+        const auto q = random_floats(B * Q * d, 61, 1.5f), k = random_floats(B * K * d, 62, 1.5f),
+                   val = random_floats(B * K * v, 63);
+        const auto x = random_floats(B * Q * qs, 64), kx = random_floats(B * K * qs, 65),
+                   vx = random_floats(B * K * qs, 66);
+        const auto Wq = random_floats(h * qs, 67, 0.5f), Wk = random_floats(h / H * Hkv * qs, 68, 0.5f),
+                   Wv = random_floats(h / H * Hkv * qs, 69, 0.5f), Wo = random_floats(h * h, 70, 0.3f);
+        const edgeattn_weights w = test_calls::fp32_weights(Wq.data(), Wk.data(), Wv.data(), Wo.data());
+        const auto dWq = widen(Wq), dWk = widen(Wk), dWv = widen(Wv), dWo = widen(Wo);
+        const edgeattn_ref::MhaWeights rw{dWq.data(), dWk.data(), dWv.data(), dWo.data(),
+                                          nullptr,    nullptr,    nullptr,    nullptr};
+        const edgeattn_attention_dims sdims{B, Q, K, d, d, v, 0, 0, 0, 0};
+        const edgeattn_attention_dims mdims{B, Q, K, qs, qs, qs, h, H, Hkv, 0};
+        std::vector<float> sws(test_calls::workspace_bytes(EDGEATTN_OP_SDPA, sdims, 1) / sizeof(float));
+        std::vector<float> mws(test_calls::workspace_bytes(EDGEATTN_OP_MHA, mdims, 1) / sizeof(float));
+        for (const variant &c : variants) {
+            edgeattn_attention_options o{};
+            o.valid_lens = vl;
+            o.masking = c.exclude ? EDGEATTN_MASKING_EXCLUDE : EDGEATTN_MASKING_D2L;
+            o.mask.alignment = EDGEATTN_ALIGN_VALID_END;
+            o.mask.causal = c.causal;
+            o.mask.window = c.window;
+            Mask m;
+            m.alignment = Mask::valid_end;
+            m.exclude = c.exclude;
+            m.causal = c.causal;
+            m.window = c.window;
+            std::vector<double> want(B * Q * v), want_w(B * Q * K), want_m(B * Q * h), want_mw(B * H * Q * K);
+            edgeattn_ref::dot_product_attention_masked(B, Q, K, d, v, widen(q).data(), widen(k).data(),
+                                                       widen(val).data(), rvl, m, want.data(), want_w.data());
+            edgeattn_ref::multi_head_attention_masked(B, Q, K, qs, qs, qs, h, H, Hkv, widen(x).data(),
+                                                      widen(kx).data(), widen(vx).data(), rvl, m, rw, want_m.data(),
+                                                      want_mw.data());
+            for (edgeattn_isa isa : paths()) {
+                REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);
+                INFO(std::string(c.name) << ", K " << K << ", " << std::string(edgeattn_isa_name(isa)));
+                std::vector<float> out(B * Q * v, 7.0f), wt(B * Q * K, 7.0f);
+                REQUIRE(edgeattn_sdpa(&sdims, q.data(), k.data(), val.data(), &o, sws.data(),
+                                      sws.size() * sizeof(float), out.data(), wt.data()) == EDGEATTN_OK);
+                check_output(out.data(), want, v);
+                check_weights(wt.data(), want_w);
+                std::vector<float> mout(B * Q * h, 7.0f), mwt(B * H * Q * K, 7.0f);
+                REQUIRE(edgeattn_mha(&mdims, x.data(), kx.data(), vx.data(), &w, &o, mws.data(),
+                                     mws.size() * sizeof(float), mout.data(), mwt.data()) == EDGEATTN_OK);
+                check_output(mout.data(), want_m, h);
+                check_weights(mwt.data(), want_mw);
+                // Without the weights output (the kernels' other route).
+                std::vector<float> out_only(B * Q * v, 7.0f), mout_only(B * Q * h, 7.0f);
+                REQUIRE(edgeattn_sdpa(&sdims, q.data(), k.data(), val.data(), &o, sws.data(),
+                                      sws.size() * sizeof(float), out_only.data(), nullptr) == EDGEATTN_OK);
+                check_output(out_only.data(), want, v);
+                REQUIRE(edgeattn_mha(&mdims, x.data(), kx.data(), vx.data(), &w, &o, mws.data(),
+                                     mws.size() * sizeof(float), mout_only.data(), nullptr) == EDGEATTN_OK);
+                check_output(mout_only.data(), want_m, h);
+                // Key by key: the visible sets of the contract's rule.
+                std::size_t rows_wrong = 0;
+                for (std::size_t b = 0; b < B; ++b)
+                    for (std::size_t i = 0; i < Q; ++i) {
+                        const std::int32_t len = lens[b * Q + i];
+                        INFO("batch element " << b << " row " << i << " valid length " << len);
+                        const std::vector<bool> seen = valid_end_visible(i, Q, K, len, c.causal, c.window);
+                        rows_wrong += !visible_weights_match(wt.data() + (b * Q + i) * K, seen, c.exclude,
+                                                             rows_wrong == 0);
+                        for (std::size_t n = 0; n < H; ++n) {
+                            INFO("mha head " << n);
+                            rows_wrong += !visible_weights_match(mwt.data() + ((b * H + n) * Q + i) * K, seen,
+                                                                 c.exclude, rows_wrong == 0);
+                        }
+                    }
+                CHECK(rows_wrong == 0);
+            }
+        }
+    }
 }
 
 TEST_CASE("mha with grouped-query heads: ALiBi slopes (H = 6: both of BLOOM's series) and every option, every path") {

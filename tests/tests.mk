@@ -56,6 +56,10 @@ TEST_PROGRAMS := $(addprefix $(TEST_BIN)/,$(ISA_TESTS) $(PLAIN_TESTS) $(HARDENIN
 
 # test_rope computes the rotation's float bits itself: unfused, as the library.
 $(BUILD)/tests/test_rope.o: TEST_CXXFLAGS += -ffp-contract=off
+# test_kernels checks the path AUTO picks against the CPU's features and the
+# paths this build compiles (their names, space-separated).
+$(BUILD)/tests/test_kernels.o: TEST_CXXFLAGS += \
+  -DEDGEATTN_TEST_KERNEL_PATHS='"$(strip scalar $(foreach e,$(ISA_ENTRIES),$(call isa_name,$(e))))"'
 $(BUILD)/tests/%.o: tests/%.cpp
 	@mkdir -p $(dir $@)
 	$(CXX) $(TEST_CXXFLAGS) -MMD -MP -c $< -o $@
