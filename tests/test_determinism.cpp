@@ -420,11 +420,15 @@ TEST_CASE("head sizes above 256: same bits for 1 to 8 threads, every path") {
         }
         struct cache_case {
             size_t head_size, capacity, stored, window, sinks;
+            edgeattn_dtype storage;
         };
-        for (const cache_case &c : {cache_case{512, 180, 150, 0, 0}, cache_case{264, 102, 230, 100, 2}}) {
+        for (const cache_case &c :
+             {cache_case{512, 180, 150, 0, 0, EDGEATTN_DTYPE_F32}, cache_case{512, 180, 150, 0, 0, EDGEATTN_DTYPE_F16},
+              cache_case{512, 180, 150, 0, 0, EDGEATTN_DTYPE_INT8}, cache_case{264, 102, 230, 100, 2, EDGEATTN_DTYPE_F32},
+              cache_case{264, 102, 230, 100, 2, EDGEATTN_DTYPE_INT8}}) {
             const size_t Q = 40, h = c.head_size;
             const edgeattn_attention_dims dims{1, Q, c.capacity, h, h, h, h, 1, 1, 0};
-            const edgeattn_kv_cache_config config{1, 1, h, c.capacity, EDGEATTN_DTYPE_F32, c.window, c.sinks, 0};
+            const edgeattn_kv_cache_config config{1, 1, h, c.capacity, c.storage, c.window, c.sinks, 0};
             std::vector<float> memory(edgeattn_kv_cache_memory_size(&config) / 4);
             edgeattn_kv_cache cache;
             REQUIRE(edgeattn_kv_cache_setup(&cache, &config, memory.data(), memory.size() * 4) == EDGEATTN_OK);
@@ -433,7 +437,8 @@ TEST_CASE("head sizes above 256: same bits for 1 to 8 threads, every path") {
             REQUIRE(edgeattn_kv_cache_store(&cache, &dims, c.stored, kv.data(), kv.data(), &none, nullptr, sws.data(),
                                             sws.size() * 4) == EDGEATTN_OK);
             std::vector<float> ws(workspace_bytes(EDGEATTN_OP_KV_CACHE_ATTEND, dims, 8) / sizeof(float));
-            same_for_all_threads(path + ", cache attend, head size " + std::to_string(h), [&] {
+            same_for_all_threads(path + ", cache attend, head size " + std::to_string(h) + ", storage " +
+                                     std::to_string(static_cast<int>(c.storage)), [&] {
                 std::vector<float> out(Q * h);
                 REQUIRE(edgeattn_kv_cache_attend(&cache, &dims, q.data(), &none, &causal, ws.data(),
                                                  ws.size() * sizeof(float), out.data(), nullptr) == EDGEATTN_OK);
