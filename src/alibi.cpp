@@ -33,23 +33,14 @@ struct alibi_distances {
         const int64_t d = p - static_cast<int64_t>(j) + (j < sinks ? sinks_behind : 0);
         return d < 0 ? -d : d;
     }
-    // The smallest distance over keys [lo, hi) (lo < hi): the key nearest
-    // the query among the sinks, and among the rest.
-    int64_t nearest(size_t lo, size_t hi) const {
-        auto nearest_in = [this](size_t a, size_t b, int64_t target) {  // [a, b), a < b
-            const int64_t j = target < static_cast<int64_t>(a)       ? static_cast<int64_t>(a)
-                              : target >= static_cast<int64_t>(b)    ? static_cast<int64_t>(b) - 1
-                                                                     : target;
-            return of(static_cast<size_t>(j));
-        };
-        const size_t split = hi < sinks ? hi : sinks < lo ? lo : sinks;
-        int64_t best = INT64_MAX;
-        if (lo < split) best = nearest_in(lo, split, p + sinks_behind);
-        if (split < hi) {
-            const int64_t d = nearest_in(split, hi, p);
-            if (d < best) best = d;
-        }
-        return best;
+    // The distance of the key of [lo, hi) (lo < hi) whose index is nearest
+    // p: the nearest key of the interval where it holds the query's
+    // neighbours (the sinks lie before them).
+    int64_t near(size_t lo, size_t hi) const {
+        const size_t j = p <= static_cast<int64_t>(lo)       ? lo
+                         : p >= static_cast<int64_t>(hi - 1) ? hi - 1
+                                                             : static_cast<size_t>(p);
+        return of(j);
     }
 };
 
@@ -79,12 +70,14 @@ void add_alibi(const kernel_table &k, const attention_mask_view &mask, size_t b,
     // (every key visible, or the masked ones excluded), each distance is
     // taken relative to the row's nearest visible key, an exact integer
     // difference rounded once: the weights are the float64 formula's at any
-    // position. Under d2l's masking the masked keys' -1e6 is absolute, and
+    // position. (From the key whose index is nearest the query's, which is
+    // the nearest key unless a step longer than the ring put the query
+    // below the sinks by index.) Under d2l's masking the masked keys' -1e6 is absolute, and
     // so are the terms beside it (and in the scores given as weights).
     int64_t nearest = 0;
     if (relative) {
         const key_interval row = mask.of_row(b, i, queries, keys);
-        if (row.lo < row.hi && (mask.exclude || (row.lo == 0 && row.hi == keys))) nearest = dist.nearest(row.lo, row.hi);
+        if (row.lo < row.hi && (mask.exclude || (row.lo == 0 && row.hi == keys))) nearest = dist.near(row.lo, row.hi);
     }
     for (size_t j = lo; j < hi; ++j) scores[j - lo] -= slope * distance_as_float(dist.of(j) - nearest);
 }

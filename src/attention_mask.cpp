@@ -19,26 +19,25 @@ key_interval attention_mask_view::of_row(size_t b, size_t i, size_t queries, siz
     }
     const int64_t p = position(b, i, queries, keys);
     const size_t end = p >= 0 ? static_cast<size_t>(p) + 1 : 0;  // one past j = p_i
-    // A wrapped window cache counts by stream position (its queries lie at
-    // the end): a rule's end below the sinks by index keeps the sinks
-    // before it by stream position.
+    // Causal (j <= p_i) and a right window (j < p_i + r) keep the keys
+    // before a point, the nearer of the two. A wrapped window cache counts
+    // by stream position (its queries lie at the end): a point below the
+    // sinks by index keeps the sinks before it by stream position.
     const bool by_stream = stream && alignment != EDGEATTN_ALIGN_TOP_LEFT;
-    auto keys_before = [&](int64_t reach) -> size_t {  // one past the last key j < reach
-        if (by_stream && reach < static_cast<int64_t>(stream->sinks)) return stream->keys_before(*stream, b, reach);
-        return reach <= 0 ? 0 : static_cast<size_t>(reach);
-    };
-    if (causal) {  // j <= p_i
-        const size_t seen = keys_before(p + 1);
-        if (seen < hi) hi = seen;
+    if (causal || right_window) {
+        // p_i >= -Q, so an r past K + Q keeps every key (and, so cut, fits an int64)
+        size_t r = right_window;
+        if (sizeof(size_t) >= sizeof(int64_t) && r > keys + queries) r = keys + queries;
+        const int64_t reach = p + (causal ? 1 : static_cast<int64_t>(r));  // one past the last key kept
+        const size_t before = by_stream && reach < static_cast<int64_t>(stream->sinks)
+                                  ? stream->keys_before(*stream, b, reach)
+                              : reach <= 0 ? 0
+                                           : static_cast<size_t>(reach);
+        if (before < hi) hi = before;
     }
     if (window && end > window && end - window > lo) lo = end - window;  // j > p_i - w
     // A wrapped window cache measures the window by stream position too.
     if (window && by_stream && lo < stream->sinks) lo = stream->window_start(*stream, b, p, window, lo);
-    if (right_window) {  // j < p_i + r; p_i >= -Q, so an r past K + Q keeps every key
-        const size_t r = right_window < keys + queries ? right_window : keys + queries;
-        const size_t until = keys_before(p + static_cast<int64_t>(r));
-        if (until < hi) hi = until;
-    }
     if (lo > keys) lo = keys;
     if (hi < lo) hi = lo;
     return {lo, hi};

@@ -25,7 +25,11 @@ void for_column_chunks(size_t rows, size_t in_features, size_t out_features, siz
     const size_t panels = (out_features + panel - 1) / panel;
     const float flops = 2.0f * rows * in_features * out_features;
     size_t threads = available_threads();
+#if defined(EDGEATTN_HAVE_OPENMP)
     if (threads > max_threads) threads = max_threads;
+#else
+    (void)max_threads;  // one thread
+#endif
     if (threads > panels) threads = panels;
     if (threads > 1 && flops / threads < min_flops_per_thread) threads = 1;
     const size_t panels_per_chunk = (panels + threads - 1) / threads;

@@ -38,11 +38,11 @@
 
 #define EDGEATTN_VERSION_MAJOR 1 /**< incompatible API changes */
 #define EDGEATTN_VERSION_MINOR 3 /**< additions */
-#define EDGEATTN_VERSION_PATCH 0 /**< fixes */
+#define EDGEATTN_VERSION_PATCH 1 /**< fixes */
 /** major * 10000 + minor * 100 + patch, for comparisons in the preprocessor */
 #define EDGEATTN_VERSION \
     (EDGEATTN_VERSION_MAJOR * 10000 + EDGEATTN_VERSION_MINOR * 100 + EDGEATTN_VERSION_PATCH)
-#define EDGEATTN_VERSION_STRING "1.3.0" /**< "major.minor.patch" */
+#define EDGEATTN_VERSION_STRING "1.3.1" /**< "major.minor.patch" */
 
 #ifdef __cplusplus
 extern "C" {
