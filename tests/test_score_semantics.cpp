@@ -114,6 +114,22 @@ void check_weights(const float *got, const std::vector<double> &want) {
     CHECK(bad == 0);
 }
 
+// Random fp32 grouped-query projections (qs inputs, h hiddens, H heads
+// over Hkv key/value heads; no biases) from seeds seed .. seed + 3, and the
+// same weights in float64 for the reference.
+struct random_mha_weights {
+    std::vector<float> Wq, Wk, Wv, Wo;
+    std::vector<double> dWq, dWk, dWv, dWo;
+    random_mha_weights(std::size_t qs, std::size_t h, std::size_t H, std::size_t Hkv, unsigned seed)
+        : Wq(random_floats(h * qs, seed, 0.5f)), Wk(random_floats(h / H * Hkv * qs, seed + 1, 0.5f)),
+          Wv(random_floats(h / H * Hkv * qs, seed + 2, 0.5f)), Wo(random_floats(h * h, seed + 3, 0.3f)),
+          dWq(widen(Wq)), dWk(widen(Wk)), dWv(widen(Wv)), dWo(widen(Wo)) {}
+    edgeattn_weights weights() const { return test_calls::fp32_weights(Wq.data(), Wk.data(), Wv.data(), Wo.data()); }
+    edgeattn_ref::MhaWeights reference() const {
+        return {dWq.data(), dWk.data(), dWv.data(), dWo.data(), nullptr, nullptr, nullptr, nullptr};
+    }
+};
+
 }  // namespace
 
 TEST_CASE("sdpa: scale, softcap, masking, weights output, alignment, windows against float64, every path") {
@@ -225,12 +241,9 @@ TEST_CASE("VALID_END with valid lengths per query: each row at i + its own lengt
                    val = random_floats(B * K * v, 63);
         const auto x = random_floats(B * Q * qs, 64), kx = random_floats(B * K * qs, 65),
                    vx = random_floats(B * K * qs, 66);
-        const auto Wq = random_floats(h * qs, 67, 0.5f), Wk = random_floats(h / H * Hkv * qs, 68, 0.5f),
-                   Wv = random_floats(h / H * Hkv * qs, 69, 0.5f), Wo = random_floats(h * h, 70, 0.3f);
-        const edgeattn_weights w = test_calls::fp32_weights(Wq.data(), Wk.data(), Wv.data(), Wo.data());
-        const auto dWq = widen(Wq), dWk = widen(Wk), dWv = widen(Wv), dWo = widen(Wo);
-        const edgeattn_ref::MhaWeights rw{dWq.data(), dWk.data(), dWv.data(), dWo.data(),
-                                          nullptr,    nullptr,    nullptr,    nullptr};
+        const random_mha_weights mw(qs, h, H, Hkv, 67);
+        const edgeattn_weights w = mw.weights();
+        const edgeattn_ref::MhaWeights rw = mw.reference();
         const edgeattn_attention_dims sdims{B, Q, K, d, d, v, 0, 0, 0, 0};
         const edgeattn_attention_dims mdims{B, Q, K, qs, qs, qs, h, H, Hkv, 0};
         std::vector<float> sws(test_calls::workspace_bytes(EDGEATTN_OP_SDPA, sdims, 1) / sizeof(float));
@@ -303,12 +316,9 @@ TEST_CASE("mha with grouped-query heads: ALiBi slopes (H = 6: both of BLOOM's se
             const std::size_t Q = 6, Hkv = 2;
             const auto x = random_floats(B * Q * qs, 21), kx = random_floats(B * K * qs, 22),
                        vx = random_floats(B * K * qs, 23);
-            const auto Wq = random_floats(h * qs, 24, 0.5f), Wk = random_floats(h / H * Hkv * qs, 25, 0.5f),
-                       Wv = random_floats(h / H * Hkv * qs, 26, 0.5f), Wo = random_floats(h * h, 27, 0.3f);
-            const edgeattn_weights w = test_calls::fp32_weights(Wq.data(), Wk.data(), Wv.data(), Wo.data());
-            const auto dWq = widen(Wq), dWk = widen(Wk), dWv = widen(Wv), dWo = widen(Wo);
-            const edgeattn_ref::MhaWeights rw{dWq.data(), dWk.data(), dWv.data(), dWo.data(),
-                                              nullptr,    nullptr,    nullptr,    nullptr};
+            const random_mha_weights mw(qs, h, H, Hkv, 24);
+            const edgeattn_weights w = mw.weights();
+            const edgeattn_ref::MhaWeights rw = mw.reference();
             const edgeattn_attention_dims dims{B, Q, K, qs, qs, qs, h, H, Hkv};
             std::vector<float> ws(test_calls::workspace_bytes(EDGEATTN_OP_MHA, dims, 1) / sizeof(float));
             const std::size_t packed_bytes = edgeattn_mha_packed_size(&dims, &w);
