@@ -34,8 +34,10 @@ struct alibi_distances {
         return d < 0 ? -d : d;
     }
     // The distance of the key of [lo, hi) (lo < hi) whose index is nearest
-    // p: the nearest key of the interval where it holds the query's
-    // neighbours (the sinks lie before them).
+    // p: the nearest key, as the sinks lie before every window key and
+    // query (unless a step longer than the ring left a query below the
+    // sinks by index: then a sink, and the window keys' terms as large as
+    // measured from the query).
     int64_t near(size_t lo, size_t hi) const {
         const size_t j = p <= static_cast<int64_t>(lo)       ? lo
                          : p >= static_cast<int64_t>(hi - 1) ? hi - 1
@@ -68,12 +70,11 @@ void add_alibi(const kernel_table &k, const attention_mask_view &mask, size_t b,
     // 2.4e7, a float step of 2), and the score differences the softmax
     // sees would be lost in its rounding. Where the softmax cannot tell
     // (every key visible, or the masked ones excluded), each distance is
-    // taken relative to the row's nearest visible key, an exact integer
-    // difference rounded once: the weights are the float64 formula's at any
-    // position. (From the key whose index is nearest the query's, which is
-    // the nearest key unless a step longer than the ring put the query
-    // below the sinks by index.) Under d2l's masking the masked keys' -1e6 is absolute, and
-    // so are the terms beside it (and in the scores given as weights).
+    // taken relative to the row's visible key nearest the query, an exact
+    // integer difference rounded once: the weights are the float64
+    // formula's at any position. Under d2l's masking the masked keys' -1e6
+    // is absolute, and so are the terms beside it (and in the scores given
+    // as weights).
     int64_t nearest = 0;
     if (relative) {
         const key_interval row = mask.of_row(b, i, queries, keys);
