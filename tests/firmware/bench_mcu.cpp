@@ -1,9 +1,7 @@
 // Instructions per call on the board: each op at d2l's shapes and at a
 // small decoder's, beside a naive baseline (the d2l formulas as plain loops,
 // compiled the same way), counted by SysTick under QEMU's `-icount shift=0`
-// (virtual time advances one nanosecond per guest instruction; SysTick runs
-// at the 25 MHz processor clock: one tick per 40 instructions, the same on
-// every run). Instructions, not cycles: a board's loads stall, a Helium
+// (instruction_clock.hpp: exact and the same on every run). Instructions, not cycles: a board's loads stall, a Helium
 // instruction takes two or more beats; a measurement on a board would
 // replace these numbers.
 //
@@ -18,48 +16,12 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "instruction_clock.hpp"
 #include "report.hpp"
 
 namespace {
 
-// ------------------------------------------------------------ counting
-
-volatile std::uint32_t *const systick = reinterpret_cast<volatile std::uint32_t *>(0xE000E010u);
-
-void systick_start() {
-    systick[0] = 0;           // CSR: off
-    systick[1] = 0x00FFFFFFu;  // RVR: the whole 24 bits
-    systick[2] = 0;           // CVR: reload
-    systick[0] = 5;           // CSR: on, processor clock, no interrupt
-}
-
-// Ticks of `rounds` calls of f (the counter counts down; one wrap at most:
-// a call here runs far below 2^24 ticks).
-template <class F>
-std::uint32_t ticks_of(std::size_t rounds, F f) {
-    const std::uint32_t t0 = systick[2];
-    for (std::size_t r = 0; r < rounds; ++r) {
-        f();
-        // Every round is done in full: the compiler may not merge the
-        // rounds of an inlined loop that writes the same results.
-        __asm__ volatile("" ::: "memory");
-    }
-    const std::uint32_t t1 = systick[2];
-    return (t0 - t1) & 0x00FFFFFFu;
-}
-
-constexpr std::size_t kRounds = 8;
-constexpr std::size_t kInstructionsPerTick = 40;  // 25 MHz under -icount shift=0
-
-// Instructions per call of f, less the loop's own (an empty call).
-template <class F>
-std::size_t instructions(F f) {
-    f();  // warm: the first call may take other paths (a cache's first fill)
-    const std::uint32_t empty = ticks_of(kRounds, [] {});
-    const std::uint32_t used = ticks_of(kRounds, f);
-    const std::uint32_t net = used > empty ? used - empty : 0;
-    return static_cast<std::size_t>(net) * kInstructionsPerTick / kRounds;
-}
+using firmware::instructions;
 
 double rel_l2(const float *a, const float *b, std::size_t n) {
     double num = 0, den = 0;
@@ -322,7 +284,7 @@ bool decode_step() {
 // Each op on each kernel path the build has: the plain C++ path, and
 // Helium on the Cortex-M55.
 int main() {
-    systick_start();
+    firmware::systick_start();
     bool ok = true;
     const edgeattn_isa paths[] = {EDGEATTN_ISA_SCALAR, EDGEATTN_ISA_HELIUM};
     for (edgeattn_isa path : paths) {
