@@ -174,8 +174,11 @@ endif
 # naive loops (tests/firmware/bench_mcu.cpp): the table of
 # docs/microcontrollers.md and its plot, built with CMake in
 # build-bench-mcu-* (the plot needs Debian's python3-matplotlib).
+# CMSIS_DSP=<checkout> CMSIS_CORE=<CMSIS_6>/CMSIS/Core/Include add the
+# CMSIS-DSP compositions' table (benchmark only).
 bench-mcu:
-	/usr/bin/python3 bench/mcu_table --write docs/microcontrollers.md --plot docs/figures/mcu_instructions.png
+	/usr/bin/python3 bench/mcu_table --write docs/microcontrollers.md --plot docs/figures/mcu_instructions.png \
+	  $(if $(CMSIS_DSP),--cmsis-dsp $(CMSIS_DSP) --cmsis-core $(CMSIS_CORE))
 
 clean:
 	rm -rf $(BUILD)

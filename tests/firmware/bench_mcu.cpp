@@ -6,10 +6,13 @@
 // replace these numbers.
 //
 // One line per path and op: `bench <path> <op> <shape>: edgeattn <n> instructions, naive <n>
-// instructions (naive / edgeattn <r>), rel L2 <e>`; bench/mcu_table turns
-// the lines of every build into docs/microcontrollers.md's table. The two
-// outputs are compared (rel L2 below 1e-4, else the run fails): both
-// compute the same thing.
+// instructions (naive / edgeattn <r>), rel L2 <e>`, and where the build
+// has a CMSIS-DSP checkout (EDGEATTN_BENCH_CMSIS_DSP: softmax, mha and the
+// decode step composed from its calls, cmsis_dsp_compositions.hpp) `,
+// cmsis-dsp <n> instructions (cmsis-dsp / edgeattn <r>), rel L2 <e>` for
+// the cheaper composition; bench/mcu_table turns the lines of every build
+// into docs/microcontrollers.md's table. The outputs are compared (rel L2
+// below 1e-4, else the run fails): all compute the same thing.
 #include <edgeattn/edgeattn.h>
 
 #include <cmath>
@@ -17,6 +20,9 @@
 #include <cstdint>
 
 #include "instruction_clock.hpp"
+#if defined(EDGEATTN_BENCH_CMSIS_DSP)
+#include "cmsis_dsp_compositions.hpp"
+#endif
 #include "report.hpp"
 
 namespace {
@@ -33,14 +39,31 @@ double rel_l2(const float *a, const float *b, std::size_t n) {
     return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
 }
 
+// A peer's count and output (n floats), compared with edgeattn's cheaper
+// call (best: the op's count, or another call's, e.g. with packed weights).
+struct peer_run {
+    std::size_t instructions;
+    const float *output;
+    std::size_t best = 0;
+};
+
+// edgeattn's output a against the naive loops' b and the peer's (if any).
 bool report(const char *op, const char *shape, std::size_t ours, std::size_t naive, const float *a, const float *b,
-            std::size_t n) {
+            std::size_t n, const peer_run *cmsis = nullptr) {
     const double err = rel_l2(a, b, n);
-    const bool ok = err < 1e-4;
-    firmware::Line() << "bench " << edgeattn_isa_name(edgeattn_current_isa()) << " " << op << " " << shape
-                     << ": edgeattn " << ours << " instructions, naive " << naive
-                     << " instructions (naive / edgeattn " << (ours ? static_cast<double>(naive) / ours : 0.0)
-                     << "), rel L2 " << err << (ok ? "" : " FAILED");
+    bool ok = err < 1e-4;
+    firmware::Line line;
+    line << "bench " << edgeattn_isa_name(edgeattn_current_isa()) << " " << op << " " << shape << ": edgeattn "
+         << ours << " instructions, naive " << naive << " instructions (naive / edgeattn "
+         << (ours ? static_cast<double>(naive) / ours : 0.0) << "), rel L2 " << err;
+    if (cmsis) {
+        const double peer_err = rel_l2(cmsis->output, b, n);
+        ok = ok && peer_err < 1e-4;
+        const std::size_t best = cmsis->best && cmsis->best < ours ? cmsis->best : ours;
+        line << ", cmsis-dsp " << cmsis->instructions << " instructions (cmsis-dsp / edgeattn "
+             << (best ? static_cast<double>(cmsis->instructions) / best : 0.0) << "), rel L2 " << peer_err;
+    }
+    line << (ok ? "" : " FAILED");
     return ok;
 }
 
@@ -111,7 +134,13 @@ bool softmax_rows() {
     const std::size_t naive = instructions([&] {
         for (std::size_t r = 0; r < R; ++r) naive_softmax_row(X + r * C, Z + r * C, C, C);
     });
+#if defined(EDGEATTN_BENCH_CMSIS_DSP)
+    static float P[R * C];
+    const peer_run cmsis{instructions([&] { cmsis_dsp::softmax_rows(X, P, R, C); }), P};
+    return report("softmax", "10x100", ours, naive, Y, Z, R * C, &cmsis);
+#else
     return report("softmax", "10x100", ours, naive, Y, Z, R * C);
+#endif
 }
 
 // d2l's DotProductAttention example: queries (2, 1, 2), keys (2, 10, 2),
@@ -211,7 +240,39 @@ bool mha_d2l() {
             naive_linear(heads, W[3], nullptr, z + b * Q * d, Q, d, d);
         }
     });
+#if defined(EDGEATTN_BENCH_CMSIS_DSP)
+    // W^T stored beforehand (arm_mat_mult_f32), or W as given (a
+    // matrix-vector product per row): the cheaper.
+    static float WT[4][d * d], p[B * Q * d], p_given[B * Q * d];
+    static float peer_scratch[2 * Q * d + 2 * K * d + hs * K + 3 * Q * hs + K * hs + Q * K];
+    const cmsis_dsp::mha_shape shape{B, Q, K, d, H};
+    const float *const Ws[4] = {W[0], W[1], W[2], W[3]}, *const WTs[4] = {WT[0], WT[1], WT[2], WT[3]};
+    for (std::size_t m = 0; m < 4; ++m) cmsis_dsp::transpose(W[m], WT[m], d);
+    const bool fits = cmsis_dsp::mha_scratch_floats(shape) <= sizeof peer_scratch / sizeof(float);
+    const std::size_t stored = instructions([&] { cmsis_dsp::mha(shape, x, kv, lens, Ws, WTs, p, peer_scratch); });
+    const std::size_t given = instructions([&] { cmsis_dsp::mha(shape, x, kv, lens, Ws, nullptr, p_given, peer_scratch); });
+    // edgeattn's cheaper call: as given, or packed once (edgeattn_mha_packed).
+    // Panels of 64 columns: 128 for d's 100.
+    alignas(8) static unsigned char packed[4 * 128 * d * 4 + 4096];
+    static float y_packed[B * Q * d];
+    const std::size_t packed_bytes = edgeattn_mha_packed_size(&dims, &w);
+    const bool packs = packed_bytes <= sizeof packed && edgeattn_mha_pack(&dims, &w, packed, packed_bytes) == EDGEATTN_OK;
+    const std::size_t ours_packed = instructions([&] {
+        edgeattn_mha_packed(&dims, x, kv, kv, packed, packed_bytes, &o, workspace, sizeof workspace, y_packed, nullptr);
+    });
+    const bool packed_agrees = rel_l2(y_packed, z, B * Q * d) < 1e-4;
+    if (!fits || !packs || !packed_agrees) {
+        firmware::Line() << "bench mha: FAILED (peer scratch fits " << static_cast<int>(fits) << ", packed "
+                         << static_cast<int>(packs) << " in " << packed_bytes << " bytes, agrees "
+                         << static_cast<int>(packed_agrees) << ")";
+        return false;
+    }
+    peer_run cmsis = stored <= given ? peer_run{stored, p} : peer_run{given, p_given};
+    cmsis.best = ours_packed;
+    return report("mha", "2x4x6 d100 h5", ours, naive, y, z, B * Q * d, &cmsis);
+#else
     return report("mha", "2x4x6 d100 h5", ours, naive, y, z, B * Q * d);
+#endif
 }
 
 // d2l's PositionalEncoding example (60 steps, 32 features): X + P, the
@@ -276,7 +337,26 @@ bool decode_step() {
             naive_sdpa(pq + n * hs, d, K + n * hs, d, V + n * hs, d, heads + n * hs, d, 1, L, hs, hs, L, s);
         naive_linear(heads, W[3], nullptr, z, 1, d, d);
     });
+#if defined(EDGEATTN_BENCH_CMSIS_DSP)
+    // The cache per head, (H, L, hs) as edgeattn keeps it; its values also
+    // transposed per head (H, hs, L). The cheaper of the two.
+    static float Kh[H * L * hs], Vh[H * L * hs], VT[H * hs * L], p[d], p_as_keys[d], peer_scratch[d + L + d];
+    for (std::size_t n = 0; n < H; ++n)
+        for (std::size_t j = 0; j < L; ++j)
+            for (std::size_t c = 0; c < hs; ++c) {
+                Kh[(n * L + j) * hs + c] = K[j * d + n * hs + c];
+                Vh[(n * L + j) * hs + c] = V[j * d + n * hs + c];
+                VT[(n * hs + c) * L + j] = V[j * d + n * hs + c];
+            }
+    const std::size_t transposed =
+        instructions([&] { cmsis_dsp::decode(L, d, H, x, W[0], W[3], Kh, VT, nullptr, p, peer_scratch); });
+    const std::size_t as_keys =
+        instructions([&] { cmsis_dsp::decode(L, d, H, x, W[0], W[3], Kh, nullptr, Vh, p_as_keys, peer_scratch); });
+    const peer_run cmsis = transposed <= as_keys ? peer_run{transposed, p} : peer_run{as_keys, p_as_keys};
+    return report("decode", "L256 d64 h4", ours, naive, y, z, d, &cmsis);
+#else
     return report("decode", "L256 d64 h4", ours, naive, y, z, d);
+#endif
 }
 
 }  // namespace

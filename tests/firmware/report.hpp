@@ -18,7 +18,7 @@ class Line {
 
   private:
     void put(char c);
-    char text_[240];
+    char text_[320];
     std::size_t length_ = 0;
 };
 
