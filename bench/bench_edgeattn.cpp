@@ -162,11 +162,12 @@ void gemm(benchmark::State &state, GemmShape s, bool prepacked, edgeattn_dtype t
     const edgeattn::detail::stored_matrix given = {type, data, row_scales},
                                           panels = {type, packed.get(), row_scales};
     if (prepacked) edgeattn::detail::pack_weights_transposed(K, N, given, packed.get());
+    const size_t threads = SIZE_MAX;  // as many as OpenMP gives (EDGEATTN_BENCH_THREADS)
     for (auto _ : state) {
         if (prepacked)
-            edgeattn::detail::linear_prepacked(k, M, K, N, A.get(), panels, nullptr, C.get());
+            edgeattn::detail::linear_prepacked(k, M, K, N, A.get(), panels, nullptr, C.get(), threads);
         else
-            edgeattn::detail::linear(k, M, K, N, A.get(), given, nullptr, C.get(), packed.get());
+            edgeattn::detail::linear(k, M, K, N, A.get(), given, nullptr, C.get(), packed.get(), threads);
         benchmark::DoNotOptimize(C.get());
         benchmark::ClobberMemory();
     }
