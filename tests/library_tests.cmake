@@ -32,8 +32,16 @@ foreach(t test_fixed_size_api test_positional_encoding test_rope test_status tes
   target_link_libraries(${t} PRIVATE edgeattn_conform edgeattn_doctest)
   target_compile_definitions(${t} PRIVATE EDGEATTN_GOLDEN_DIR="${EDGEATTN_GOLDEN_DIR}")
   edgeattn_test_options(${t})
-  add_test(NAME ${t} COMMAND ${t})
+  if(t STREQUAL "test_determinism")
+    add_test(NAME ${t} COMMAND ${t} "--test-case-exclude=head sizes above 256*")
+  else()
+    add_test(NAME ${t} COMMAND ${t})
+  endif()
 endforeach()
+# Head sizes above 256 over 1 to 8 threads on every path: label `long`,
+# which the instrumented runs leave out (minutes under valgrind).
+add_test(NAME test_determinism.head_sizes COMMAND test_determinism "--test-case=head sizes above 256*")
+set_tests_properties(test_determinism.head_sizes PROPERTIES LABELS long)
 # test_kernels reaches the kernel table, which is internal.
 target_include_directories(test_kernels PRIVATE ${PROJECT_SOURCE_DIR}/src)
 # test_kernels checks the path AUTO picks against the CPU's features and the
@@ -70,8 +78,10 @@ if(NOT EDGEATTN_SANITIZE AND NOT EDGEATTN_SANITIZE_THREAD AND NOT CMAKE_CROSSCOM
   add_test(NAME test_alloc_free COMMAND test_alloc_free)
   # Threads a call uses, by workspace size: replaces libgomp's GOMP_parallel
   # with a counting one (forwarded through dlsym), so glibc and native only too.
+  # Label `long`: thread teams under valgrind take minutes.
   edgeattn_doctest_test(test_thread_use)
   target_link_libraries(test_thread_use PRIVATE ${CMAKE_DL_LIBS})
+  set_tests_properties(test_thread_use PROPERTIES LABELS long)
 endif()
 foreach(isa IN LISTS EDGEATTN_TEST_ISAS)
   add_test(NAME test_fixed_size_api.${isa} COMMAND test_fixed_size_api)
