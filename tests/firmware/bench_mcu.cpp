@@ -244,7 +244,7 @@ bool mha_d2l() {
     // W^T stored beforehand (arm_mat_mult_f32), or W as given (a
     // matrix-vector product per row): the cheaper.
     static float WT[4][d * d], p[B * Q * d], p_given[B * Q * d];
-    static float peer_scratch[2 * Q * d + 2 * K * d + hs * K + 3 * Q * hs + K * hs + Q * K];
+    static float peer_scratch[2 * B * Q * d + 2 * B * K * d + d * K + 2 * Q * hs + K * hs + Q * K];
     const cmsis_dsp::mha_shape shape{B, Q, K, d, H};
     const float *const Ws[4] = {W[0], W[1], W[2], W[3]}, *const WTs[4] = {WT[0], WT[1], WT[2], WT[3]};
     for (std::size_t m = 0; m < 4; ++m) cmsis_dsp::transpose(W[m], WT[m], d);

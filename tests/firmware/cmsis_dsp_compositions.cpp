@@ -50,42 +50,47 @@ void softmax_rows(const float *x, float *y, std::size_t rows, std::size_t cols) 
     for (std::size_t r = 0; r < rows; ++r) masked_softmax(x + r * cols, y + r * cols, cols, cols);
 }
 
-// Scratch: projected queries (Q, d), keys and values (K, d), the heads
-// (Q, d), one head's K_h^T (hs, K), Q_h (Q, hs), V_h (K, hs), O_h (Q, hs)
+// Scratch: projected queries (B Q, d), keys and values (B K, d), the
+// heads (B Q, d), one batch element's keys transposed (d, K: head h's
+// K_h^T is rows h hs ..), one head's Q_h (Q, hs), V_h (K, hs), O_h (Q, hs)
 // and its scores (Q, K).
 std::size_t mha_scratch_floats(const mha_shape &s) {
     const std::size_t hs = s.d / s.H;
-    return 2 * s.Q * s.d + 2 * s.K * s.d + hs * s.K + s.Q * hs + s.K * hs + s.Q * hs + s.Q * s.K;
+    return 2 * s.B * s.Q * s.d + 2 * s.B * s.K * s.d + s.d * s.K + s.Q * hs + s.K * hs + s.Q * hs + s.Q * s.K;
 }
 
 void mha(const mha_shape &s, const float *x, const float *kv, const std::int32_t *lens, const float *const W[4],
          const float *const *WT, float *y, float *scratch) {
     const std::size_t Q = s.Q, K = s.K, d = s.d, hs = d / s.H;
-    float *q = scratch, *k = q + Q * d, *v = k + K * d, *heads = v + K * d, *kt = heads + Q * d, *qh = kt + hs * K,
+    const std::size_t B = s.B;
+    float *q = scratch, *k = q + B * Q * d, *v = k + B * K * d, *heads = v + B * K * d, *kt = heads + B * Q * d,
+          *qh = kt + d * K,
           *vh = qh + Q * hs, *oh = vh + K * hs, *scores = oh + Q * hs;
     const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
-    for (std::size_t b = 0; b < s.B; ++b) {
-        project(Q, d, x + b * Q * d, W[0], WT ? WT[0] : nullptr, q);
-        project(K, d, kv + b * K * d, W[1], WT ? WT[1] : nullptr, k);
-        project(K, d, kv + b * K * d, W[2], WT ? WT[2] : nullptr, v);
+    // Every batch element's rows in one product each.
+    project(B * Q, d, x, W[0], WT ? WT[0] : nullptr, q);
+    project(B * K, d, kv, W[1], WT ? WT[1] : nullptr, k);
+    project(B * K, d, kv, W[2], WT ? WT[2] : nullptr, v);
+    for (std::size_t b = 0; b < B; ++b) {
+        const float *qb = q + b * Q * d, *kb = k + b * K * d, *vb = v + b * K * d;
+        float *hb = heads + b * Q * d;
         const std::size_t valid = lens[b] < 0 ? 0 : static_cast<std::size_t>(lens[b]) < K ? lens[b] : K;
+        arm_matrix_instance_f32 km = matrix(K, d, kb), ktm = matrix(d, K, kt);
+        arm_mat_trans_f32(&km, &ktm);
         for (std::size_t h = 0; h < s.H; ++h) {
-            // Head h's columns gathered: Q_h, K_h^T and V_h.
-            for (std::size_t i = 0; i < Q; ++i) arm_copy_f32(q + i * d + h * hs, qh + i * hs, static_cast<uint32_t>(hs));
-            for (std::size_t j = 0; j < K; ++j) {
-                arm_copy_f32(v + j * d + h * hs, vh + j * hs, static_cast<uint32_t>(hs));
-                for (std::size_t c = 0; c < hs; ++c) kt[c * K + j] = k[j * d + h * hs + c];
-            }
-            arm_matrix_instance_f32 a = matrix(Q, hs, qh), bt = matrix(hs, K, kt), c = matrix(Q, K, scores);
+            // Head h's columns gathered: Q_h and V_h (K_h^T: rows of kt).
+            for (std::size_t i = 0; i < Q; ++i) arm_copy_f32(qb + i * d + h * hs, qh + i * hs, static_cast<uint32_t>(hs));
+            for (std::size_t j = 0; j < K; ++j) arm_copy_f32(vb + j * d + h * hs, vh + j * hs, static_cast<uint32_t>(hs));
+            arm_matrix_instance_f32 a = matrix(Q, hs, qh), bt = matrix(hs, K, kt + h * hs * K), c = matrix(Q, K, scores);
             arm_mat_mult_f32(&a, &bt, &c);
             arm_scale_f32(scores, scale, scores, static_cast<uint32_t>(Q * K));
             for (std::size_t i = 0; i < Q; ++i) masked_softmax(scores + i * K, scores + i * K, K, valid);
             arm_matrix_instance_f32 p = matrix(Q, K, scores), vm = matrix(K, hs, vh), o = matrix(Q, hs, oh);
             arm_mat_mult_f32(&p, &vm, &o);
-            for (std::size_t i = 0; i < Q; ++i) arm_copy_f32(oh + i * hs, heads + i * d + h * hs, static_cast<uint32_t>(hs));
+            for (std::size_t i = 0; i < Q; ++i) arm_copy_f32(oh + i * hs, hb + i * d + h * hs, static_cast<uint32_t>(hs));
         }
-        project(Q, d, heads, W[3], WT ? WT[3] : nullptr, y + b * Q * d);
     }
+    project(B * Q, d, heads, W[3], WT ? WT[3] : nullptr, y);
 }
 
 void transpose(const float *W, float *out, std::size_t d) {
