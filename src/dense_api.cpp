@@ -105,7 +105,7 @@ extern "C" edgeattn_status edgeattn_dense(const edgeattn_dense_dims *dims, const
     if (edgeattn_status st = check_linear_call(c, x, params, num_params, workspace, workspace_bytes, y))
         return st;
     linear(active_kernels(), d.rows, d.in_features, d.out_features, x, stored_matrix_of(Wm), b, y,
-           static_cast<float *>(workspace), threads_of_lines(need, workspace_bytes));
+           static_cast<float *>(workspace), scratch_slots(need, floats_per_cache_line, workspace_bytes));
     return EDGEATTN_OK;
 }
 

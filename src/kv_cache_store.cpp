@@ -128,7 +128,7 @@ edgeattn_status append(edgeattn_kv_cache *cache, const edgeattn_attention_dims *
         values = copies + staging.offset[1];
     }
     float *scratch = ws + l.packed_weights;
-    const size_t threads = threads_of_lines(required, workspace_bytes);
+    const size_t threads = scratch_slots(required, floats_per_cache_line, workspace_bytes);
     const float *K_rows = keys, *V_rows = values;
     if (!(none >> key_projection & 1u)) {
         project(k, w, key_projection, d.batch * tokens, d.key_size, kv_h, keys, ws + l.projected_keys, scratch,

@@ -152,21 +152,15 @@ inline size_t valid_lens_bytes(const valid_lens_view &view, size_t batch, size_t
 
 // An op whose threads share all of its scratch (a dense layer's packed
 // W^T, a cache store's projected rows) still sizes its workspace by thread
-// count: each thread past the first adds one cache line, so a workspace
-// sized for one thread gives a serial call, as for the ops with a slot per
-// thread. false when the size overflows.
-constexpr size_t bytes_per_extra_thread = 64;
-
+// count: each thread past the first adds a slot of one cache line
+// (floats_per_cache_line), so a workspace sized for one thread gives a
+// serial call, as for the ops with scratch per thread; the call counts its
+// threads with scratch_slots(one, floats_per_cache_line, bytes). false when
+// the size overflows.
 inline bool add_thread_lines(size_t one_thread_bytes, size_t max_threads, size_t &bytes) {
     size_t lines = 0;
-    return !mul_overflows(max_threads > 1 ? max_threads - 1 : 0, bytes_per_extra_thread, lines) &&
+    return !mul_overflows(max_threads > 1 ? max_threads - 1 : 0, floats_per_cache_line * sizeof(float), lines) &&
            !add_overflows(one_thread_bytes, lines, bytes);
-}
-
-// The threads a workspace of `workspace_bytes` (at least one_thread_bytes)
-// has room for under add_thread_lines.
-inline size_t threads_of_lines(size_t one_thread_bytes, size_t workspace_bytes) {
-    return 1 + (workspace_bytes - one_thread_bytes) / bytes_per_extra_thread;
 }
 
 // How many threads' scratch a workspace of `workspace_bytes` holds, given a
