@@ -32,8 +32,8 @@ namespace {
 
 // MR x NR accumulators: 8 x 32 on AVX-512, 6 x 16 on AVX2, 4 x 8 on SSE2
 // and NEON, 4 x 4 scalars on the plain C++ path (one row when compact);
-// Helium's 8 registers hold 2 x 8 beside the loads (4 x 8 spilled, and
-// each row count is a kernel of its own: 42 KB of the path's 141 KB).
+// Helium's 8 registers hold 3 x 8 with the loads (4 x 8 spilled, and
+// each row count is a kernel of its own).
 template <class B>
 struct gemm_tile {
     static constexpr size_t vectors = B::size == 1 ? 4 : 2;
@@ -41,7 +41,7 @@ struct gemm_tile {
     static constexpr size_t rows = B::size >= 16                                ? 8
                                    : B::size == 8                               ? 6
                                    : compact_kernels<B>()                       ? 1
-                                   : vector_registers(batch_tag<B>()) <= 8 ? 2
+                                   : vector_registers(batch_tag<B>()) <= 8 ? 3
                                                                                 : 4;  // MR
     static_assert(width <= max_panel_width, "workspace sizes assume panels of at most 64 columns");
 };
@@ -148,6 +148,47 @@ inline void store_tile_row(const B *acc, float *c, B alpha_b, const float *col_s
     }
 }
 
+// acc[i][v] += a[i][k] * panel[k][v] for `pairs` pairs of k from ap[i]
+// and panel (both then stepped past them), Stride the panel's row stride:
+// a batch type with a hand-scheduled form of this loop overloads it for
+// its tag and returns true (mve_tile.hpp); this is every other's.
+template <class B, size_t Rows, size_t Stride, size_t NV, class T>
+EDGEATTN_WRAPPER bool tile_pairs(size_t, const float *(&)[Rows], const T *&, B (&)[Rows][NV],
+                                 std::integral_constant<size_t, Stride>, batch_tag<B>) {
+    return false;
+}
+
+// acc[i][v] += a[i][k] * panel[k][v] over kc values of k, for batch types
+// whose loads take no index register (Helium): every pointer steps itself,
+// each a[i][k] is a scalar load fed to the multiply-add as a core register
+// (VFMA Qd, Qn, Rm: no broadcast), and each panel vector meets its rows as
+// soon as it is loaded (at 3 x 8 the 6 accumulators and 2 loads are
+// Q0-Q7): 14 instructions a k for 24 multiply-adds as GCC schedules it,
+// fewer where the batch type has tile_pairs. Always inlined: as a call,
+// the accumulators would live in memory.
+template <class B, size_t Rows, size_t Stride, size_t NV, class T>
+EDGEATTN_WRAPPER void tile_products_stepping(size_t kc, const float *const *a, const T *panel,
+                                             B (&acc)[Rows][NV]) {
+    constexpr size_t W = B::size;
+    const float *ap[Rows];
+#pragma GCC unroll 16
+    for (size_t i = 0; i < Rows; ++i) ap[i] = a[i];
+    size_t k = kc;
+    if (tile_pairs(kc / 2, ap, panel, acc, std::integral_constant<size_t, Stride>(), batch_tag<B>())) k = kc % 2;
+    for (; k; --k) {
+        B bv[NV];
+#pragma GCC unroll 4
+        for (size_t v = 0; v < NV; ++v) bv[v] = load_weights<B>(panel + v * W);
+        panel += Stride;
+#pragma GCC unroll 16
+        for (size_t i = 0; i < Rows; ++i) {
+            const float ai = *ap[i]++;
+#pragma GCC unroll 4
+            for (size_t v = 0; v < NV; ++v) acc[i][v] = fma_broadcast(ai, bv[v], acc[i][v]);
+        }
+    }
+}
+
 // One Rows x NR tile (Rows <= MR): c = alpha * a . panel (+ bias), or
 // c += alpha * a . panel. Row k of the panel starts at panel + k *
 // panel_stride (NR, or a multiple of it for weights packed once in
@@ -164,24 +205,43 @@ void gemm_tile_kernel(size_t kc, const float *const *a, const T *panel, size_t p
     for (size_t i = 0; i < Rows; ++i)
 #pragma GCC unroll 4
         for (size_t v = 0; v < NV; ++v) acc[i][v] = B(0.0f);
-    for (size_t k = 0; k < kc; ++k) {
-        B bv[NV];
+    if constexpr (!indexed_addressing(batch_tag<B>())) {
+        // The panel's row stride as a constant (the loads' immediate
+        // offsets): NR for panels packed per call, max_panel_width for
+        // weights packed once.
+        if (panel_stride == NR)
+            tile_products_stepping<B, Rows, NR>(kc, a, panel, acc);
+        else
+            tile_products_stepping<B, Rows, max_panel_width>(kc, a, panel, acc);
+    } else {
+        for (size_t k = 0; k < kc; ++k) {
+            B bv[NV];
 #pragma GCC unroll 4
-        for (size_t v = 0; v < NV; ++v) bv[v] = load_weights<B>(panel + k * panel_stride + v * W);
+            for (size_t v = 0; v < NV; ++v) bv[v] = load_weights<B>(panel + k * panel_stride + v * W);
 #pragma GCC unroll 16
-        for (size_t i = 0; i < Rows; ++i) {
-            const B ai(a[i][k]);
+            for (size_t i = 0; i < Rows; ++i) {
+                const B ai(a[i][k]);
 #pragma GCC unroll 4
-            for (size_t v = 0; v < NV; ++v) acc[i][v] = fma(ai, bv[v], acc[i][v]);
+                for (size_t v = 0; v < NV; ++v) acc[i][v] = fma(ai, bv[v], acc[i][v]);
+            }
         }
     }
+    // The sums leave through a copy: passing acc itself by address kept it
+    // in memory for the whole loop (GCC stored every accumulator each k).
     const B alpha_b(alpha);
-    if (cols == NR) {
-        for (size_t i = 0; i < Rows; ++i)
-            store_tile_row<B>(acc[i], c + i * ldc, alpha_b, col_scale, bias, accumulate, NR);
-        return;
-    }
-    for (size_t i = 0; i < Rows; ++i) store_tile_row<B>(acc[i], c + i * ldc, alpha_b, col_scale, bias, accumulate, cols);
+    auto store_rows = [&](size_t n) {
+#pragma GCC unroll 16
+        for (size_t i = 0; i < Rows; ++i) {
+            B row[NV];
+#pragma GCC unroll 4
+            for (size_t v = 0; v < NV; ++v) row[v] = acc[i][v];
+            store_tile_row<B>(row, c + i * ldc, alpha_b, col_scale, bias, accumulate, n);
+        }
+    };
+    if (cols == NR)
+        store_rows(NR);
+    else
+        store_rows(cols);
 }
 
 template <class T>
@@ -244,9 +304,16 @@ void gemm_wide_tile_kernel(size_t kc, const float *const *a, const T *const *pan
 // hold 8 and the loads, AVX-512's 32 hold 16 (4 rows of int8 / binary16
 // weights widened per k ran 1.15-1.2x slower as a 4-row tile than read in
 // place).
+// Helium (loads without an index register, 8 vector registers) keeps the
+// tiles, whose loops step their pointers: the wide tile's 8 accumulators
+// and indexed loads took 1.7x the instructions of two tiles of 1 x 8.
 template <class B>
 constexpr size_t wide_tile_panels(size_t rows) {
-    return B::size == 1 ? 0 : rows == 1 ? 4 : rows == 2 ? 2 : rows <= 4 && B::size >= 16 ? 2 : 0;
+    return B::size == 1 || !indexed_addressing(batch_tag<B>()) ? 0
+           : rows == 1                                        ? 4
+           : rows == 2                                        ? 2
+           : rows <= 4 && B::size >= 16                       ? 2
+                                                              : 0;
 }
 
 // The wide tile for a block of `rows` rows (wide_tile_panels<B>(rows) > 0).
@@ -304,7 +371,11 @@ void gemm_packed_typed(size_t M, size_t N, size_t K, float alpha, const float *A
         const size_t kc = K - k0 < gemm_depth_block ? K - k0 : gemm_depth_block;
         const bool add_to_c = accumulate || k0 > 0;
         for (size_t i0 = 0; i0 < M; i0 += MR) {
-            const size_t rows = M - i0 < MR ? M - i0 : MR;
+            size_t rows = M - i0 < MR ? M - i0 : MR;
+            // Helium: 4 rows left of 3-row tiles go as 2 + 2, not 3 + 1
+            // (a row alone costs 0.63 instructions a multiply-add, two
+            // 0.47).
+            if (!indexed_addressing(batch_tag<B>()) && MR == 3 && M - i0 == 4) rows = 2;
             const gemm_tile_fn<T> tile = tile_kernel_for_rows<B, T>(rows, std::make_index_sequence<MR>());
             const float *a[MR];
             for (size_t i = 0; i < rows; ++i) a[i] = A + (i0 + i) * lda + k0;
