@@ -2,7 +2,7 @@
 // kernel templates instantiated for mve_batch. Built where the target's
 // flags enable MVE floating point; needs no xsimd (which has no Helium).
 #include "../kernels/mve_batch.hpp"  // first: the kernels look its helpers up
-#include "../kernels/mve_tile.hpp"
+#include "../kernels/mve_asm.hpp"
 #include "../kernels/make_kernel_table.hpp"
 
 namespace edgeattn {

@@ -36,6 +36,15 @@ struct decode_tile {
     static constexpr size_t one_row_vectors = few_registers ? 4 : 8;
 };
 
+// acc[u] += p[j] * row j's batch u, for `pairs` pairs of rows from pj and
+// row (both then stepped past them; rows ldv apart), by a hand-scheduled
+// loop where the batch type has one (mve_asm.hpp: Helium, 4 batches of
+// fp32); false here.
+template <class B, size_t N, class T>
+EDGEATTN_WRAPPER bool value_row_pairs(size_t, const float *&, const T *&, size_t, B (&)[N], batch_tag<B>) {
+    return false;
+}
+
 // Rows [0, rows) of the tile (rows <= R; the others repeat row 0 and are
 // not stored), columns of V vectors and, when Tail, a partial one of
 // `tail` floats.
@@ -63,7 +72,9 @@ void decode_values_tile(size_t n, const float *p, size_t ldp, const T *v, size_t
         // instructions a key for 4 multiply-adds).
         const float *pj = pr[0];
         const T *row = v;
-        for (size_t j = n; j; --j, row += ldv) {
+        size_t j = n;
+        if (!Tail && value_row_pairs(n / 2, pj, row, ldv, acc[0], batch_tag<B>())) j = n % 2;
+        for (; j; --j, row += ldv) {
             const float a = *pj++;
 #pragma GCC unroll 8
             for (size_t u = 0; u < V; ++u) acc[0][u] = fma_broadcast(a, load_weights<B>(row + u * W), acc[0][u]);
@@ -256,6 +267,14 @@ void decode_scores_one_row(size_t N, size_t K, float alpha, const float *a, cons
     }
 }
 
+// One row's scores against keys of a small head, by a hand-scheduled loop
+// where the batch type has one for the key type (mve_asm.hpp: Helium, fp32
+// heads of 16); returns the keys done (a prefix of the N), 0 here.
+template <class B, class T>
+size_t small_head_scores(size_t, size_t, float, const float *, const T *, size_t, float *, batch_tag<B>) {
+    return 0;
+}
+
 template <class B, size_t TA, class T>
 void decode_scores_tiles(size_t M, size_t N, size_t K, float alpha, const float *A, size_t lda, const T *Wm,
                          size_t ldw, const float *scales, float *C, size_t ldc) {
@@ -270,6 +289,12 @@ void decode_scores_tiles(size_t M, size_t N, size_t K, float alpha, const float 
     }
 }
 
+template <class B, class T>
+void small_head_or_one_row(size_t N, size_t K, float alpha, const float *a, const T *w, size_t ldw, float *c) {
+    const size_t done = small_head_scores(N, K, alpha, a, w, ldw, c, batch_tag<B>());
+    if (done < N) decode_scores_one_row<B, T>(N - done, K, alpha, a, w + done * ldw, ldw, c + done);
+}
+
 // Rows per tile: up to 4 (a grouped step's 4 or 8 query heads), fewer
 // for fewer rows so no lane computes a copy (one head: TW = B::size keys).
 template <class B, class T>
@@ -281,7 +306,7 @@ void decode_scores(size_t M, size_t N, size_t K, float alpha, const float *A, si
     else if (M >= 2 && B::size >= 2)
         decode_scores_tiles<B, (B::size >= 2 ? 2 : 1), T>(M, N, K, alpha, A, lda, w, ldw, scales, C, ldc);
     else if (vector_registers(batch_tag<B>()) <= 8 && M == 1 && !scales)
-        decode_scores_one_row<B, T>(N, K, alpha, A, w, ldw, C);
+        small_head_or_one_row<B, T>(N, K, alpha, A, w, ldw, C);
     else
         decode_scores_tiles<B, 1, T>(M, N, K, alpha, A, lda, w, ldw, scales, C, ldc);
 }

@@ -79,7 +79,7 @@ B exp_of_clamped(const B &clamped) {
     // n <= 127 keeps 2^n a normal float; at the top of the range that leaves
     // r = 0.3465707 (88.376 - 127 ln2), just inside ln2/2 = 0.3465736, the
     // polynomial's interval.
-    const B n = min(round_to_nearest(clamped * B(log2e)), B(127.0f));
+    const B n = min(round_to_nearest(times_scalar(clamped, log2e)), B(127.0f));
     return exp_of_reduced(exp_reduction(clamped, n), n);
 }
 
@@ -107,7 +107,7 @@ EDGEATTN_HOT_INLINE void polynomial_exps_of_nonpositive(B (&x)[N]) {
         // positive x only comes from a row whose maximum a NaN hid, and that
         // row's sum is NaN anyway; the clamp keeps n in [-126, 0].
         const B clamped = min(B(0.0f), max(B(exp_flush_below), x[i]));
-        n[i] = round_to_nearest(clamped * B(log2e));
+        n[i] = round_to_nearest(times_scalar(clamped, log2e));
         x[i] = exp_reduction(clamped, n[i]);
     }
     exp_of_reduced_each(x, n);

@@ -151,7 +151,7 @@ inline void store_tile_row(const B *acc, float *c, B alpha_b, const float *col_s
 // acc[i][v] += a[i][k] * panel[k][v] for `pairs` pairs of k from ap[i]
 // and panel (both then stepped past them), Stride the panel's row stride:
 // a batch type with a hand-scheduled form of this loop overloads it for
-// its tag and returns true (mve_tile.hpp); this is every other's.
+// its tag and returns true (mve_asm.hpp); this is every other's.
 template <class B, size_t Rows, size_t Stride, size_t NV, class T>
 EDGEATTN_WRAPPER bool tile_pairs(size_t, const float *(&)[Rows], const T *&, B (&)[Rows][NV],
                                  std::integral_constant<size_t, Stride>, batch_tag<B>) {

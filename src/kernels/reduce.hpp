@@ -63,6 +63,13 @@ EDGEATTN_WRAPPER B fma_broadcast(float a, const B &b, const B &c) {
     return fma(B(a), b, c);
 }
 
+// a * c with a float c in every lane (Helium: VMUL with a core register,
+// no vector register held for c), as fma_broadcast.
+template <class B>
+EDGEATTN_WRAPPER B times_scalar(const B &a, float c) {
+    return a * B(c);
+}
+
 // a * b + c with a float c in every lane (Helium: VFMAS with a core
 // register), as fma_broadcast.
 template <class B>
