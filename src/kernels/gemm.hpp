@@ -370,8 +370,8 @@ void gemm_packed_typed(size_t M, size_t N, size_t K, float alpha, const float *A
     for (size_t k0 = 0; k0 < K; k0 += gemm_depth_block) {
         const size_t kc = K - k0 < gemm_depth_block ? K - k0 : gemm_depth_block;
         const bool add_to_c = accumulate || k0 > 0;
-        for (size_t i0 = 0; i0 < M; i0 += MR) {
-            size_t rows = M - i0 < MR ? M - i0 : MR;
+        for (size_t i0 = 0, rows = 0; i0 < M; i0 += rows) {
+            rows = M - i0 < MR ? M - i0 : MR;
             // Helium: 4 rows left of 3-row tiles go as 2 + 2, not 3 + 1
             // (a row alone costs 0.63 instructions a multiply-add, two
             // 0.47).

@@ -9,7 +9,9 @@
 //                    midpoints between neighbours, a float either side
 //   products         x W^T (fp32, int8 with scales, binary16 weights) and the
 //                    cache's values product: M 1..5, N 1..9, K 1..37 against
-//                    float64 within (K + 2) ulp of the sum of magnitudes
+//                    float64 within (K + 2) ulp of the sum of magnitudes;
+//                    through packed panels (both widths, = and +=), M 1..8,
+//                    N 1..17; a decode step's scores and weighted sums
 //   masked softmax   rows of 1..41 keys, visible parts of any interval,
 //                    against float64 (relative 1e-6, masked rows d2l's); a
 //                    NaN score makes its row NaN
@@ -21,7 +23,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 
+#include "decode_rows.hpp"
+#include "edgeattn/detail/workspace_layout.hpp"
 #include "kernels/half.hpp"
 #include "kernels/kernel_table.hpp"
 #include "report.hpp"
@@ -148,7 +153,7 @@ void half_checks(const kernel_table &k, const char *path) {
 
 // Products against float64: C = alpha A W^T + bias with W fp32, int8 (with
 // per-row scales) or binary16, and C = A V for the cache's stored values.
-float A[5 * 40], Wf[40 * 40], C[9 * 9 + 8], scales[40], bias[9];
+float A[8 * 40], Wf[40 * 40], C[9 * 9 + 8], scales[40], bias[9];
 std::int8_t W8[40 * 40];
 std::uint16_t W16[40 * 40];
 
@@ -178,7 +183,7 @@ void product_checks(const kernel_table &k, const edgeattn::detail::cache_kernel_
     std::uint32_t s = 7;
     double worst = 0;
     bool ok = true;
-    for (std::size_t i = 0; i < 5 * 40; ++i) A[i] = random_in(s, 2.0f);
+    for (std::size_t i = 0; i < 8 * 40; ++i) A[i] = random_in(s, 2.0f);
     for (std::size_t i = 0; i < 40 * 40; ++i) {
         Wf[i] = random_in(s, 2.0f);
         W8[i] = static_cast<std::int8_t>(static_cast<int>(next_random(s) % 255u) - 127);
@@ -218,6 +223,83 @@ void product_checks(const kernel_table &k, const edgeattn::detail::cache_kernel_
                             });
                 }
     check(ok && worst <= 1.0, path, "products (fp32, int8, binary16): within (K + 2) ulp of float64", worst);
+}
+
+// W^T packed: in panels of the path's width (pack_transposed), or in
+// panels of max_panel_width as weights packed once are: packed[p][kk][j] =
+// W[p * width + j][kk], zero past N.
+float P[40 * 48], Cp[8 * 17 + 8];
+
+void pack_panels(const float *W, std::size_t ldw, std::size_t N, std::size_t K, std::size_t width, float *packed) {
+    for (std::size_t p0 = 0; p0 < N; p0 += width)
+        for (std::size_t kk = 0; kk < K; ++kk)
+            for (std::size_t j = 0; j < width; ++j)
+                packed[p0 * K + kk * width + j] = p0 + j < N ? W[(p0 + j) * ldw + kk] : 0.0f;
+}
+
+// C (=, +=) alpha A W^T + bias through packed panels: every row count of
+// the tiles and of what is left of them (M 1..8), partial panels (N 1..17),
+// odd and even depths, both panel widths.
+void packed_product_checks(const kernel_table &k, const char *path) {
+    using edgeattn::detail::max_panel_width;
+    double worst = 0;
+    bool ok = true;
+    const float alpha = 0.625f;
+    for (int once = 0; once < 2; ++once)
+        for (int accumulate = 0; accumulate < 2; ++accumulate)
+            for (std::size_t M = 1; M <= 8; ++M)
+                for (std::size_t N = 1; N <= 17; N += (N < 9 ? 1 : 8))
+                    for (std::size_t K = 1; K <= 37; K += (K < 10 ? 1 : 9)) {
+                        const std::size_t stride = once ? max_panel_width : k.panel_width;
+                        if (once)
+                            pack_panels(Wf, 40, N, K, stride, P);
+                        else
+                            k.pack_transposed(Wf, 40, N, K, P);
+                        for (std::size_t i = 0; i < M * N; ++i) Cp[i] = 0.25f * static_cast<float>(i % 7);
+                        for (std::size_t i = M * N; i < M * N + 8; ++i) Cp[i] = canary;
+                        k.gemm_packed(M, N, K, alpha, A, 40, P, stride, accumulate ? nullptr : bias, Cp, N,
+                                      accumulate != 0);
+                        ok = ok && Cp[M * N] == canary;
+                        for (std::size_t i = 0; i < M; ++i)
+                            for (std::size_t j = 0; j < N; ++j)
+                                note_error(Cp[i * N + j], K, alpha,
+                                           accumulate ? 0.25 * static_cast<double>((i * N + j) % 7) : bias[j], worst,
+                                           [&](std::size_t kk) { return A[i * 40 + kk] * double(Wf[j * 40 + kk]); });
+                    }
+    check(ok && worst <= 1.0, path, "packed products (both panel widths, = and +=): within (K + 2) ulp", worst);
+}
+
+// A decode step's fp32 scores (one query row against N keys of K, keys ldw
+// apart) and weighted sum (C += p V, V (K, N) rows ldv apart), where the
+// path has decode kernels: heads of 4..20, key rows contiguous or not,
+// odd and even key counts.
+void decode_checks(const kernel_table &k, const char *path) {
+    const edgeattn::detail::decode_kernel_table *dk = edgeattn::detail::decode_kernels_for(k, 1, false);
+    if (!dk) return;
+    double worst = 0;
+    bool ok = true;
+    const float alpha = 0.25f;
+    for (std::size_t K = 4; K <= 20; K += 4)
+        for (std::size_t ldw : {K, std::size_t{40}})
+            for (std::size_t N = 1; N <= 11; ++N) {
+                for (std::size_t i = 0; i < N + 8; ++i) Cp[i] = canary;
+                dk->f32_scores(1, N, K, alpha, A, 40, Wf, ldw, nullptr, Cp, N);
+                ok = ok && Cp[N] == canary;
+                for (std::size_t j = 0; j < N; ++j)
+                    note_error(Cp[j], K, alpha, 0.0, worst,
+                               [&](std::size_t kk) { return A[kk] * double(Wf[j * ldw + kk]); });
+            }
+    for (std::size_t N = 1; N <= 17; ++N)
+        for (std::size_t K = 1; K <= 11; ++K) {
+            for (std::size_t i = 0; i < N; ++i) Cp[i] = 0.5f * static_cast<float>(i % 5);
+            for (std::size_t i = N; i < N + 8; ++i) Cp[i] = canary;
+            dk->f32_values(1, N, K, A, 40, Wf, 40, nullptr, Cp, N);
+            ok = ok && Cp[N] == canary;
+            for (std::size_t j = 0; j < N; ++j)
+                note_error(Cp[j], K, 1.0, 0.5 * static_cast<double>(j % 5), worst,
+                           [&](std::size_t kk) { return A[kk] * double(Wf[kk * 40 + j]); });
+        }
+    check(ok && worst <= 1.0, path, "decode scores and weighted sums (fp32): within (K + 2) ulp", worst);
 }
 
 float X[6 * 48], Y[6 * 48 + 8];
@@ -278,6 +360,8 @@ int main() {
         exp_checks(k, name, true);
         half_checks(k, name);
         product_checks(k, edgeattn::detail::cache_kernels_of(k), name);
+        packed_product_checks(k, name);
+        decode_checks(k, name);
         softmax_checks(k, name);
     }
     edgeattn_set_isa(EDGEATTN_ISA_AUTO);
