@@ -1,11 +1,16 @@
 // Additive attention scores of one query row, written once for any batch
 // type: scores[j] = sum_h w_v[h] * tanh(query[h] + keys[j*ldk + h]), where
-// query (h) and keys (K, h) are already projected by W_q and W_k.
+// query (h) and keys (K, h) are already projected by W_q and W_k. tanh is
+// softcap.hpp's, made of exp's polynomial (at most 5 ULP), for every path
+// and lane: libm's tanhf lane by lane cost Helium 4 calls a batch and the
+// plain C++ path one an element (d2l's additive example on the Cortex-M55:
+// 160 calls, most of the op), and brought tanhf and expm1f into the image.
 #ifndef EDGEATTN_KERNELS_ADDITIVE_HPP
 #define EDGEATTN_KERNELS_ADDITIVE_HPP
 
-#include <math.h>
 #include <stddef.h>
+
+#include "softcap.hpp"
 
 namespace edgeattn {
 namespace detail {
@@ -14,17 +19,19 @@ namespace {
 template <class B>
 void additive_scores_row(const float *query, const float *keys, size_t num_keys, size_t ldk,
                          const float *w_v, size_t num_hiddens, float *scores) {
+    const size_t full = num_hiddens / B::size * B::size, tail = num_hiddens - full;
     for (size_t j = 0; j < num_keys; ++j) {
         const float *key = keys + j * ldk;
         B acc(0.0f);
-        size_t h = 0;
-        for (; h + B::size <= num_hiddens; h += B::size) {
-            const B feature = tanh(B::load_unaligned(query + h) + B::load_unaligned(key + h));
+        for (size_t h = 0; h < full; h += B::size) {
+            const B feature = tanh_of_exp(B::load_unaligned(query + h) + B::load_unaligned(key + h));
             acc = fma(B::load_unaligned(w_v + h), feature, acc);
         }
-        float sum = hadd(acc);
-        for (; h < num_hiddens; ++h) sum += w_v[h] * tanhf(query[h] + key[h]);
-        scores[j] = sum;
+        if (tail) {  // the lanes past num_hiddens weigh 0
+            const B feature = tanh_of_exp(load_partial<B>(query + full, tail, 0.0f) + load_partial<B>(key + full, tail, 0.0f));
+            acc = fma(load_partial<B>(w_v + full, tail, 0.0f), feature, acc);
+        }
+        scores[j] = hadd(acc);
     }
 }
 
