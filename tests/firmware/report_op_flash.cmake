@@ -1,0 +1,21 @@
+# Prints the flash (text + data) of each one-op image less the image that
+# calls no op (the first): what each op adds to a firmware image.
+# Run as: cmake -DSIZE=arm-none-eabi-size -DFILES=none.elf|softmax.elf|... -P report_op_flash.cmake
+string(REPLACE "|" ";" files "${FILES}")
+set(base "")
+foreach(file IN LISTS files)
+  execute_process(COMMAND ${SIZE} ${file} OUTPUT_VARIABLE out RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0 OR NOT out MATCHES "\n[ \t]*([0-9]+)[ \t]+([0-9]+)[ \t]")
+    message(FATAL_ERROR "${SIZE} failed on ${file}:\n${out}")
+  endif()
+  math(EXPR flash "${CMAKE_MATCH_1} + ${CMAKE_MATCH_2}")
+  get_filename_component(name "${file}" NAME_WE)
+  string(REGEX REPLACE "^edgeattn-op-flash-" "" name "${name}")
+  if(base STREQUAL "")
+    set(base ${flash})
+    message("op flash: the image calling no op: ${flash} bytes")
+  else()
+    math(EXPR added "${flash} - ${base}")
+    message("op flash: ${name} ${added} bytes")
+  endif()
+endforeach()
