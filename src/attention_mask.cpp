@@ -12,8 +12,11 @@ int64_t attention_mask_view::position(size_t b, size_t i, size_t queries, size_t
 
 key_interval attention_mask_view::of_row(size_t b, size_t i, size_t queries, size_t keys) const {
     size_t lo = 0, hi = lens.of_row(b, i, keys);
-    // Valid lengths alone (d2l's masks): the row's position is not needed.
+#if !defined(__OPTIMIZE_SIZE__)
+    // Valid lengths alone (d2l's masks): the row's position is not needed
+    // (builds for size keep the one rule, as row_keys).
     if (!ranges && !causal && !right_window && !window) return {0, hi};
+#endif
     if (ranges) {
         const int32_t *r = ranges + 2 * (b * ranges_batch_stride + i * ranges_query_stride);
         lo = static_cast<size_t>(r[0]);  // checked: 0 <= start <= end

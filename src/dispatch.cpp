@@ -29,46 +29,43 @@ bool cpu_has_f16c() {
 }
 #endif
 
-// `isa` as an int: edgeattn_set_isa and edgeattn_isa_supported pass on
-// whatever int a C caller gave them.
-const kernel_table *table_for(int isa) {
+// Whether this build has path `isa` and the CPU runs it (`isa` as an int:
+// edgeattn_set_isa and edgeattn_isa_supported pass on whatever int a C
+// caller gave them). No table is named here: an image links the tables
+// its operations ask for (the accessors below), not every path's.
+bool path_supported(int isa) {
     switch (isa) {
-        case EDGEATTN_ISA_SCALAR: return &scalar_kernels;
+        case EDGEATTN_ISA_SCALAR: return true;
 #if defined(EDGEATTN_HAVE_SSE2)
-        case EDGEATTN_ISA_SSE2: return __builtin_cpu_supports("sse2") ? &sse2_kernels : nullptr;
+        case EDGEATTN_ISA_SSE2: return __builtin_cpu_supports("sse2");
 #endif
 #if defined(EDGEATTN_HAVE_AVX2)
         case EDGEATTN_ISA_AVX2:
             // F16C widens fp16 weights; every AVX2 processor has it.
-            return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && cpu_has_f16c()
-                       ? &avx2_kernels
-                       : nullptr;
+            return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && cpu_has_f16c();
 #endif
 #if defined(EDGEATTN_HAVE_AVX512)
-        case EDGEATTN_ISA_AVX512:
-            return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq")
-                       ? &avx512_kernels
-                       : nullptr;
+        case EDGEATTN_ISA_AVX512: return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
 #endif
 #if defined(EDGEATTN_HAVE_NEON)
         // The NEON file is only built when the target's flags enable NEON
         // (always on AArch64; -mfpu=neon on ARMv7), so the CPU has it.
-        case EDGEATTN_ISA_NEON: return &neon_kernels;
+        case EDGEATTN_ISA_NEON: return true;
 #endif
 #if defined(EDGEATTN_HAVE_HELIUM)
         // Likewise: built only for targets with MVE floating point.
-        case EDGEATTN_ISA_HELIUM: return &helium_kernels;
+        case EDGEATTN_ISA_HELIUM: return true;
 #endif
-        default: return nullptr;
+        default: return false;
     }
 }
 
-const kernel_table *best_table() {
+int best_path() {
     const edgeattn_isa best_first[] = {EDGEATTN_ISA_AVX512, EDGEATTN_ISA_AVX2, EDGEATTN_ISA_NEON,
                                        EDGEATTN_ISA_HELIUM, EDGEATTN_ISA_SSE2};
     for (edgeattn_isa isa : best_first)
-        if (const kernel_table *t = table_for(isa)) return t;
-    return &scalar_kernels;
+        if (path_supported(isa)) return isa;
+    return EDGEATTN_ISA_SCALAR;
 }
 
 #if !defined(EDGEATTN_BARE_METAL)
@@ -84,26 +81,28 @@ edgeattn_isa isa_from_name(const char *name) {
 
 // The first call reads EDGEATTN_ISA; an unknown or unsupported name falls
 // back to the best path (a library must not abort a program over it).
-const kernel_table *initial_table() {
+int initial_path() {
 #if !defined(EDGEATTN_BARE_METAL)
     if (const char *name = getenv("EDGEATTN_ISA")) {
-        if (const kernel_table *t = table_for(isa_from_name(name))) return t;
+        const int isa = isa_from_name(name);
+        if (isa != EDGEATTN_ISA_AUTO && path_supported(isa)) return isa;
     }
 #endif
-    return best_table();
+    return best_path();
 }
 
-std::atomic<const kernel_table *> active{nullptr};
+// The path in use, EDGEATTN_ISA_AUTO until the first call chooses it.
+std::atomic<int> active{EDGEATTN_ISA_AUTO};
 
 }  // namespace
 
-const kernel_table &active_kernels() {
-    const kernel_table *t = active.load(std::memory_order_acquire);
-    if (!t) {
-        t = initial_table();  // idempotent: racing first calls agree
-        active.store(t, std::memory_order_release);
+edgeattn_isa active_path() {
+    int isa = active.load(std::memory_order_acquire);
+    if (isa == EDGEATTN_ISA_AUTO) {
+        isa = initial_path();  // idempotent: racing first calls agree
+        active.store(isa, std::memory_order_release);
     }
-    return *t;
+    return static_cast<edgeattn_isa>(isa);
 }
 
 // The other families (kernel_table.hpp): a switch rather than a pointer in
@@ -134,8 +133,8 @@ const kernel_table &active_kernels() {
 #else
 #define EDGEATTN_IF_HELIUM(...)
 #endif
-#define EDGEATTN_FAMILY_TABLE_OF(k, family)                                  \
-    switch (k.isa) {                                          \
+#define EDGEATTN_FAMILY_TABLE_OF(isa, family)                                \
+    switch (isa) {                                                           \
         EDGEATTN_IF_SSE2(case EDGEATTN_ISA_SSE2: return sse2_##family;)      \
         EDGEATTN_IF_AVX2(case EDGEATTN_ISA_AVX2: return avx2_##family;)      \
         EDGEATTN_IF_AVX512(case EDGEATTN_ISA_AVX512: return avx512_##family;) \
@@ -144,15 +143,22 @@ const kernel_table &active_kernels() {
         default: return scalar_##family;                                      \
     }
 
+const kernel_table &active_kernels() { EDGEATTN_FAMILY_TABLE_OF(active_path(), kernels) }
+const softmax_kernel_table &active_softmax_kernels() { EDGEATTN_FAMILY_TABLE_OF(active_path(), softmax_kernels) }
+const add_kernel_table &active_add_kernels() { EDGEATTN_FAMILY_TABLE_OF(active_path(), add_kernels) }
 const additive_kernel_table &additive_kernels_of(const kernel_table &k) {
-    EDGEATTN_FAMILY_TABLE_OF(k, additive_kernels)
+    EDGEATTN_FAMILY_TABLE_OF(k.isa, additive_kernels)
 }
-const cache_kernel_table &cache_kernels_of(const kernel_table &k) { EDGEATTN_FAMILY_TABLE_OF(k, cache_kernels) }
+const stored_weight_kernels &stored_kernels(const kernel_table &k, edgeattn_dtype type) {
+    const stored_weight_table &t = [&]() -> const stored_weight_table & {
+        EDGEATTN_FAMILY_TABLE_OF(k.isa, stored_weight_kernels)
+    }();
+    return type == EDGEATTN_DTYPE_INT8 ? t.int8_weights : t.half_weights;
+}
+const cache_kernel_table &cache_kernels_of(const kernel_table &k) { EDGEATTN_FAMILY_TABLE_OF(k.isa, cache_kernels) }
 
 }  // namespace detail
 }  // namespace edgeattn
-
-using edgeattn::detail::active_kernels;
 
 // The edgeattn_isa arguments are read as ints (enum_as_int): a C caller may
 // pass any int, and loading one outside the enumerators' range as the enum
@@ -160,17 +166,16 @@ using edgeattn::detail::active_kernels;
 extern "C" edgeattn_status edgeattn_set_isa(edgeattn_isa isa_arg) {
     using namespace edgeattn::detail;
     const int isa = enum_as_int(isa_arg);
-    const kernel_table *t = isa == EDGEATTN_ISA_AUTO ? best_table() : table_for(isa);
-    if (!t) return EDGEATTN_ERR_UNSUPPORTED_ISA;
-    active.store(t, std::memory_order_release);
+    if (isa != EDGEATTN_ISA_AUTO && !path_supported(isa)) return EDGEATTN_ERR_UNSUPPORTED_ISA;
+    active.store(isa == EDGEATTN_ISA_AUTO ? best_path() : isa, std::memory_order_release);
     return EDGEATTN_OK;
 }
 
-extern "C" edgeattn_isa edgeattn_current_isa(void) { return active_kernels().isa; }
+extern "C" edgeattn_isa edgeattn_current_isa(void) { return edgeattn::detail::active_path(); }
 
 extern "C" int edgeattn_isa_supported(edgeattn_isa isa_arg) {
     const int isa = edgeattn::detail::enum_as_int(isa_arg);
-    return isa != EDGEATTN_ISA_AUTO && edgeattn::detail::table_for(isa) != nullptr;
+    return isa != EDGEATTN_ISA_AUTO && edgeattn::detail::path_supported(isa);
 }
 
 extern "C" const char *edgeattn_isa_name(edgeattn_isa isa_arg) {

@@ -47,7 +47,7 @@ extern "C" edgeattn_status edgeattn_masked_softmax(const edgeattn_softmax_dims *
     if (spans_overlap(lens.lens, valid_lens_bytes(lens, batch, queries), Y, count * sizeof(float)))
         return EDGEATTN_ERR_OVERLAP;
 
-    const kernel_table &k = active_kernels();
+    const softmax_kernel_table &k = active_softmax_kernels();
     const size_t rows = batch * queries;
     parallel_for(rows, rows, 8.0 * keys, [&](size_t, size_t begin, size_t end) {
         masked_softmax_in_chunks(

@@ -39,7 +39,7 @@ extern "C" edgeattn_status edgeattn_positional_encoding_add_at(size_t batch, siz
 
     // Each batch element adds the same n rows of P from `start`: (n, d)
     // contiguous.
-    const kernel_table &k = active_kernels();
+    const add_kernel_table &k = active_add_kernels();
     const size_t slice = n * d;
     P += start * d;
     parallel_for(batch, batch, static_cast<float>(slice), [&](size_t, size_t begin, size_t end) {

@@ -163,8 +163,8 @@ kernel_pointer erased(F f) {
     return reinterpret_cast<kernel_pointer>(f);
 }
 
-// One path's kernels, every table: the kernel_table (with its int8 and
-// binary16 weight kernels), the additive and KV cache families, and the
+// One path's kernels, every table: the kernel_table, its int8 and
+// binary16 weight kernels, the additive and KV cache families, and the
 // decode kernels where the path has them.
 struct path_kernels {
     edgeattn_isa isa;
@@ -192,10 +192,11 @@ path_kernels kernels_of(const kernel_table &k) {
     add("scale_final", erased(k.scale_final));
     add("widen_half", erased(k.widen_half));
     add("round_half", erased(k.round_half));
-    add("int8_weights.gemm_packed", erased(k.int8_weights.gemm_packed));
-    add("int8_weights.gemm_nt_direct", erased(k.int8_weights.gemm_nt_direct));
-    add("half_weights.gemm_packed", erased(k.half_weights.gemm_packed));
-    add("half_weights.gemm_nt_direct", erased(k.half_weights.gemm_nt_direct));
+    const auto &int8_weights = stored_kernels(k, EDGEATTN_DTYPE_INT8), &half_weights = stored_kernels(k, EDGEATTN_DTYPE_F16);
+    add("int8_weights.gemm_packed", erased(int8_weights.gemm_packed));
+    add("int8_weights.gemm_nt_direct", erased(int8_weights.gemm_nt_direct));
+    add("half_weights.gemm_packed", erased(half_weights.gemm_packed));
+    add("half_weights.gemm_nt_direct", erased(half_weights.gemm_nt_direct));
     add("additive.scores_row", erased(additive_kernels_of(k).scores_row));
     add("cache.int8_values", erased(cache_kernels_of(k).int8_values));
     add("cache.half_values", erased(cache_kernels_of(k).half_values));
@@ -222,6 +223,21 @@ path_kernels kernels_of(const kernel_table &k) {
 // a path may lack is the decode table: the plain C++ path has none (it
 // decodes through the streaming rows), so it has no decode entries to
 // compare and decode_kernels_for gives it nullptr.
+// The ops with a table of their own (the masked softmax, the positional
+// encoding's addition) run the kernel of the path in use, the one its
+// kernel_table holds.
+TEST_CASE("the masked softmax's and the addition's own tables follow the path in use") {
+    for (const kernel_table *k : supported_paths()) {
+        INFO("path " << std::string(edgeattn_isa_name(k->isa)));
+        REQUIRE(edgeattn_set_isa(k->isa) == EDGEATTN_OK);
+        CHECK(edgeattn::detail::active_path() == k->isa);
+        CHECK((&edgeattn::detail::active_kernels() == k));
+        CHECK((erased(edgeattn::detail::active_softmax_kernels().masked_softmax_rows) == erased(k->masked_softmax_rows)));
+        CHECK((erased(edgeattn::detail::active_add_kernels().add) == erased(k->add)));
+    }
+    REQUIRE(edgeattn_set_isa(EDGEATTN_ISA_AUTO) == EDGEATTN_OK);
+}
+
 TEST_CASE("every path's kernel tables, nested and family ones included, hold that path's own kernels") {
     std::vector<path_kernels> all;
     for (const kernel_table *k : supported_paths()) all.push_back(kernels_of(*k));

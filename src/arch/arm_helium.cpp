@@ -8,6 +8,9 @@
 namespace edgeattn {
 namespace detail {
 const kernel_table helium_kernels = make_kernel_table<mve_batch>(EDGEATTN_ISA_HELIUM);
+const softmax_kernel_table helium_softmax_kernels = make_softmax_kernel_table<mve_batch>();
+const add_kernel_table helium_add_kernels = make_add_kernel_table<mve_batch>();
+const stored_weight_table helium_stored_weight_kernels = make_stored_weight_table<mve_batch>();
 const additive_kernel_table helium_additive_kernels = make_additive_kernel_table<mve_batch>();
 const cache_kernel_table helium_cache_kernels = make_cache_kernel_table<mve_batch>();
 const decode_kernel_table helium_decode_kernels = make_decode_kernel_table<mve_batch>();

@@ -16,6 +16,9 @@ namespace edgeattn {
 namespace detail {
 using neon_batch = xsimd::batch<float, EDGEATTN_NEON_ARCH>;
 const kernel_table neon_kernels = make_kernel_table<neon_batch>(EDGEATTN_ISA_NEON);
+const softmax_kernel_table neon_softmax_kernels = make_softmax_kernel_table<neon_batch>();
+const add_kernel_table neon_add_kernels = make_add_kernel_table<neon_batch>();
+const stored_weight_table neon_stored_weight_kernels = make_stored_weight_table<neon_batch>();
 const additive_kernel_table neon_additive_kernels = make_additive_kernel_table<neon_batch>();
 const cache_kernel_table neon_cache_kernels = make_cache_kernel_table<neon_batch>();
 const decode_kernel_table neon_decode_kernels = make_decode_kernel_table<neon_batch>();

@@ -7,6 +7,9 @@ namespace edgeattn {
 namespace detail {
 using scalar_batch = scalar_batch;
 const kernel_table scalar_kernels = make_kernel_table<scalar_batch>(EDGEATTN_ISA_SCALAR);
+const softmax_kernel_table scalar_softmax_kernels = make_softmax_kernel_table<scalar_batch>();
+const add_kernel_table scalar_add_kernels = make_add_kernel_table<scalar_batch>();
+const stored_weight_table scalar_stored_weight_kernels = make_stored_weight_table<scalar_batch>();
 const additive_kernel_table scalar_additive_kernels = make_additive_kernel_table<scalar_batch>();
 const cache_kernel_table scalar_cache_kernels = make_cache_kernel_table<scalar_batch>();
 }

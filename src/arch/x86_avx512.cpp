@@ -11,6 +11,9 @@ namespace edgeattn {
 namespace detail {
 using avx512_batch = xsimd::batch<float, xsimd::avx512f>;
 const kernel_table avx512_kernels = make_kernel_table<avx512_batch>(EDGEATTN_ISA_AVX512);
+const softmax_kernel_table avx512_softmax_kernels = make_softmax_kernel_table<avx512_batch>();
+const add_kernel_table avx512_add_kernels = make_add_kernel_table<avx512_batch>();
+const stored_weight_table avx512_stored_weight_kernels = make_stored_weight_table<avx512_batch>();
 const additive_kernel_table avx512_additive_kernels = make_additive_kernel_table<avx512_batch>();
 const cache_kernel_table avx512_cache_kernels = make_cache_kernel_table<avx512_batch>();
 const decode_kernel_table avx512_decode_kernels = make_decode_kernel_table<avx512_batch>();

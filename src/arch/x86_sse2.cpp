@@ -11,6 +11,9 @@ namespace edgeattn {
 namespace detail {
 using sse2_batch = xsimd::batch<float, xsimd::sse2>;
 const kernel_table sse2_kernels = make_kernel_table<sse2_batch>(EDGEATTN_ISA_SSE2);
+const softmax_kernel_table sse2_softmax_kernels = make_softmax_kernel_table<sse2_batch>();
+const add_kernel_table sse2_add_kernels = make_add_kernel_table<sse2_batch>();
+const stored_weight_table sse2_stored_weight_kernels = make_stored_weight_table<sse2_batch>();
 const additive_kernel_table sse2_additive_kernels = make_additive_kernel_table<sse2_batch>();
 const cache_kernel_table sse2_cache_kernels = make_cache_kernel_table<sse2_batch>();
 const decode_kernel_table sse2_decode_kernels = make_decode_kernel_table<sse2_batch>();

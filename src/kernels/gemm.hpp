@@ -238,7 +238,7 @@ void gemm_tile_kernel(size_t kc, const float *const *a, const T *panel, size_t p
             store_tile_row<B>(row, c + i * ldc, alpha_b, col_scale, bias, accumulate, n);
         }
     };
-    if (cols == NR)
+    if (cols == NR && !compact_kernels<B>())  // full tiles with their width known (one copy when compact)
         store_rows(NR);
     else
         store_rows(cols);
@@ -375,7 +375,8 @@ void gemm_packed_typed(size_t M, size_t N, size_t K, float alpha, const float *A
             // Helium: 4 rows left of 3-row tiles go as 2 + 2, not 3 + 1
             // (a row alone costs 0.63 instructions a multiply-add, two
             // 0.47).
-            if (!indexed_addressing(batch_tag<B>()) && MR == 3 && M - i0 == 4) rows = 2;
+            if constexpr (!indexed_addressing(batch_tag<B>()) && MR == 3)
+                if (M - i0 == 4) rows = 2;
             const gemm_tile_fn<T> tile = tile_kernel_for_rows<B, T>(rows, std::make_index_sequence<MR>());
             const float *a[MR];
             for (size_t i = 0; i < rows; ++i) a[i] = A + (i0 + i) * lda + k0;

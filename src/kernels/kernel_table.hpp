@@ -98,15 +98,7 @@ struct kernel_table {
     // h = the n floats x rounded to binary16 (nearest even, beyond +-65504
     // +-inf, NaN quiet): a call's fp16 outputs, a cache's fp16 rows.
     void (*round_half)(const float *x, size_t n, uint16_t *h);
-
-    stored_weight_kernels int8_weights;  // int8_t
-    stored_weight_kernels half_weights;  // uint16_t holding binary16
 };
-
-// The kernels of int8 (else binary16) weights or cached rows.
-inline const stored_weight_kernels &stored_kernels(const kernel_table &k, edgeattn_dtype type) {
-    return type == EDGEATTN_DTYPE_INT8 ? k.int8_weights : k.half_weights;
-}
 
 // Kernels that only some operations call live in tables of their own,
 // reached only through those operations, so a firmware image without them
@@ -120,6 +112,27 @@ struct additive_kernel_table {
     // scores[j] = sum_h w_v[h] * tanh(query[h] + keys[j * ldk + h]), h < num_hiddens.
     void (*scores_row)(const float *query, const float *keys, size_t num_keys, size_t ldk,
                        const float *w_v, size_t num_hiddens, float *scores);
+};
+
+// Products with stored weights, for the ops with projections (an image
+// of fp32 attention alone, sdpa, links none of them: 1.1 KB of
+// Cortex-M4F flash).
+struct stored_weight_table {
+    stored_weight_kernels int8_weights;  // int8_t
+    stored_weight_kernels half_weights;  // uint16_t holding binary16
+};
+
+// d2l's masked softmax as an op of its own (edgeattn_masked_softmax): the
+// kernel_table's entry, in a table an image that calls only the softmax
+// links instead of every kernel of the path.
+struct softmax_kernel_table {
+    void (*masked_softmax_rows)(const float *x, float *y, size_t ld, size_t rows, size_t keys,
+                                const key_interval *visible);
+};
+
+// y = x + p as an op of its own (the positional encoding's), likewise.
+struct add_kernel_table {
+    void (*add)(const float *x, const float *p, float *y, size_t n);
 };
 
 // Attention over an int8 / fp16 KV cache (src/stored_cache_rows.cpp):
@@ -177,6 +190,9 @@ extern const decode_kernel_table helium_decode_kernels;
 // path, its kernel_table and one table of each family above.
 #define EDGEATTN_DECLARE_PATH_TABLES(path)                     \
     extern const kernel_table path##_kernels;                  \
+    extern const softmax_kernel_table path##_softmax_kernels;  \
+    extern const add_kernel_table path##_add_kernels;          \
+    extern const stored_weight_table path##_stored_weight_kernels; \
     extern const additive_kernel_table path##_additive_kernels; \
     extern const cache_kernel_table path##_cache_kernels;
 EDGEATTN_DECLARE_PATH_TABLES(scalar)
@@ -204,8 +220,8 @@ EDGEATTN_DECLARE_PATH_TABLES(helium)
 // fills and drains once a call: Zen 4, softmax 4096x128 in calls of 16 rows
 // 133 us, of 64 126 us, in one 123 us); other rows go sixteen a call, their
 // intervals on the stack (a multiple of every path's row group, B::size).
-template <class VisibleOf, class Seen>
-void masked_softmax_in_chunks(const kernel_table &k, const float *x, float *y, size_t ld, size_t rows,
+template <class Table, class VisibleOf, class Seen>
+void masked_softmax_in_chunks(const Table &k, const float *x, float *y, size_t ld, size_t rows,
                               size_t keys, VisibleOf visible_of, Seen seen) {
     constexpr size_t per_call = 16;
     for (size_t r0 = 0; r0 < rows;) {
@@ -225,11 +241,17 @@ void masked_softmax_in_chunks(const kernel_table &k, const float *x, float *y, s
     }
 }
 
-// The table in use (chosen at the first call; see dispatch.cpp).
+// The path in use (chosen at the first call; see dispatch.cpp), its
+// kernel_table, and the tables of the ops with one of their own.
+edgeattn_isa active_path();
 const kernel_table &active_kernels();
+const softmax_kernel_table &active_softmax_kernels();
+const add_kernel_table &active_add_kernels();
 // The other families' tables of the path whose kernel_table is k (the one
 // a call runs on, so a call never mixes paths).
 const additive_kernel_table &additive_kernels_of(const kernel_table &k);
+// The kernels of int8 (else binary16) weights or cached rows.
+const stored_weight_kernels &stored_kernels(const kernel_table &k, edgeattn_dtype type);
 const cache_kernel_table &cache_kernels_of(const kernel_table &k);
 
 }  // namespace detail

@@ -36,9 +36,23 @@ constexpr kernel_table make_kernel_table(edgeattn_isa isa) {
                         &add_scaled<B>,
                         &scale_final<B>,
                         &widen_half_array<B>,
-                        &round_half_array<B>,
-                        {&gemm_packed_weights<B, int8_t>, &gemm_nt_direct_weights<B, int8_t>},
-                        {&gemm_packed_weights<B, uint16_t>, &gemm_nt_direct_weights<B, uint16_t>}};
+                        &round_half_array<B>};
+}
+
+template <class B>
+constexpr stored_weight_table make_stored_weight_table() {
+    return stored_weight_table{{&gemm_packed_weights<B, int8_t>, &gemm_nt_direct_weights<B, int8_t>},
+                               {&gemm_packed_weights<B, uint16_t>, &gemm_nt_direct_weights<B, uint16_t>}};
+}
+
+template <class B>
+constexpr softmax_kernel_table make_softmax_kernel_table() {
+    return softmax_kernel_table{&masked_softmax_rows<B>};
+}
+
+template <class B>
+constexpr add_kernel_table make_add_kernel_table() {
+    return add_kernel_table{&add<B>};
 }
 
 template <class B>
