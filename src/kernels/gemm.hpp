@@ -601,18 +601,66 @@ void gemm_nt_direct_scalar_tiles(size_t M, size_t N, size_t K, float alpha, cons
     });
 }
 
+// Rows of W a pass of the plain C++ path's one-row product: 8 (4 when
+// compact), each loaded element of the row of A meeting that many.
+template <class B>
+constexpr size_t scalar_row_weight_rows() {
+    return compact_kernels<B>() ? 4 : 8;
+}
+
+// c (N) = alpha * a (K) . W (N,K)^T (+ bias, row_scales), one lane: a
+// decode step's scores (one query against a head's keys) and one token's
+// projections. TW rows of W a pass, every pointer stepping itself: the
+// Cortex-M4F's floating-point loads take an immediate offset only, so
+// a[k] and w[u] + k cost an address add a load (the 1 x 1 tile took 5
+// instructions a multiply-add, this 2.4). Rows past N repeat the last
+// pass's first (their sums are not stored). Each sum is the 1 x 1 tile's
+// chain over k, so the bits are the same.
+template <class B, class T>
+void gemm_nt_direct_scalar_row(size_t N, size_t K, float alpha, const float *a, const T *Wm, size_t ldw,
+                               const float *row_scales, const float *bias, float *c) {
+    constexpr size_t TW = scalar_row_weight_rows<B>();
+    for (size_t j0 = 0; j0 < N; j0 += TW) {
+        const size_t cols = N - j0 < TW ? N - j0 : TW;
+        const T *w[TW];
+#pragma GCC unroll 8
+        for (size_t u = 0; u < TW; ++u) w[u] = Wm + (j0 + (u < cols ? u : 0)) * ldw;
+        float acc[TW];
+#pragma GCC unroll 8
+        for (size_t u = 0; u < TW; ++u) acc[u] = 0.0f;
+        const float *ap = a;
+        // The trip count tested once at the bottom (as a while loop GCC -Os
+        // tested it at the top and branched back: 3 instructions a pass).
+        if (K) {
+            size_t k = K;
+            do {
+                const float av = *ap++;
+#pragma GCC unroll 8
+                for (size_t u = 0; u < TW; ++u) acc[u] = fma(B(av), load_weights_and_step<B>(w[u]), B(acc[u])).value;
+            } while (--k);
+        }
+#pragma GCC unroll 8
+        for (size_t u = 0; u < TW; ++u)
+            if (u < cols) c[j0 + u] = scaled_sum(acc[u], row_scales, alpha, bias, j0 + u);
+    }
+}
+
 // C = alpha * A . W^T (+ bias), W of stored weights T (int8: row_scales (N)
 // multiply each output column).
 template <class B, class T>
 void gemm_nt_direct_typed(size_t M, size_t N, size_t K, float alpha, const float *A, size_t lda,
                           const T *Wm, size_t ldw, const float *row_scales, const float *bias, float *C,
                           size_t ldc) {
-    if constexpr (B::size == 1 && std::is_same<T, float>::value && !compact_kernels<B>()) {
-        if (M >= scalar_direct_rows) {
-            gemm_nt_direct_scalar_tiles<B>(M, N, K, alpha, A, lda, Wm, ldw, bias, C, ldc);
-            return;
+    if constexpr (B::size == 1) {
+        if constexpr (std::is_same<T, float>::value && !compact_kernels<B>()) {
+            if (M >= scalar_direct_rows) {
+                gemm_nt_direct_scalar_tiles<B>(M, N, K, alpha, A, lda, Wm, ldw, bias, C, ldc);
+                return;
+            }
         }
-    }
+        for (size_t i = 0; i < M; ++i)
+            gemm_nt_direct_scalar_row<B, T>(N, K, alpha, A + i * lda, Wm, ldw, row_scales, bias, C + i * ldc);
+    } else {
     constexpr size_t W = B::size, TW = W < 4 ? W : 4, TA = W / TW;
     if (M < TA) {  // fewer rows than the tile: one row at a time
         for (size_t i = 0; i < M; ++i)
@@ -629,6 +677,7 @@ void gemm_nt_direct_typed(size_t M, size_t N, size_t K, float alpha, const float
             for (size_t u = 0; u < cols; ++u)
                 C[(i0 + t) * ldc + j0 + u] = scaled_sum(sums[t * TW + u], row_scales, alpha, bias, j0 + u);
     });
+    }
 }
 
 template <class B>
