@@ -718,6 +718,41 @@ void gemm_nn_direct_columns(size_t K, const float *a, const T *Bm, size_t ldb, f
     if (tail) store_partial(acc[V], c + V * W, tail);
 }
 
+// gemm_nn_direct_columns on the plain C++ path: CW columns of one row of
+// C, the row of A, its scales and the rows of Bm stepping themselves (the
+// Cortex-M4F's floating-point loads take an immediate offset only: a[k]
+// and Bm + k * ldb cost an address add a load), the trip count tested
+// once at the bottom. The same chain over k per column: the same bits.
+template <class B, size_t CW, class T>
+void gemm_nn_direct_scalar_pass(size_t K, const float *a, const T *b, size_t ldb, float *c, bool accumulate,
+                                const float *k_scales) {
+    float acc[CW];
+#pragma GCC unroll 16
+    for (size_t v = 0; v < CW; ++v) acc[v] = accumulate ? c[v] : 0.0f;
+    if (K) {
+        size_t k = K;
+        do {
+            float av = *a++;
+            if constexpr (!std::is_same<T, float>::value) {
+                if (k_scales) av *= *k_scales++;
+            }
+#pragma GCC unroll 16
+            for (size_t v = 0; v < CW; ++v) acc[v] = fma_broadcast(av, load_weights<B>(b + v), B(acc[v])).value;
+            b += ldb;
+        } while (--k);
+    }
+#pragma GCC unroll 16
+    for (size_t v = 0; v < CW; ++v) c[v] = acc[v];
+}
+
+// Columns a pass of the plain C++ path's gemm_nn_direct: 16 (a head of 16
+// values in one pass over the keys, each loaded weight meeting 16 values),
+// 4 when compact; one for stored rows (flash, as for their tiles).
+template <class B, class T>
+constexpr size_t scalar_direct_columns() {
+    return !std::is_same<T, float>::value ? 1 : compact_kernels<B>() ? 4 : 16;
+}
+
 // C (M,N) = A (M,K) . Bm (K,N), or C += it, with Bm read in place: a few
 // rows of attention weights times a KV cache's values, where packing the
 // values would read and write every value once more than the product reads
@@ -726,6 +761,23 @@ void gemm_nn_direct_columns(size_t K, const float *a, const T *Bm, size_t ldb, f
 template <class B, class T>
 void gemm_nn_direct_typed(size_t M, size_t N, size_t K, const float *A, size_t lda, const T *Bm,
                           size_t ldb, const float *k_scales, float *C, size_t ldc, bool accumulate) {
+    if constexpr (B::size == 1) {
+        constexpr size_t CW = scalar_direct_columns<B, T>();
+        for (size_t i = 0; i < M; ++i) {
+            const float *a = A + i * lda;
+            float *c = C + i * ldc;
+            size_t n0 = 0;
+            for (; n0 + CW <= N; n0 += CW)
+                gemm_nn_direct_scalar_pass<B, CW, T>(K, a, Bm + n0, ldb, c + n0, accumulate, k_scales);
+            if constexpr (CW > 4)
+                for (; n0 + 4 <= N; n0 += 4)
+                    gemm_nn_direct_scalar_pass<B, 4, T>(K, a, Bm + n0, ldb, c + n0, accumulate, k_scales);
+            if constexpr (CW > 1)
+                for (; n0 < N; ++n0)
+                    gemm_nn_direct_scalar_pass<B, 1, T>(K, a, Bm + n0, ldb, c + n0, accumulate, k_scales);
+        }
+        return;
+    }
     constexpr size_t W = B::size, most = direct_columns_vectors<B, T>();
     for (size_t i = 0; i < M; ++i) {
         for (size_t n0 = 0; n0 < N; n0 += most * W) {
