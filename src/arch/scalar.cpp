@@ -1,6 +1,7 @@
 // The plain C++ path: always built, needs neither xsimd nor OpenMP. It is
 // the Cortex-M port and the fallback on every other target.
 #include "../kernels/scalar_batch.hpp"
+#include "../kernels/exp_scalar.hpp"
 #include "../kernels/make_kernel_table.hpp"
 
 namespace edgeattn {
