@@ -601,11 +601,13 @@ void gemm_nt_direct_scalar_tiles(size_t M, size_t N, size_t K, float alpha, cons
     });
 }
 
-// Rows of W a pass of the plain C++ path's one-row product: 8 (4 when
-// compact), each loaded element of the row of A meeting that many.
-template <class B>
+// Rows of W a pass of the plain C++ path's one-row product: 8, each
+// loaded element of the row of A meeting that many; when compact 4 for
+// fp32 weights and one for stored ones (each type's pass is a kernel of
+// its own: 4 rows of int8 and of binary16 cost ~500 B more flash).
+template <class B, class T>
 constexpr size_t scalar_row_weight_rows() {
-    return compact_kernels<B>() ? 4 : 8;
+    return !compact_kernels<B>() ? 8 : std::is_same<T, float>::value ? 4 : 1;
 }
 
 // c (N) = alpha * a (K) . W (N,K)^T (+ bias, row_scales), one lane: a
@@ -619,7 +621,7 @@ constexpr size_t scalar_row_weight_rows() {
 template <class B, class T>
 void gemm_nt_direct_scalar_row(size_t N, size_t K, float alpha, const float *a, const T *Wm, size_t ldw,
                                const float *row_scales, const float *bias, float *c) {
-    constexpr size_t TW = scalar_row_weight_rows<B>();
+    constexpr size_t TW = scalar_row_weight_rows<B, T>();
     for (size_t j0 = 0; j0 < N; j0 += TW) {
         const size_t cols = N - j0 < TW ? N - j0 : TW;
         const T *w[TW];
@@ -639,9 +641,18 @@ void gemm_nt_direct_scalar_row(size_t N, size_t K, float alpha, const float *a, 
                 for (size_t u = 0; u < TW; ++u) acc[u] = fma(B(av), load_weights_and_step<B>(w[u]), B(acc[u])).value;
             } while (--k);
         }
+        if constexpr (compact_kernels<B>()) {
+            // The sums leave their registers once and the outputs are one
+            // loop (unrolled, with the edge's tests: 200 B more flash).
+            float sums[TW];
 #pragma GCC unroll 8
-        for (size_t u = 0; u < TW; ++u)
-            if (u < cols) c[j0 + u] = scaled_sum(acc[u], row_scales, alpha, bias, j0 + u);
+            for (size_t u = 0; u < TW; ++u) sums[u] = acc[u];
+            for (size_t u = 0; u < cols; ++u) c[j0 + u] = scaled_sum(sums[u], row_scales, alpha, bias, j0 + u);
+        } else {
+#pragma GCC unroll 8
+            for (size_t u = 0; u < TW; ++u)
+                if (u < cols) c[j0 + u] = scaled_sum(acc[u], row_scales, alpha, bias, j0 + u);
+        }
     }
 }
 
