@@ -610,50 +610,60 @@ constexpr size_t scalar_row_weight_rows() {
     return !compact_kernels<B>() ? 8 : std::is_same<T, float>::value ? 4 : 1;
 }
 
-// c (N) = alpha * a (K) . W (N,K)^T (+ bias, row_scales), one lane: a
-// decode step's scores (one query against a head's keys) and one token's
-// projections. TW rows of W a pass, every pointer stepping itself: the
-// Cortex-M4F's floating-point loads take an immediate offset only, so
-// a[k] and w[u] + k cost an address add a load (the 1 x 1 tile took 5
-// instructions a multiply-add, this 2.4). Rows past N repeat the last
-// pass's first (their sums are not stored). Each sum is the 1 x 1 tile's
-// chain over k, so the bits are the same.
+// c[j0, j0 + cols) of c (N) = alpha * a (K) . W (N,K)^T (+ bias,
+// row_scales), one lane: a decode step's scores (one query against a
+// head's keys) and one token's projections. TW rows of W a pass, every
+// pointer stepping itself: the Cortex-M4F's floating-point loads take an
+// immediate offset only, so a[k] and w[u] + k cost an address add a load
+// (the 1 x 1 tile took 5 instructions a multiply-add, this 2.4). Rows
+// past cols repeat the pass's first (their sums are not stored). Each sum
+// is the 1 x 1 tile's chain over k, so the bits are the same.
+template <class B, size_t TW, class T>
+void gemm_nt_direct_scalar_pass(size_t j0, size_t cols, size_t K, float alpha, const float *a, const T *Wm,
+                                size_t ldw, const float *row_scales, const float *bias, float *c) {
+    const T *w[TW];
+#pragma GCC unroll 8
+    for (size_t u = 0; u < TW; ++u) w[u] = Wm + (j0 + (u < cols ? u : 0)) * ldw;
+    float acc[TW];
+#pragma GCC unroll 8
+    for (size_t u = 0; u < TW; ++u) acc[u] = 0.0f;
+    // The trip count tested once at the bottom (as a while loop GCC -Os
+    // tested it at the top and branched back: 3 instructions a pass).
+    const float *ap = a;
+    if (K) {
+        size_t k = K;
+        do {
+            const float av = *ap++;
+#pragma GCC unroll 8
+            for (size_t u = 0; u < TW; ++u) acc[u] = fma(B(av), load_weights_and_step<B>(w[u]), B(acc[u])).value;
+        } while (--k);
+    }
+    if constexpr (compact_kernels<B>()) {
+        // The sums leave their registers once and the outputs are one
+        // loop (unrolled, with the edge's tests: 200 B more flash).
+        float sums[TW];
+#pragma GCC unroll 8
+        for (size_t u = 0; u < TW; ++u) sums[u] = acc[u];
+        for (size_t u = 0; u < cols; ++u) c[j0 + u] = scaled_sum(sums[u], row_scales, alpha, bias, j0 + u);
+    } else {
+#pragma GCC unroll 8
+        for (size_t u = 0; u < TW; ++u)
+            if (u < cols) c[j0 + u] = scaled_sum(acc[u], row_scales, alpha, bias, j0 + u);
+    }
+}
+
+// Not compact, the last rows of W (N mod 8 of them) go 4 a pass: 10 keys
+// take 8 + 4 rows' work, not 16.
 template <class B, class T>
 void gemm_nt_direct_scalar_row(size_t N, size_t K, float alpha, const float *a, const T *Wm, size_t ldw,
                                const float *row_scales, const float *bias, float *c) {
-    constexpr size_t TW = scalar_row_weight_rows<B, T>();
-    for (size_t j0 = 0; j0 < N; j0 += TW) {
-        const size_t cols = N - j0 < TW ? N - j0 : TW;
-        const T *w[TW];
-#pragma GCC unroll 8
-        for (size_t u = 0; u < TW; ++u) w[u] = Wm + (j0 + (u < cols ? u : 0)) * ldw;
-        float acc[TW];
-#pragma GCC unroll 8
-        for (size_t u = 0; u < TW; ++u) acc[u] = 0.0f;
-        const float *ap = a;
-        // The trip count tested once at the bottom (as a while loop GCC -Os
-        // tested it at the top and branched back: 3 instructions a pass).
-        if (K) {
-            size_t k = K;
-            do {
-                const float av = *ap++;
-#pragma GCC unroll 8
-                for (size_t u = 0; u < TW; ++u) acc[u] = fma(B(av), load_weights_and_step<B>(w[u]), B(acc[u])).value;
-            } while (--k);
-        }
-        if constexpr (compact_kernels<B>()) {
-            // The sums leave their registers once and the outputs are one
-            // loop (unrolled, with the edge's tests: 200 B more flash).
-            float sums[TW];
-#pragma GCC unroll 8
-            for (size_t u = 0; u < TW; ++u) sums[u] = acc[u];
-            for (size_t u = 0; u < cols; ++u) c[j0 + u] = scaled_sum(sums[u], row_scales, alpha, bias, j0 + u);
-        } else {
-#pragma GCC unroll 8
-            for (size_t u = 0; u < TW; ++u)
-                if (u < cols) c[j0 + u] = scaled_sum(acc[u], row_scales, alpha, bias, j0 + u);
-        }
-    }
+    constexpr size_t TW = scalar_row_weight_rows<B, T>(), edge = TW > 4 ? 4 : TW;
+    size_t j0 = 0;
+    for (; j0 < N && (TW == edge || N - j0 > edge); j0 += TW)
+        gemm_nt_direct_scalar_pass<B, TW, T>(j0, N - j0 < TW ? N - j0 : TW, K, alpha, a, Wm, ldw, row_scales,
+                                             bias, c);
+    if constexpr (TW > edge)
+        if (j0 < N) gemm_nt_direct_scalar_pass<B, edge, T>(j0, N - j0, K, alpha, a, Wm, ldw, row_scales, bias, c);
 }
 
 // C = alpha * A . W^T (+ bias), W of stored weights T (int8: row_scales (N)
