@@ -41,13 +41,14 @@ struct scalar_batch {
 inline scalar_batch fma(scalar_batch a, scalar_batch b, scalar_batch c) {
     return a.value * b.value + c.value;
 }
-// max and min select floats, not structs: GCC -Os selected the address of
-// a or b and loaded through it (both stored to the stack first), 11
-// instructions an element of softmax's maximum on the Cortex-M4F.
+// max, min and select choose floats, not structs: GCC -Os selected the
+// address of a or b and loaded through it (both stored to the stack
+// first), 11 instructions an element of softmax's maximum on the
+// Cortex-M4F.
 inline scalar_batch max(scalar_batch a, scalar_batch b) { return a.value > b.value ? a.value : b.value; }
 inline float hadd(scalar_batch a) { return a.value; }
 inline scalar_batch min(scalar_batch a, scalar_batch b) { return a.value < b.value ? a.value : b.value; }
-inline scalar_batch select(bool condition, scalar_batch a, scalar_batch b) { return condition ? a : b; }
+inline scalar_batch select(bool condition, scalar_batch a, scalar_batch b) { return condition ? a.value : b.value; }
 // Ties to even for |a| < 2^22, all exp.hpp asks of it ([-127, 128]): adding
 // and taking away 1.5 * 2^23 leaves a whole number the FPU itself rounded.
 // nearbyintf would be a libm call on FPv4 (no VRINT): 196 B of flash.
