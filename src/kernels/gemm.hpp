@@ -356,7 +356,8 @@ constexpr size_t typed_tile_rows() {
 }
 
 // Columns per pass of gemm_nn_direct, in vectors: one for the plain C++
-// path's stored rows (flash, as for its tiles) and when compact.
+// path's stored rows (flash, as for its tiles) and when compact. (The
+// plain C++ path's passes are its own: scalar_direct_columns.)
 template <class B, class T>
 constexpr size_t direct_columns_vectors() {
     return compact_kernels<B>() || (B::size == 1 && !std::is_same<T, float>::value) ? 1 : 8;
