@@ -676,16 +676,12 @@ template <class B, class T>
 void gemm_nt_direct_typed(size_t M, size_t N, size_t K, float alpha, const float *A, size_t lda,
                           const T *Wm, size_t ldw, const float *row_scales, const float *bias, float *C,
                           size_t ldc) {
-    if constexpr (B::size == 1) {
-        if constexpr (std::is_same<T, float>::value && !compact_kernels<B>()) {
-            if (M >= scalar_direct_rows) {
-                gemm_nt_direct_scalar_tiles<B>(M, N, K, alpha, A, lda, Wm, ldw, bias, C, ldc);
-                return;
-            }
+    if constexpr (B::size == 1 && std::is_same<T, float>::value && !compact_kernels<B>()) {
+        if (M >= scalar_direct_rows) {
+            gemm_nt_direct_scalar_tiles<B>(M, N, K, alpha, A, lda, Wm, ldw, bias, C, ldc);
+            return;
         }
-        for (size_t i = 0; i < M; ++i)
-            gemm_nt_direct_scalar_row<B, T>(N, K, alpha, A + i * lda, Wm, ldw, row_scales, bias, C + i * ldc);
-    } else {
+    }
     constexpr size_t W = B::size, TW = W < 4 ? W : 4, TA = W / TW;
     if (M < TA) {  // fewer rows than the tile: one row at a time
         for (size_t i = 0; i < M; ++i)
@@ -702,21 +698,55 @@ void gemm_nt_direct_typed(size_t M, size_t N, size_t K, float alpha, const float
             for (size_t u = 0; u < cols; ++u)
                 C[(i0 + t) * ldc + j0 + u] = scaled_sum(sums[t * TW + u], row_scales, alpha, bias, j0 + u);
     });
+}
+
+// gemm_nt_direct_typed, out of line: the plain C++ path's tiles (below)
+// compiled apart from its one-row products, as they were before those
+// existed (inlined beside them, GCC -O3 compiled the tiles' loop for the
+// Cortex-M55 differently: d2l's projections of 8 rows 2% slower).
+template <class B, class T>
+__attribute__((noinline)) void gemm_nt_direct_tiles_apart(size_t M, size_t N, size_t K, float alpha, const float *A,
+                                                          size_t lda, const T *Wm, size_t ldw,
+                                                          const float *row_scales, const float *bias, float *C,
+                                                          size_t ldc) {
+    gemm_nt_direct_typed<B, T>(M, N, K, alpha, A, lda, Wm, ldw, row_scales, bias, C, ldc);
+}
+
+// The plain C++ path's C = alpha * A . W^T: one row of A at a time
+// (gemm_nt_direct_scalar_row), but for fp32 weights' scalar tiles (rows of
+// A two at a time) when not compact.
+template <class B, class T>
+void gemm_nt_direct_plain(size_t M, size_t N, size_t K, float alpha, const float *A, size_t lda, const T *Wm,
+                          size_t ldw, const float *row_scales, const float *bias, float *C, size_t ldc) {
+    if constexpr (std::is_same<T, float>::value && !compact_kernels<B>()) {
+        if (M >= scalar_direct_rows) {
+            gemm_nt_direct_tiles_apart<B, T>(M, N, K, alpha, A, lda, Wm, ldw, row_scales, bias, C, ldc);
+            return;
+        }
     }
+    for (size_t i = 0; i < M; ++i)
+        gemm_nt_direct_scalar_row<B, T>(N, K, alpha, A + i * lda, Wm, ldw, row_scales, bias, C + i * ldc);
 }
 
 template <class B>
 void gemm_nt_direct(size_t M, size_t N, size_t K, float alpha, const float *A, size_t lda, const float *Wm,
                     size_t ldw, const float *bias, float *C, size_t ldc) {
-    gemm_nt_direct_typed<B, float>(M, N, K, alpha, A, lda, Wm, ldw, nullptr, bias, C, ldc);
+    if constexpr (B::size == 1)
+        gemm_nt_direct_plain<B, float>(M, N, K, alpha, A, lda, Wm, ldw, nullptr, bias, C, ldc);
+    else
+        gemm_nt_direct_typed<B, float>(M, N, K, alpha, A, lda, Wm, ldw, nullptr, bias, C, ldc);
 }
 
 template <class B, class T>
 void gemm_nt_direct_weights(size_t M, size_t N, size_t K, float alpha, const float *A, size_t lda,
                             const void *Wm, size_t ldw, const float *row_scales, const float *bias, float *C,
                             size_t ldc) {
-    gemm_nt_direct_typed<B, T>(M, N, K, alpha, A, lda, static_cast<const T *>(Wm), ldw, row_scales, bias, C,
-                               ldc);
+    if constexpr (B::size == 1)
+        gemm_nt_direct_plain<B, T>(M, N, K, alpha, A, lda, static_cast<const T *>(Wm), ldw, row_scales, bias, C,
+                                   ldc);
+    else
+        gemm_nt_direct_typed<B, T>(M, N, K, alpha, A, lda, static_cast<const T *>(Wm), ldw, row_scales, bias, C,
+                                   ldc);
 }
 
 // One row of C (+)= a (K) . Bm (K, columns): V whole vectors and a partial
