@@ -4,6 +4,7 @@
 // this file empty.
 #if !defined(EDGEATTN_NO_PLAIN_PATH)
 #include "../kernels/scalar_batch.hpp"
+#include "../kernels/exp_scalar.hpp"
 #include "../kernels/make_kernel_table.hpp"
 
 namespace edgeattn {

@@ -356,7 +356,8 @@ constexpr size_t typed_tile_rows() {
 }
 
 // Columns per pass of gemm_nn_direct, in vectors: one for the plain C++
-// path's stored rows (flash, as for its tiles) and when compact.
+// path's stored rows (flash, as for its tiles) and when compact. (The
+// plain C++ path's passes are its own: scalar_direct_columns.)
 template <class B, class T>
 constexpr size_t direct_columns_vectors() {
     return compact_kernels<B>() || (B::size == 1 && !std::is_same<T, float>::value) ? 1 : 8;
@@ -602,6 +603,81 @@ void gemm_nt_direct_scalar_tiles(size_t M, size_t N, size_t K, float alpha, cons
     });
 }
 
+// scaled_sum as one function (built for size: inlined in each weight
+// type's one-row product, it took 40 B more flash).
+__attribute__((noinline)) inline float scaled_sum_out_of_line(float sum, const float *row_scales, float alpha,
+                                                             const float *bias, size_t j) {
+    return scaled_sum(sum, row_scales, alpha, bias, j);
+}
+
+// Rows of W a pass of the plain C++ path's one-row product: 8, each
+// loaded element of the row of A meeting that many; when compact 4 for
+// fp32 weights and one for stored ones (each type's pass is a kernel of
+// its own: 4 rows of int8 and of binary16 cost ~500 B more flash).
+template <class B, class T>
+constexpr size_t scalar_row_weight_rows() {
+    return !compact_kernels<B>() ? 8 : std::is_same<T, float>::value ? 4 : 1;
+}
+
+// c[j0, j0 + cols) of c (N) = alpha * a (K) . W (N,K)^T (+ bias,
+// row_scales), one lane: a decode step's scores (one query against a
+// head's keys) and one token's projections. TW rows of W a pass, every
+// pointer stepping itself: the Cortex-M4F's floating-point loads take an
+// immediate offset only, so a[k] and w[u] + k cost an address add a load
+// (the 1 x 1 tile took 5 instructions a multiply-add, this 2.4). Rows
+// past cols repeat the pass's first (their sums are not stored). Each sum
+// is the 1 x 1 tile's chain over k, so the bits are the same.
+template <class B, size_t TW, class T>
+void gemm_nt_direct_scalar_pass(size_t j0, size_t cols, size_t K, float alpha, const float *a, const T *Wm,
+                                size_t ldw, const float *row_scales, const float *bias, float *c) {
+    const T *w[TW];
+    w[0] = Wm + j0 * ldw;
+    // Each row from the one before (built for size: 16 B less than the
+    // products, and GCC -O3 schedules those better).
+#pragma GCC unroll 8
+    for (size_t u = 1; u < TW; ++u)
+        w[u] = compact_kernels<B>() ? (u < cols ? w[u - 1] + ldw : w[0]) : Wm + (j0 + (u < cols ? u : 0)) * ldw;
+    float acc[TW];
+#pragma GCC unroll 8
+    for (size_t u = 0; u < TW; ++u) acc[u] = 0.0f;
+    // The trip count tested once at the bottom (as a while loop GCC -Os
+    // tested it at the top and branched back: 3 instructions a pass).
+    const float *ap = a;
+    if (size_t k = K) {
+        do {
+            const float av = *ap++;
+#pragma GCC unroll 8
+            for (size_t u = 0; u < TW; ++u) acc[u] = fma(B(av), load_weights_and_step<B>(w[u]), B(acc[u])).value;
+        } while (--k);
+    }
+    if constexpr (compact_kernels<B>()) {
+        // The sums leave their registers once and the outputs are one
+        // loop (unrolled, with the edge's tests: 200 B more flash).
+        float sums[TW];
+#pragma GCC unroll 8
+        for (size_t u = 0; u < TW; ++u) sums[u] = acc[u];
+        for (size_t u = 0; u < cols; ++u) c[j0 + u] = scaled_sum_out_of_line(sums[u], row_scales, alpha, bias, j0 + u);
+    } else {
+#pragma GCC unroll 8
+        for (size_t u = 0; u < TW; ++u)
+            if (u < cols) c[j0 + u] = scaled_sum(acc[u], row_scales, alpha, bias, j0 + u);
+    }
+}
+
+// Not compact, the last rows of W (N mod 8 of them) go 4 a pass: 10 keys
+// take 8 + 4 rows' work, not 16.
+template <class B, class T>
+void gemm_nt_direct_scalar_row(size_t N, size_t K, float alpha, const float *a, const T *Wm, size_t ldw,
+                               const float *row_scales, const float *bias, float *c) {
+    constexpr size_t TW = scalar_row_weight_rows<B, T>(), edge = TW > 4 ? 4 : TW;
+    size_t j0 = 0;
+    for (; j0 < N && (TW == edge || N - j0 > edge); j0 += TW)
+        gemm_nt_direct_scalar_pass<B, TW, T>(j0, N - j0 < TW ? N - j0 : TW, K, alpha, a, Wm, ldw, row_scales,
+                                             bias, c);
+    if constexpr (TW > edge)
+        if (j0 < N) gemm_nt_direct_scalar_pass<B, edge, T>(j0, N - j0, K, alpha, a, Wm, ldw, row_scales, bias, c);
+}
+
 // C = alpha * A . W^T (+ bias), W of stored weights T (int8: row_scales (N)
 // multiply each output column).
 template <class B, class T>
@@ -632,18 +708,53 @@ void gemm_nt_direct_typed(size_t M, size_t N, size_t K, float alpha, const float
     });
 }
 
+// gemm_nt_direct_typed, out of line: the plain C++ path's tiles (below)
+// compiled apart from its one-row products, as they were before those
+// existed (inlined beside them, GCC -O3 compiled the tiles' loop for the
+// Cortex-M55 differently: d2l's projections of 8 rows 2% slower).
+template <class B, class T>
+__attribute__((noinline)) void gemm_nt_direct_tiles_apart(size_t M, size_t N, size_t K, float alpha, const float *A,
+                                                          size_t lda, const T *Wm, size_t ldw,
+                                                          const float *row_scales, const float *bias, float *C,
+                                                          size_t ldc) {
+    gemm_nt_direct_typed<B, T>(M, N, K, alpha, A, lda, Wm, ldw, row_scales, bias, C, ldc);
+}
+
+// The plain C++ path's C = alpha * A . W^T: one row of A at a time
+// (gemm_nt_direct_scalar_row), but for fp32 weights' scalar tiles (rows of
+// A two at a time) when not compact.
+template <class B, class T>
+void gemm_nt_direct_plain(size_t M, size_t N, size_t K, float alpha, const float *A, size_t lda, const T *Wm,
+                          size_t ldw, const float *row_scales, const float *bias, float *C, size_t ldc) {
+    if constexpr (std::is_same<T, float>::value && !compact_kernels<B>()) {
+        if (M >= scalar_direct_rows) {
+            gemm_nt_direct_tiles_apart<B, T>(M, N, K, alpha, A, lda, Wm, ldw, row_scales, bias, C, ldc);
+            return;
+        }
+    }
+    for (size_t i = 0; i < M; ++i)
+        gemm_nt_direct_scalar_row<B, T>(N, K, alpha, A + i * lda, Wm, ldw, row_scales, bias, C + i * ldc);
+}
+
 template <class B>
 void gemm_nt_direct(size_t M, size_t N, size_t K, float alpha, const float *A, size_t lda, const float *Wm,
                     size_t ldw, const float *bias, float *C, size_t ldc) {
-    gemm_nt_direct_typed<B, float>(M, N, K, alpha, A, lda, Wm, ldw, nullptr, bias, C, ldc);
+    if constexpr (B::size == 1)
+        gemm_nt_direct_plain<B, float>(M, N, K, alpha, A, lda, Wm, ldw, nullptr, bias, C, ldc);
+    else
+        gemm_nt_direct_typed<B, float>(M, N, K, alpha, A, lda, Wm, ldw, nullptr, bias, C, ldc);
 }
 
 template <class B, class T>
 void gemm_nt_direct_weights(size_t M, size_t N, size_t K, float alpha, const float *A, size_t lda,
                             const void *Wm, size_t ldw, const float *row_scales, const float *bias, float *C,
                             size_t ldc) {
-    gemm_nt_direct_typed<B, T>(M, N, K, alpha, A, lda, static_cast<const T *>(Wm), ldw, row_scales, bias, C,
-                               ldc);
+    if constexpr (B::size == 1)
+        gemm_nt_direct_plain<B, T>(M, N, K, alpha, A, lda, static_cast<const T *>(Wm), ldw, row_scales, bias, C,
+                                   ldc);
+    else
+        gemm_nt_direct_typed<B, T>(M, N, K, alpha, A, lda, static_cast<const T *>(Wm), ldw, row_scales, bias, C,
+                                   ldc);
 }
 
 // One row of C (+)= a (K) . Bm (K, columns): V whole vectors and a partial
@@ -670,6 +781,41 @@ void gemm_nn_direct_columns(size_t K, const float *a, const T *Bm, size_t ldb, f
     if (tail) store_partial(acc[V], c + V * W, tail);
 }
 
+// gemm_nn_direct_columns on the plain C++ path: CW columns of one row of
+// C, the row of A, its scales and the rows of Bm stepping themselves (the
+// Cortex-M4F's floating-point loads take an immediate offset only: a[k]
+// and Bm + k * ldb cost an address add a load), the trip count tested
+// once at the bottom. The same chain over k per column: the same bits.
+template <class B, size_t CW, class T>
+void gemm_nn_direct_scalar_pass(size_t K, const float *a, const T *b, size_t ldb, float *c, bool accumulate,
+                                const float *k_scales) {
+    float acc[CW];
+#pragma GCC unroll 16
+    for (size_t v = 0; v < CW; ++v) acc[v] = accumulate ? c[v] : 0.0f;
+    if (K) {
+        size_t k = K;
+        do {
+            float av = *a++;
+            if constexpr (!std::is_same<T, float>::value) {
+                if (k_scales) av *= *k_scales++;
+            }
+#pragma GCC unroll 16
+            for (size_t v = 0; v < CW; ++v) acc[v] = fma_broadcast(av, load_weights<B>(b + v), B(acc[v])).value;
+            b += ldb;
+        } while (--k);
+    }
+#pragma GCC unroll 16
+    for (size_t v = 0; v < CW; ++v) c[v] = acc[v];
+}
+
+// Columns a pass of the plain C++ path's gemm_nn_direct: 16 (a head of 16
+// values in one pass over the keys, each loaded weight meeting 16 values),
+// 4 when compact; one for stored rows (flash, as for their tiles).
+template <class B, class T>
+constexpr size_t scalar_direct_columns() {
+    return !std::is_same<T, float>::value ? 1 : compact_kernels<B>() ? 4 : 16;
+}
+
 // C (M,N) = A (M,K) . Bm (K,N), or C += it, with Bm read in place: a few
 // rows of attention weights times a KV cache's values, where packing the
 // values would read and write every value once more than the product reads
@@ -678,6 +824,23 @@ void gemm_nn_direct_columns(size_t K, const float *a, const T *Bm, size_t ldb, f
 template <class B, class T>
 void gemm_nn_direct_typed(size_t M, size_t N, size_t K, const float *A, size_t lda, const T *Bm,
                           size_t ldb, const float *k_scales, float *C, size_t ldc, bool accumulate) {
+    if constexpr (B::size == 1) {
+        constexpr size_t CW = scalar_direct_columns<B, T>();
+        for (size_t i = 0; i < M; ++i) {
+            const float *a = A + i * lda;
+            float *c = C + i * ldc;
+            size_t n0 = 0;
+            for (; n0 + CW <= N; n0 += CW)
+                gemm_nn_direct_scalar_pass<B, CW, T>(K, a, Bm + n0, ldb, c + n0, accumulate, k_scales);
+            if constexpr (CW > 4)
+                for (; n0 + 4 <= N; n0 += 4)
+                    gemm_nn_direct_scalar_pass<B, 4, T>(K, a, Bm + n0, ldb, c + n0, accumulate, k_scales);
+            if constexpr (CW > 1)
+                for (; n0 < N; ++n0)
+                    gemm_nn_direct_scalar_pass<B, 1, T>(K, a, Bm + n0, ldb, c + n0, accumulate, k_scales);
+        }
+        return;
+    }
     constexpr size_t W = B::size, most = direct_columns_vectors<B, T>();
     for (size_t i = 0; i < M; ++i) {
         for (size_t n0 = 0; n0 < N; n0 += most * W) {
