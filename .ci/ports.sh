@@ -10,8 +10,7 @@
 #      through both APIs, library hygiene, tables in flash, footprint,
 #      examples/llama's int8 model decoding past its window cache),
 #      built Release and MinSizeRel (compact kernels, flash budget);
-#      cortex-m55: the same firmware on QEMU's mps3-an547, Release, and
-#      MinSizeRel with the Helium path alone (EDGEATTN_PLAIN_PATH=OFF);
+#      cortex-m55: the same firmware on QEMU's mps3-an547, Release;
 #   4. make PORT=... builds each port's library; the make-built Cortex-M
 #      archive passes the same hygiene check;
 #   5. install: cmake --install and make install write the same package
