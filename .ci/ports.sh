@@ -85,7 +85,7 @@ step "cortex-m4f MinSizeRel: compact kernels on the board, footprint budget"
 # -Os gives the plain C++ path its compact kernels (src/kernels/compact.hpp):
 # the golden cases run through them on the board, and
 # firmware.footprint_budget holds d2l's int8 block to the 63,300 B of docs/ports.md.
-firmware build-cortex-m4f-minsize 'footprint|llama|op_flash$' -DCMAKE_TOOLCHAIN_FILE=ports/cortex-m4f.cmake \
+firmware build-cortex-m4f-minsize 'footprint|llama' -DCMAKE_TOOLCHAIN_FILE=ports/cortex-m4f.cmake \
     -DCMAKE_BUILD_TYPE=MinSizeRel
 
 step "cortex-m55: test firmware under qemu-system-arm (mps3-an547)"
@@ -93,12 +93,9 @@ step "cortex-m55: test firmware under qemu-system-arm (mps3-an547)"
 # case on the Helium path and on the plain C++ path, and the kernel checks.
 firmware build-cortex-m55 'golden|kernels|footprint|llama' -DCMAKE_TOOLCHAIN_FILE=ports/cortex-m55.cmake
 
-step "cortex-m55 MinSizeRel: the Helium path alone, built for size, on the board"
-# EDGEATTN_PLAIN_PATH=OFF: the image without the plain C++ path (its
-# compact kernels run on the board in the cortex-m4f MinSizeRel step, and
-# beside Helium in the cortex-m55 one above).
-firmware build-cortex-m55-minsize 'footprint|op_flash$' -DCMAKE_TOOLCHAIN_FILE=ports/cortex-m55.cmake \
-    -DCMAKE_BUILD_TYPE=MinSizeRel -DEDGEATTN_PLAIN_PATH=OFF
+step "cortex-m55 MinSizeRel: the Helium path built for size, on the board"
+firmware build-cortex-m55-minsize 'footprint' -DCMAKE_TOOLCHAIN_FILE=ports/cortex-m55.cmake \
+    -DCMAKE_BUILD_TYPE=MinSizeRel
 
 step "make PORT=...: each port's library"
 for port in aarch64-linux-gnu arm-linux-gnueabihf cortex-m4f cortex-m55; do

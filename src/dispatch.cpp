@@ -35,9 +35,7 @@ bool cpu_has_f16c() {
 // its operations ask for (the accessors below), not every path's.
 bool path_supported(int isa) {
     switch (isa) {
-#if !defined(EDGEATTN_NO_PLAIN_PATH)
         case EDGEATTN_ISA_SCALAR: return true;
-#endif
 #if defined(EDGEATTN_HAVE_SSE2)
         case EDGEATTN_ISA_SSE2: return __builtin_cpu_supports("sse2");
 #endif
@@ -67,7 +65,7 @@ int best_path() {
                                        EDGEATTN_ISA_HELIUM, EDGEATTN_ISA_SSE2};
     for (edgeattn_isa isa : best_first)
         if (path_supported(isa)) return isa;
-    return EDGEATTN_ISA_SCALAR;  // (without it, Helium: always supported)
+    return EDGEATTN_ISA_SCALAR;
 }
 
 #if !defined(EDGEATTN_BARE_METAL)
@@ -135,13 +133,6 @@ edgeattn_isa active_path() {
 #else
 #define EDGEATTN_IF_HELIUM(...)
 #endif
-// The table of the path no case names: the plain C++ path's, or in a
-// Helium build without it, Helium's (the only path there).
-#if defined(EDGEATTN_NO_PLAIN_PATH)
-#define EDGEATTN_FALLBACK_PATH(family) helium_##family
-#else
-#define EDGEATTN_FALLBACK_PATH(family) scalar_##family
-#endif
 #define EDGEATTN_FAMILY_TABLE_OF(isa, family)                                \
     switch (isa) {                                                           \
         EDGEATTN_IF_SSE2(case EDGEATTN_ISA_SSE2: return sse2_##family;)      \
@@ -149,7 +140,7 @@ edgeattn_isa active_path() {
         EDGEATTN_IF_AVX512(case EDGEATTN_ISA_AVX512: return avx512_##family;) \
         EDGEATTN_IF_NEON(case EDGEATTN_ISA_NEON: return neon_##family;)      \
         EDGEATTN_IF_HELIUM(case EDGEATTN_ISA_HELIUM: return helium_##family;) \
-        default: return EDGEATTN_FALLBACK_PATH(family);                      \
+        default: return scalar_##family;                                      \
     }
 
 const kernel_table &active_kernels() { EDGEATTN_FAMILY_TABLE_OF(active_path(), kernels) }

@@ -1,8 +1,5 @@
 // The plain C++ path: always built, needs neither xsimd nor OpenMP. It is
 // the Cortex-M port and the fallback on every other target.
-// A Helium build configured without it (EDGEATTN_PLAIN_PATH=OFF) compiles
-// this file empty.
-#if !defined(EDGEATTN_NO_PLAIN_PATH)
 #include "../kernels/scalar_batch.hpp"
 #include "../kernels/exp_scalar.hpp"
 #include "../kernels/make_kernel_table.hpp"
@@ -18,4 +15,3 @@ const additive_kernel_table scalar_additive_kernels = make_additive_kernel_table
 const cache_kernel_table scalar_cache_kernels = make_cache_kernel_table<scalar_batch>();
 }
 }  // namespace edgeattn
-#endif

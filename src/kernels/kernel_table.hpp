@@ -195,9 +195,7 @@ extern const decode_kernel_table helium_decode_kernels;
     extern const stored_weight_table path##_stored_weight_kernels; \
     extern const additive_kernel_table path##_additive_kernels; \
     extern const cache_kernel_table path##_cache_kernels;
-#if !defined(EDGEATTN_NO_PLAIN_PATH)
 EDGEATTN_DECLARE_PATH_TABLES(scalar)
-#endif
 #if defined(EDGEATTN_HAVE_SSE2)
 EDGEATTN_DECLARE_PATH_TABLES(sse2)
 #endif

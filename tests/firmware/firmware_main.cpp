@@ -1144,24 +1144,14 @@ bool has_cpp_twin(const golden_case &c) {
 
 }  // namespace
 
-// The paths a bare-metal build must have: Helium where the library was
-// built for it (EDGEATTN_FIRMWARE_HELIUM), and the plain C++ one unless a
-// Helium build left it out (EDGEATTN_FIRMWARE_PLAIN; both from the
+// The paths a bare-metal build must have: the plain C++ one, and Helium
+// where the library was built for it (EDGEATTN_FIRMWARE_HELIUM, from the
 // build's kernel paths); the best one first, as dispatch picks it.
 int main() {
-    const edgeattn_isa paths[] = {
 #if defined(EDGEATTN_FIRMWARE_HELIUM)
-        EDGEATTN_ISA_HELIUM,
-#endif
-#if defined(EDGEATTN_FIRMWARE_PLAIN)
-        EDGEATTN_ISA_SCALAR,
-#endif
-    };
-#if !defined(EDGEATTN_FIRMWARE_PLAIN)
-    if (edgeattn_isa_supported(EDGEATTN_ISA_SCALAR) || edgeattn_set_isa(EDGEATTN_ISA_SCALAR) == EDGEATTN_OK) {
-        Line() << "FAIL   the plain C++ path is in a build made without it";
-        ++failed;
-    }
+    const edgeattn_isa paths[] = {EDGEATTN_ISA_HELIUM, EDGEATTN_ISA_SCALAR};
+#else
+    const edgeattn_isa paths[] = {EDGEATTN_ISA_SCALAR};
 #endif
     Line() << "edgeattn test firmware: " << golden::case_count << " golden cases, kernel path "
            << edgeattn_isa_name(edgeattn_current_isa());

@@ -365,15 +365,12 @@ int main() {
         softmax_checks(k, name);
     }
     edgeattn_set_isa(EDGEATTN_ISA_AUTO);
-#if defined(EDGEATTN_FIRMWARE_HELIUM) && defined(EDGEATTN_FIRMWARE_PLAIN)
-    const std::size_t built = 2;
-#else
-    const std::size_t built = 1;
-#endif
-    if (ran != built) {
-        firmware::Line() << "FAIL   " << ran << " kernel paths ran, the build has " << built;
+#if defined(EDGEATTN_FIRMWARE_HELIUM)
+    if (ran != 2) {
+        firmware::Line() << "FAIL   the Helium path is not in the library";
         ++failed;
     }
+#endif
     firmware::Line() << passed << " passed, " << failed << " failed";
     return failed == 0 && passed > 0 ? 0 : 1;
 }
