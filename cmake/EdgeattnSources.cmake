@@ -4,6 +4,7 @@
 set(EDGEATTN_CORE_SOURCES
   src/status.cpp
   src/dispatch.cpp
+  src/isa_choice.cpp
   src/arch/scalar.cpp
   src/attention_rows.cpp
   src/decode_rows.cpp

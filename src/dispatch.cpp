@@ -1,6 +1,8 @@
 // Chooses the kernel path once: the best one the build has and the CPU
-// runs, unless EDGEATTN_ISA or edgeattn_set_isa() forces another, so the
-// tests can run every path on one machine.
+// runs, unless EDGEATTN_ISA or edgeattn_set_isa() (isa_choice.cpp) forces
+// another, so the tests can run every path on one machine; and gives each
+// op the tables of the path in use (path_tables.hpp says how a bare-metal
+// image links one path's).
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,7 +12,7 @@
 #include <cpuid.h>
 #endif
 
-#include "kernels/kernel_table.hpp"
+#include "path_tables.hpp"
 #include "validate.hpp"
 
 #if defined(EDGEATTN_HAVE_SSE2) || defined(EDGEATTN_HAVE_AVX2) || defined(EDGEATTN_HAVE_AVX512)
@@ -29,10 +31,10 @@ bool cpu_has_f16c() {
 }
 #endif
 
-// Whether this build has path `isa` and the CPU runs it (`isa` as an int:
-// edgeattn_set_isa and edgeattn_isa_supported pass on whatever int a C
-// caller gave them). No table is named here: an image links the tables
-// its operations ask for (the accessors below), not every path's.
+}  // namespace
+
+// No table is named here: an image links the tables its operations ask
+// for (the accessors below).
 bool path_supported(int isa) {
     switch (isa) {
         case EDGEATTN_ISA_SCALAR: return true;
@@ -68,6 +70,8 @@ int best_path() {
     return EDGEATTN_ISA_SCALAR;
 }
 
+namespace {
+
 #if !defined(EDGEATTN_BARE_METAL)
 edgeattn_isa isa_from_name(const char *name) {
     const edgeattn_isa all[] = {EDGEATTN_ISA_AUTO, EDGEATTN_ISA_SCALAR, EDGEATTN_ISA_SSE2,
@@ -91,57 +95,39 @@ int initial_path() {
     return best_path();
 }
 
-// The path in use, EDGEATTN_ISA_AUTO until the first call chooses it.
-std::atomic<int> active{EDGEATTN_ISA_AUTO};
-
 }  // namespace
 
+std::atomic<int> chosen_path{EDGEATTN_ISA_AUTO};
+
 edgeattn_isa active_path() {
-    int isa = active.load(std::memory_order_acquire);
+    int isa = chosen_path.load(std::memory_order_acquire);
     if (isa == EDGEATTN_ISA_AUTO) {
         isa = initial_path();  // idempotent: racing first calls agree
-        active.store(isa, std::memory_order_release);
+        chosen_path.store(isa, std::memory_order_release);
     }
     return static_cast<edgeattn_isa>(isa);
 }
 
-// The other families (kernel_table.hpp): a switch rather than a pointer in
-// kernel_table, so only images whose operations call the accessor carry
-// that family's kernels.
-#if defined(EDGEATTN_HAVE_SSE2)
-#define EDGEATTN_IF_SSE2(...) __VA_ARGS__
-#else
-#define EDGEATTN_IF_SSE2(...)
-#endif
-#if defined(EDGEATTN_HAVE_AVX2)
-#define EDGEATTN_IF_AVX2(...) __VA_ARGS__
-#else
-#define EDGEATTN_IF_AVX2(...)
-#endif
-#if defined(EDGEATTN_HAVE_AVX512)
-#define EDGEATTN_IF_AVX512(...) __VA_ARGS__
-#else
-#define EDGEATTN_IF_AVX512(...)
-#endif
-#if defined(EDGEATTN_HAVE_NEON)
-#define EDGEATTN_IF_NEON(...) __VA_ARGS__
-#else
-#define EDGEATTN_IF_NEON(...)
-#endif
+// Each family's table of path `isa`: a switch rather than a pointer in
+// kernel_table, so only images whose operations call a family's accessor
+// carry its kernels. Bare metal: the default path's here, any other's
+// through isa_choice.cpp (weak: present only with edgeattn_set_isa, the
+// one way `isa` can be another path).
+#if defined(EDGEATTN_BARE_METAL)
 #if defined(EDGEATTN_HAVE_HELIUM)
-#define EDGEATTN_IF_HELIUM(...) __VA_ARGS__
+#define EDGEATTN_DEFAULT_PATH_TABLE(family) helium_##family
+constexpr int default_path = EDGEATTN_ISA_HELIUM;
 #else
-#define EDGEATTN_IF_HELIUM(...)
+#define EDGEATTN_DEFAULT_PATH_TABLE(family) scalar_##family
+constexpr int default_path = EDGEATTN_ISA_SCALAR;
 #endif
-#define EDGEATTN_FAMILY_TABLE_OF(isa, family)                                \
-    switch (isa) {                                                           \
-        EDGEATTN_IF_SSE2(case EDGEATTN_ISA_SSE2: return sse2_##family;)      \
-        EDGEATTN_IF_AVX2(case EDGEATTN_ISA_AVX2: return avx2_##family;)      \
-        EDGEATTN_IF_AVX512(case EDGEATTN_ISA_AVX512: return avx512_##family;) \
-        EDGEATTN_IF_NEON(case EDGEATTN_ISA_NEON: return neon_##family;)      \
-        EDGEATTN_IF_HELIUM(case EDGEATTN_ISA_HELIUM: return helium_##family;) \
-        default: return scalar_##family;                                      \
-    }
+#define EDGEATTN_FAMILY_TABLE_OF(isa, family)                                 \
+    const int path = isa;                                                     \
+    if (path == default_path || !&chosen_path_##family) return EDGEATTN_DEFAULT_PATH_TABLE(family); \
+    return chosen_path_##family(path);
+#else
+#define EDGEATTN_FAMILY_TABLE_OF(isa, family) EDGEATTN_SWITCH_PATH_TABLE(isa, family)
+#endif
 
 const kernel_table &active_kernels() { EDGEATTN_FAMILY_TABLE_OF(active_path(), kernels) }
 const softmax_kernel_table &active_softmax_kernels() { EDGEATTN_FAMILY_TABLE_OF(active_path(), softmax_kernels) }
@@ -159,17 +145,6 @@ const cache_kernel_table &cache_kernels_of(const kernel_table &k) { EDGEATTN_FAM
 
 }  // namespace detail
 }  // namespace edgeattn
-
-// The edgeattn_isa arguments are read as ints (enum_as_int): a C caller may
-// pass any int, and loading one outside the enumerators' range as the enum
-// is undefined.
-extern "C" edgeattn_status edgeattn_set_isa(edgeattn_isa isa_arg) {
-    using namespace edgeattn::detail;
-    const int isa = enum_as_int(isa_arg);
-    if (isa != EDGEATTN_ISA_AUTO && !path_supported(isa)) return EDGEATTN_ERR_UNSUPPORTED_ISA;
-    active.store(isa == EDGEATTN_ISA_AUTO ? best_path() : isa, std::memory_order_release);
-    return EDGEATTN_OK;
-}
 
 extern "C" edgeattn_isa edgeattn_current_isa(void) { return edgeattn::detail::active_path(); }
 
