@@ -113,7 +113,13 @@ edgeattn_isa active_path() {
 // carry its kernels. Bare metal: the default path's here, any other's
 // through isa_choice.cpp (weak: present only with edgeattn_set_isa, the
 // one way `isa` can be another path).
-#if defined(EDGEATTN_BARE_METAL)
+#if !defined(EDGEATTN_HAVE_SSE2) && !defined(EDGEATTN_HAVE_AVX2) && !defined(EDGEATTN_HAVE_AVX512) && \
+    !defined(EDGEATTN_HAVE_NEON) && !defined(EDGEATTN_HAVE_HELIUM)
+// The plain C++ path alone (the Cortex-M4F): nothing to choose.
+#define EDGEATTN_FAMILY_TABLE_OF(isa, family) \
+    (void)(isa);                              \
+    return scalar_##family;
+#elif defined(EDGEATTN_BARE_METAL)
 #if defined(EDGEATTN_HAVE_HELIUM)
 #define EDGEATTN_DEFAULT_PATH_TABLE(family) helium_##family
 constexpr int default_path = EDGEATTN_ISA_HELIUM;
