@@ -63,6 +63,50 @@ void sdpa(benchmark::State &state, AttentionShape s, bool weights) {
     set_flops(state, sdpa_flops(s));
 }
 
+// ------------------------------------------------------------------ additive
+
+// d2l's AdditiveAttention: batch x queries over keys, queries of q_size and
+// keys of k_size projected to `hiddens` features, tanh, scored by w_v;
+// valid lengths half the keys (d2l's example masks).
+struct AdditiveShape {
+    size_t batch, queries, keys, q_size, k_size, v_size, hiddens;
+};
+constexpr AdditiveShape additive_shapes[] = {{2, 1, 10, 20, 2, 4, 8}, {4, 32, 128, 64, 64, 64, 64}};
+
+std::string additive_name(const AdditiveShape &s) {
+    return "additive/edgeattn/" + std::to_string(s.batch) + "x" + std::to_string(s.queries) + "x" +
+           std::to_string(s.keys) + "h" + std::to_string(s.hiddens);
+}
+
+void additive(benchmark::State &state, AdditiveShape s) {
+    Floats Q = random_floats(s.batch * s.queries * s.q_size, 5), K = random_floats(s.batch * s.keys * s.k_size, 6),
+           V = random_floats(s.batch * s.keys * s.v_size, 7), O = alloc_floats(s.batch * s.queries * s.v_size);
+    Floats Wq = random_floats(s.hiddens * s.q_size, 8, 0.5f), Wk = random_floats(s.hiddens * s.k_size, 9, 0.5f),
+           wv = random_floats(s.hiddens, 10, 0.5f);
+    std::unique_ptr<int32_t[]> lens(new int32_t[s.batch]);
+    for (size_t b = 0; b < s.batch; ++b) lens[b] = static_cast<int32_t>(s.keys / 2);
+    edgeattn_attention_options o{};
+    o.valid_lens = {EDGEATTN_VALID_LENS_PER_BATCH, lens.get()};
+    edgeattn_weights w{};
+    w.W_q = {EDGEATTN_DTYPE_F32, Wq.get(), nullptr};
+    w.W_k = {EDGEATTN_DTYPE_F32, Wk.get(), nullptr};
+    w.W_v = {EDGEATTN_DTYPE_F32, wv.get(), nullptr};
+    const edgeattn_attention_dims dims = {s.batch, s.queries, s.keys, s.q_size, s.k_size, s.v_size, s.hiddens, 0, 0};
+    size_t ws_bytes = 0;
+    if (edgeattn_status st = workspace_size(EDGEATTN_OP_ADDITIVE, dims, 0, ws_bytes))
+        return fail(state, "edgeattn_workspace_size", st);
+    auto ws = alloc_bytes(ws_bytes);
+    auto call = [&] {
+        return edgeattn_additive(&dims, Q.get(), K.get(), V.get(), &w, &o, ws.get(), ws_bytes, O.get(), nullptr);
+    };
+    if (edgeattn_status st = call()) return fail(state, "edgeattn_additive", st);
+    for (auto _ : state) {
+        call();
+        benchmark::DoNotOptimize(O.get());
+        benchmark::ClobberMemory();
+    }
+}
+
 // ------------------------------------------------------------------ mha
 
 // d2l's MultiHeadAttention(X, X, X) without biases, no mask: self-attention,
@@ -233,6 +277,8 @@ void register_benchmarks() {
         configure(benchmark::RegisterBenchmark(name("mha_packed_fp16", "edgeattn", s).c_str(), mha, s, false, true,
                                                EDGEATTN_DTYPE_F16));
     }
+    for (const auto &s : additive_shapes)
+        configure(benchmark::RegisterBenchmark(additive_name(s).c_str(), additive, s));
     configure(benchmark::RegisterBenchmark(name("sdpa", "edgeattn", encoder_shape).c_str(), sdpa, encoder_shape,
                                            false));
     for (const auto &s : gemm_shapes) {

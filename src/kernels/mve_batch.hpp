@@ -168,15 +168,6 @@ inline mve_batch pow2n(mve_batch n) {
     return vreinterpretq_f32_s32(bits);
 }
 inline mve_batch times_pow2(mve_batch p, mve_batch n) { return p * pow2n(n); }
-// Lane by lane (additive attention's features; no vector tanh here).
-inline mve_batch tanh(mve_batch a) {
-    float32x4_t t = a.value;
-    t = vsetq_lane_f32(tanhf(vgetq_lane_f32(a.value, 0)), t, 0);
-    t = vsetq_lane_f32(tanhf(vgetq_lane_f32(a.value, 1)), t, 1);
-    t = vsetq_lane_f32(tanhf(vgetq_lane_f32(a.value, 2)), t, 2);
-    t = vsetq_lane_f32(tanhf(vgetq_lane_f32(a.value, 3)), t, 3);
-    return t;
-}
 inline void keep_in_register(mve_batch &) {}
 
 // n < 4 elements under the predicate of the first n lanes; the others `fill`.

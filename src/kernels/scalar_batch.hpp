@@ -73,7 +73,6 @@ inline scalar_batch pow2n(scalar_batch n) {
     return result;
 }
 inline scalar_batch times_pow2(scalar_batch p, scalar_batch n) { return p * pow2n(n); }
-inline scalar_batch tanh(scalar_batch a) { return tanhf(a.value); }
 // Stored weights (weight_load.hpp): one at a time.
 inline void keep_in_register(scalar_batch &) {}
 inline scalar_batch widen_int8(const int8_t *p, batch_tag<scalar_batch>) { return widen(*p); }
