@@ -44,7 +44,7 @@ EDGEATTN_HOT_INLINE void scalar_nonpositive_exps(scalar_batch (&x)[N]) {
         float v = x[i].value;
         v = v < exp_flush_below ? exp_flush_below : v;  // NaN kept
         opaque_float(v);
-        n[i] = round_to_nearest(scalar_batch(v) * scalar_batch(log2e));
+        n[i] = round_to_nearest(times_scalar(scalar_batch(v), log2e));
         x[i] = exp_reduction(scalar_batch(v), n[i]);
     }
     exp_of_reduced_each(x, n);

@@ -355,14 +355,6 @@ constexpr size_t typed_tile_rows() {
     return B::size == 1 && !std::is_same<T, float>::value ? 1 : gemm_tile<B>::rows;
 }
 
-// Columns per pass of gemm_nn_direct, in vectors: one for the plain C++
-// path's stored rows (flash, as for its tiles) and when compact. (The
-// plain C++ path's passes are its own: scalar_direct_columns.)
-template <class B, class T>
-constexpr size_t direct_columns_vectors() {
-    return compact_kernels<B>() || (B::size == 1 && !std::is_same<T, float>::value) ? 1 : 8;
-}
-
 template <class B, class T>
 void gemm_packed_typed(size_t M, size_t N, size_t K, float alpha, const float *A, size_t lda,
                        const T *packed, size_t panel_stride, const float *col_scales,
@@ -839,32 +831,26 @@ void gemm_nn_direct_typed(size_t M, size_t N, size_t K, const float *A, size_t l
                 for (; n0 < N; ++n0)
                     gemm_nn_direct_scalar_pass<B, 1, T>(K, a, Bm + n0, ldb, c + n0, accumulate, k_scales);
         }
-        return;
-    }
-    constexpr size_t W = B::size, most = direct_columns_vectors<B, T>();
-    for (size_t i = 0; i < M; ++i) {
-        for (size_t n0 = 0; n0 < N; n0 += most * W) {
-            const size_t width = N - n0 < most * W ? N - n0 : most * W;
-            const size_t vectors = width / W, tail = width % W;
-            const float *a = A + i * lda;
-            const T *b = Bm + n0;
-            float *c = C + i * ldc + n0;
-            if constexpr (most == 1) {
-                (void)vectors;
-                (void)tail;
-                gemm_nn_direct_columns<B, 1, T>(K, a, b, ldb, c, 0, accumulate, k_scales);
-            } else {
-            switch (vectors) {
-                case 0: gemm_nn_direct_columns<B, 0, T>(K, a, b, ldb, c, tail, accumulate, k_scales); break;
-                case 1: gemm_nn_direct_columns<B, 1, T>(K, a, b, ldb, c, tail, accumulate, k_scales); break;
-                case 2: gemm_nn_direct_columns<B, 2, T>(K, a, b, ldb, c, tail, accumulate, k_scales); break;
-                case 3: gemm_nn_direct_columns<B, 3, T>(K, a, b, ldb, c, tail, accumulate, k_scales); break;
-                case 4: gemm_nn_direct_columns<B, 4, T>(K, a, b, ldb, c, tail, accumulate, k_scales); break;
-                case 5: gemm_nn_direct_columns<B, 5, T>(K, a, b, ldb, c, tail, accumulate, k_scales); break;
-                case 6: gemm_nn_direct_columns<B, 6, T>(K, a, b, ldb, c, tail, accumulate, k_scales); break;
-                case 7: gemm_nn_direct_columns<B, 7, T>(K, a, b, ldb, c, tail, accumulate, k_scales); break;
-                default: gemm_nn_direct_columns<B, 8, T>(K, a, b, ldb, c, 0, accumulate, k_scales); break;
-            }
+    } else {
+        constexpr size_t W = B::size, most = 8;
+        for (size_t i = 0; i < M; ++i) {
+            for (size_t n0 = 0; n0 < N; n0 += most * W) {
+                const size_t width = N - n0 < most * W ? N - n0 : most * W;
+                const size_t vectors = width / W, tail = width % W;
+                const float *a = A + i * lda;
+                const T *b = Bm + n0;
+                float *c = C + i * ldc + n0;
+                switch (vectors) {
+                    case 0: gemm_nn_direct_columns<B, 0, T>(K, a, b, ldb, c, tail, accumulate, k_scales); break;
+                    case 1: gemm_nn_direct_columns<B, 1, T>(K, a, b, ldb, c, tail, accumulate, k_scales); break;
+                    case 2: gemm_nn_direct_columns<B, 2, T>(K, a, b, ldb, c, tail, accumulate, k_scales); break;
+                    case 3: gemm_nn_direct_columns<B, 3, T>(K, a, b, ldb, c, tail, accumulate, k_scales); break;
+                    case 4: gemm_nn_direct_columns<B, 4, T>(K, a, b, ldb, c, tail, accumulate, k_scales); break;
+                    case 5: gemm_nn_direct_columns<B, 5, T>(K, a, b, ldb, c, tail, accumulate, k_scales); break;
+                    case 6: gemm_nn_direct_columns<B, 6, T>(K, a, b, ldb, c, tail, accumulate, k_scales); break;
+                    case 7: gemm_nn_direct_columns<B, 7, T>(K, a, b, ldb, c, tail, accumulate, k_scales); break;
+                    default: gemm_nn_direct_columns<B, 8, T>(K, a, b, ldb, c, 0, accumulate, k_scales); break;
+                }
             }
         }
     }

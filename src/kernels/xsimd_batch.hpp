@@ -244,9 +244,6 @@ inline avx2_batch_type maxima_of_lanes(const avx2_batch_type *v, batch_tag<avx2_
 }
 #endif
 
-// B::size int8 weights widened in registers (weight_load.hpp): sign-extend
-// to int32, convert. The batch width tells the path apart (16: AVX-512,
-// 8: AVX2, 4: SSE2 or NEON); each file is compiled with its own flags.
 // xsimd's vector tanh (additive attention's features): 1.2-1.3x faster
 // than the exp polynomial's on AVX-512, AVX2 and SSE2 (Zen 4, additive
 // 4x32x128 h64).
@@ -255,6 +252,9 @@ xsimd::batch<float, A> feature_tanh(const xsimd::batch<float, A> &x, batch_tag<x
     return xsimd::tanh(x);
 }
 
+// B::size int8 weights widened in registers (weight_load.hpp): sign-extend
+// to int32, convert. The batch width tells the path apart (16: AVX-512,
+// 8: AVX2, 4: SSE2 or NEON); each file is compiled with its own flags.
 template <class A>
 xsimd::batch<float, A> widen_int8(const int8_t *p, batch_tag<xsimd::batch<float, A>>) {
     using B = xsimd::batch<float, A>;
