@@ -54,14 +54,13 @@ inline edgeattn_status check_attention_call(const edgeattn_attention_dims &d,
 
     // Outputs and workspace must not touch any input or each other. Spans of
     // inputs: activations, valid lengths (in floats, rounded up), parameters.
-    tensor_span inputs[20] = {{queries, c.queries, io_bytes}, {keys, c.keys, io_bytes}, {values, c.values, io_bytes},
-                              {lens.lens, (valid_lens_bytes(lens, d.batch, d.queries) + 3) / 4}};
-    size_t num_inputs = 4;
-    for (size_t i = 0; i < num_params && num_inputs < 20; ++i) inputs[num_inputs++] = params[i];
+    const tensor_span inputs[] = {{queries, c.queries, io_bytes}, {keys, c.keys, io_bytes},
+                                  {values, c.values, io_bytes},
+                                  {lens.lens, (valid_lens_bytes(lens, d.batch, d.queries) + 3) / 4}};
     const tensor_span outputs[] = {{output, c.output, io_bytes},
                                    {weights, weights ? c.weights : 0, io_bytes},
                                    {workspace, workspace_bytes / sizeof(float)}};
-    return check_disjoint(outputs, 3, inputs, num_inputs);
+    return check_disjoint(outputs, 3, inputs, 4, params, num_params);
 }
 
 }  // namespace detail

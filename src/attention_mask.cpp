@@ -11,12 +11,15 @@ int64_t attention_mask_view::position(size_t b, size_t i, size_t queries, size_t
 }
 
 key_interval attention_mask_view::of_row(size_t b, size_t i, size_t queries, size_t keys) const {
+    // Valid lengths alone (d2l's masks, or none): the row's position is not
+    // needed, and the answer costs no more than the call (the general rule
+    // is a tail call, its register saves paid only there).
+    if (!ranges && !causal && !right_window && !window) return {0, lens.of_row(b, i, keys)};
+    return of_positioned_row(b, i, queries, keys);
+}
+
+key_interval attention_mask_view::of_positioned_row(size_t b, size_t i, size_t queries, size_t keys) const {
     size_t lo = 0, hi = lens.of_row(b, i, keys);
-#if !defined(__OPTIMIZE_SIZE__)
-    // Valid lengths alone (d2l's masks): the row's position is not needed
-    // (builds for size keep the one rule, as row_keys).
-    if (!ranges && !causal && !right_window && !window) return {0, hi};
-#endif
     if (ranges) {
         const int32_t *r = ranges + 2 * (b * ranges_batch_stride + i * ranges_query_stride);
         lo = static_cast<size_t>(r[0]);  // checked: 0 <= start <= end
@@ -72,9 +75,10 @@ edgeattn_status check_attention_mask(const edgeattn_attention_mask *mask_arg, si
         return EDGEATTN_ERR_BAD_OPTION;
     const float alibi = mask->alibi_max_bias;
     if (!(alibi >= 0.0f && alibi <= 3.402823466e38f)) return EDGEATTN_ERR_BAD_OPTION;  // NaN fails too
+    if (!with_alibi && alibi > 0.0f) return EDGEATTN_ERR_NOT_BUILT;
     view.alibi_max_bias = alibi;
     view.alibi_heads = heads;
-    if (alibi > 0.0f) view.alibi = &alibi_scores;
+    if (with_alibi && alibi > 0.0f) view.alibi = &alibi_scores;
     const int kind = enum_as_int(mask->ranges_kind);  // a C caller may store any int there
     size_t pairs = 0;
     if (kind == EDGEATTN_KEY_RANGES_PER_BATCH) {
@@ -98,7 +102,8 @@ edgeattn_status check_attention_mask(const edgeattn_attention_mask *mask_arg, si
         spans[num_spans++] = {r, 2 * pairs};  // int32 and float have the same size
     }
 
-    if (mask->bias) {
+    if (mask->bias && !with_mask_bias) return EDGEATTN_ERR_NOT_BUILT;
+    if (with_mask_bias && mask->bias) {
         const size_t bias_batch = mask->bias_batch ? mask->bias_batch : 1;
         const size_t bias_heads = mask->bias_heads ? mask->bias_heads : 1;
         const size_t row = mask->bias_keys ? mask->bias_keys : keys;

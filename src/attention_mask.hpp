@@ -6,6 +6,7 @@
 #ifndef EDGEATTN_ATTENTION_MASK_HPP
 #define EDGEATTN_ATTENTION_MASK_HPP
 
+#include "features.hpp"
 #include "kernels/kernel_table.hpp"  // key_interval
 #include "validate.hpp"
 
@@ -88,17 +89,27 @@ struct attention_mask_view {
     // Out of line: the kernels ask per row and key block, and inlined in
     // every loop it grew the Cortex-M image by kilobytes.
     key_interval of_row(size_t b, size_t i, size_t queries, size_t keys) const;
+    // of_row's rule for ranges, causal and windows, which need the position.
+    __attribute__((noinline)) key_interval of_positioned_row(size_t b, size_t i, size_t queries,
+                                                             size_t keys) const;
 
     // Whether every row sees every key (no valid lengths, ranges, causal or window).
     bool masks_nothing() const { return !lens.lens && !ranges && !causal && !window && !right_window; }
 
+    // The options as the kernels test them: false in a build without the
+    // feature (features.hpp), whose calls refuse it, so its code drops out.
     // Whether visible scores get terms added: the bias, ALiBi.
-    bool adds_terms() const { return bias || alibi; }
+    bool adds_terms() const { return (with_mask_bias && bias) || alibi_term_of(); }
+    const alibi_term *alibi_term_of() const { return with_alibi ? alibi : nullptr; }
+    bool caps_scores() const { return with_score_options && softcap != 0.0f; }
+    bool excludes() const { return with_score_options && exclude; }
+    // Whether the attention weights asked for are the softmax's.
+    bool weighs_softmax() const { return !with_score_options || weights_output == EDGEATTN_WEIGHTS_SOFTMAX; }
 
     // Row i of the bias for batch element b and head `head`, or nullptr.
     const float *bias_row(size_t b, size_t head, size_t i) const {
-        return bias ? bias + b * bias_batch_stride + head * bias_head_stride + i * bias_row_stride
-                    : nullptr;
+        return with_mask_bias && bias ? bias + b * bias_batch_stride + head * bias_head_stride + i * bias_row_stride
+                                      : nullptr;
     }
 };
 

@@ -12,15 +12,11 @@ namespace {
 size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
 size_t max_size(size_t a, size_t b) { return a > b ? a : b; }
 
-// Out of line: the kernels ask per row and key block (flash on Cortex-M).
-// Without a mask every row sees every key: answered at once (sdpa of 128
-// keys asks ~400 times a head; of_row's general rule cost 2-4% of it).
-// Builds for size keep the one rule.
+// Out of line: the kernels ask per row and key block (flash on Cortex-M);
+// of_row answers valid lengths (or no mask) without the row's position
+// (sdpa of 128 keys asks ~400 times a head; the general rule cost 2-4%).
 __attribute__((noinline)) key_interval row_keys(const attention_slice &s, const attention_mask_view &mask,
                                                 size_t row) {
-#if !defined(__OPTIMIZE_SIZE__)
-    if (mask.masks_nothing()) return {0, s.num_keys};
-#endif
     return mask.of_row(s.batch_index, row / s.group, s.num_queries / s.group, s.num_keys);
 }
 
@@ -132,8 +128,8 @@ void add_bias(const kernel_table &k, const attention_slice &s, const attention_m
     const size_t head = s.head_index + row % s.group, i = row / s.group;
     const float *bias = mask.bias_row(s.batch_index, head, i);
     if (bias && lo < hi) k.add(scores + lo - key0, bias + lo, scores + lo - key0, hi - lo);
-    if (mask.alibi && lo < hi)
-        mask.alibi->add(k, mask, s.batch_index, head, i, s.num_queries / s.group, s.num_keys, lo, hi,
+    if (const alibi_term *alibi = mask.alibi_term_of(); alibi && lo < hi)
+        alibi->add(k, mask, s.batch_index, head, i, s.num_queries / s.group, s.num_keys, lo, hi,
                         scores + lo - key0, for_softmax);
 }
 
@@ -165,7 +161,7 @@ void attention_with_weights(const kernel_table &k, const attention_slice &s, siz
         if (seeing.lo < seeing.hi) {
             float *scores = weights + seeing.lo * ldw + key0;
             block_scores(k, s, row0 + seeing.lo, seeing.hi - seeing.lo, key0, n, scale, scores, ldw, slot);
-            if (mask.softcap != 0.0f) cap_scores(k, mask, scores, seeing.hi - seeing.lo, n, ldw);
+            if (mask.caps_scores()) cap_scores(k, mask, scores, seeing.hi - seeing.lo, n, ldw);
         }
     }
     softmax_and_weighted_sum(k, s, row0, rows, mask, weights, ldw, slot);
@@ -196,7 +192,7 @@ void streaming_step(const kernel_table &k, const attention_slice &s, size_t row0
     const float scale = score_scale(mask, s.d);
     float *scores = slot.scores + first * ld + col;
     block_scores(k, s, row0 + first, last - first, key0, n, scale, scores, ld, slot);
-    if (mask.softcap != 0.0f) cap_scores(k, mask, scores, last - first, n, ld);
+    if (mask.caps_scores()) cap_scores(k, mask, scores, last - first, n, ld);
     size_t lo = 0, hi = 0;
     for (size_t r = first; r < last; ++r) {
         float *p = slot.scores + r * ld + col;
@@ -291,11 +287,11 @@ void attention_streaming(const kernel_table &k, const attention_slice &s, size_t
         float row_max = slot.running_max[r], sum = slot.running_sum[r];
         const key_interval iv = row_keys(s, mask, row0 + r);
         const size_t visible = iv.hi - iv.lo;
-        if (mask.exclude && visible == 0) {  // a row that sees nothing is zero
+        if (mask.excludes() && visible == 0) {  // a row that sees nothing is zero
             for (size_t c = 0; c < dv; ++c) out[c] = 0.0f;
             continue;
         }
-        if (visible < K && !mask.exclude) sum = join_masked_keys(k, s, iv, row_max, sum, out);
+        if (visible < K && !mask.excludes()) sum = join_masked_keys(k, s, iv, row_max, sum, out);
         // Computed again alone, the row uses the slot's first row of
         // scratch, which rows before this one have finished with.
         if (!k.scale_final(out, dv, 1.0f / sum) && visible < K && !only_visible)
@@ -343,9 +339,9 @@ __attribute__((noinline)) void score_weights(const kernel_table &k, const attent
         block_scores(k, s, row0, rows, key0, min_size(key_block, K - key0), score_scale(mask, s.d),
                      weights + key0, ldw, slot);
     if (mask.weights_output == EDGEATTN_WEIGHTS_SCORES) return;
-    if (mask.softcap != 0.0f) cap_scores(k, mask, weights, rows, K, ldw);
+    if (mask.caps_scores()) cap_scores(k, mask, weights, rows, K, ldw);
     if (mask.weights_output == EDGEATTN_WEIGHTS_SOFTCAPPED) return;
-    const float masked = mask.exclude ? -__builtin_inff() : masked_score;
+    const float masked = mask.excludes() ? -__builtin_inff() : masked_score;
     for (size_t r = 0; r < rows; ++r) {
         const key_interval iv = row_keys(s, mask, row0 + r);
         float *w = weights + r * ldw;
@@ -376,7 +372,7 @@ void softmax_and_weighted_sum(const kernel_table &k, const attention_slice &s, s
     // When no row's masked keys weigh anything, only the keys some row
     // sees enter the weighted sum (half the products of a causal block).
     bool masked_keys_weigh = false;
-    if (mask.exclude)
+    if (mask.excludes())
         exclusive_softmax(k, s, row0, rows, mask, weights, ldw);
     else
         masked_softmax_in_chunks(
@@ -398,28 +394,102 @@ void softmax_and_weighted_sum(const kernel_table &k, const attention_slice &s, s
                      slot);
         k.scale_final(out, s.dv, 1.0f);
     }
-    if (mask.exclude) zero_unseeing_rows(s, row0, rows, mask);
+    if (mask.excludes()) zero_unseeing_rows(s, row0, rows, mask);
 }
+
+namespace {
+
+// A row of at most this many multiply-adds (keys times d + dv) and keys
+// (d2l's examples: 10 keys of 2 features, values of 4; a head of 20 over 6
+// keys): the block path's setup (key blocks, the rows' intervals asked per
+// step, the masked softmax's row groups, a final pass for the rows that do
+// not see every key) costs more than its products, so such rows go one at
+// a time through small_row. Chosen by the call's shape and options, never
+// by the block a row sits in, so a row's bits do not depend on the split.
+// (Cortex-M4F -Os, d2l's sdpa example: 5,830 -> 3,155 instructions.)
+constexpr size_t small_row_products = 256, small_row_keys = 32;
+
+bool takes_small_rows(const attention_slice &s, const attention_mask_view &mask) {
+    return !s.stored && !mask.adds_terms() && !mask.caps_scores() && !mask.excludes() &&
+           mask.weighs_softmax() && s.num_keys <= small_row_keys &&
+           s.num_keys * (s.d + s.dv) <= small_row_products;
+}
+
+// One row of a small call: the scores of the keys it sees (the path's
+// product for one row), their softmax over those keys alone, and their
+// weighted sum of the values; masked keys are never read. They weigh
+// exactly 0 when the row's maximum lies more than 104 above d2l's -1e6
+// (exp below -104 is 0 in binary32); a row below that, one that sees no
+// key (uniform) or one with a non-finite score returns false, having
+// written nothing, and takes the block path, whose rules cover it.
+bool small_row(const kernel_table &k, const attention_slice &s, size_t row, const attention_mask_view &mask) {
+    const key_interval iv = row_keys(s, mask, row);
+    const size_t K = s.num_keys, n = iv.hi - iv.lo, d = s.d, dv = s.dv;
+    if (n == 0) return false;
+    const float *q = s.queries + row * s.query_stride;
+    const float scale = score_scale(mask, d);
+    float p[small_row_keys];
+    k.gemm_nt_direct(1, n, d, scale, q, s.query_stride, s.keys + iv.lo * s.key_stride, s.key_stride, nullptr, p, n);
+    float row_max = -__builtin_inff(), finite = 0.0f;
+    for (size_t j = 0; j < n; ++j) {
+        finite *= p[j];  // NaN if any score is NaN or infinite
+        row_max = p[j] > row_max ? p[j] : row_max;
+    }
+    if (finite != 0.0f || (n < K && !(row_max > masked_score + 104.0f))) return false;
+    for (size_t j = 0; j < n; ++j) p[j] -= row_max;
+    k.exp_nonpositive(p, p, n);
+    float sum = 0.0f;
+    for (size_t j = 0; j < n; ++j) sum += p[j];
+    const float inverse = 1.0f / sum;
+    for (size_t j = 0; j < n; ++j) p[j] *= inverse;
+    if (s.weights) {
+        float *w = s.weights + row * s.weights_stride;
+        for (size_t j = 0; j < K; ++j) w[j] = 0.0f;
+        for (size_t j = 0; j < n; ++j) w[iv.lo + j] = p[j];
+    }
+    k.gemm_nn_direct(1, dv, n, p, n, s.values + iv.lo * s.value_stride, s.value_stride,
+                     s.output + row * s.output_stride, s.output_stride, false);
+    return true;
+}
+
+void attention_in_blocks(const kernel_table &k, const attention_slice &s, size_t row0, size_t rows,
+                         const attention_mask_view &mask, const scratch_slot &slot);
+
+}  // namespace
 
 void dot_product_attention_block(const kernel_table &k, const attention_slice &s, size_t row0,
                                  size_t rows, const attention_mask_view &mask,
                                  const scratch_slot &slot) {
+    if (!takes_small_rows(s, mask)) {
+        attention_in_blocks(k, s, row0, rows, mask, slot);
+        return;
+    }
+    for (size_t r = row0; r < row0 + rows; ++r)
+        if (!small_row(k, s, r, mask)) attention_in_blocks(k, s, r, 1, mask, slot);
+}
+
+namespace {
+
+void attention_in_blocks(const kernel_table &k, const attention_slice &s, size_t row0, size_t rows,
+                         const attention_mask_view &mask, const scratch_slot &slot) {
     // With a single key block the online softmax has nothing to save and
     // costs a little more (sdpa 1x128x256x4: 133 vs 110 us), so whole rows
     // of scores go to the slot instead.
-    if (s.weights && mask.weights_output != EDGEATTN_WEIGHTS_SOFTMAX) {
+    if (s.weights && !mask.weighs_softmax()) {
         attention_slice without = s;
         without.weights = nullptr;
-        dot_product_attention_block(k, without, row0, rows, mask, slot);
+        attention_in_blocks(k, without, row0, rows, mask, slot);
         score_weights(k, s, row0, rows, mask, slot);
     } else if (s.weights)
         attention_with_weights(k, s, row0, rows, mask, s.weights + row0 * s.weights_stride,
                                s.weights_stride, slot);
     else if (s.num_keys <= keys_per_block)
         attention_with_weights(k, s, row0, rows, mask, slot.scores, s.num_keys, slot);
-    else
+    else if (with_long_rows)  // else refused by check_long_rows
         attention_streaming(k, s, row0, rows, mask, slot, false);
 }
+
+}  // namespace
 
 }  // namespace detail
 }  // namespace edgeattn

@@ -147,6 +147,14 @@ void softmax_and_weighted_sum(const kernel_table &k, const attention_slice &s, s
 float join_masked_keys(const kernel_table &k, const attention_slice &s, key_interval iv, float row_max, float sum,
                        float *out);
 
+// Whether a call over `keys` keys can take its rows: without the streaming
+// softmax (EDGEATTN_WITH_LONG_ROWS 0) only up to one key block, or with the
+// softmax's weights output (weights: requested), whose rows hold the scores.
+inline edgeattn_status check_long_rows(size_t keys, bool weights, const attention_mask_view &mask) {
+    if (with_long_rows || keys <= keys_per_block || (weights && mask.weighs_softmax())) return EDGEATTN_OK;
+    return EDGEATTN_ERR_NOT_BUILT;
+}
+
 // Scaled dot-product attention of rows [row0, row0 + rows): materialising
 // the weights when s.weights is set, streaming otherwise.
 void dot_product_attention_block(const kernel_table &k, const attention_slice &s, size_t row0,

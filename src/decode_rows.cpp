@@ -127,14 +127,14 @@ void block_values_of(const decode_kernel_table &dk, const attention_slice &s, si
 // time.
 void decode_transform_scores(const kernel_table &k, const attention_slice &s, const attention_mask_view &mask,
                              size_t key0, size_t n, float *scores, size_t ld) {
-    if (mask.softcap == 0.0f && !mask.adds_terms()) return;
+    if (!mask.caps_scores() && !mask.adds_terms()) return;
     for (size_t r = 0; r < s.num_queries; ++r) {
         float *row = scores + r * ld;
         const size_t head = s.head_index + r % s.group, i = r / s.group;
-        if (mask.softcap != 0.0f) k.softcap(row, n, mask.softcap);
+        if (mask.caps_scores()) k.softcap(row, n, mask.softcap);
         if (const float *bias = mask.bias_row(s.batch_index, head, i)) k.add(row, bias + key0, row, n);
-        if (mask.alibi)
-            mask.alibi->add(k, mask, s.batch_index, head, i, s.num_queries / s.group, s.num_keys, key0, key0 + n,
+        if (const alibi_term *alibi = mask.alibi_term_of())
+            alibi->add(k, mask, s.batch_index, head, i, s.num_queries / s.group, s.num_keys, key0, key0 + n,
                             row, true);
     }
 }
@@ -207,11 +207,11 @@ void finish(const kernel_table &k, const attention_slice &s, const attention_mas
     for (size_t r = 0; r < s.num_queries; ++r) {
         float *out = state.out + r * state.stride;
         float sum = state.sum[r];
-        if (mask.exclude && seen == 0) {
+        if (mask.excludes() && seen == 0) {
             for (size_t c = 0; c < dv; ++c) out[c] = 0.0f;
             continue;
         }
-        if (seen < K && !mask.exclude) sum = join_masked_keys(k, s, visible, state.max[r], sum, out);
+        if (seen < K && !mask.excludes()) sum = join_masked_keys(k, s, visible, state.max[r], sum, out);
         k.scale_final(out, dv, 1.0f / sum);
     }
 }

@@ -115,7 +115,7 @@ extern "C" size_t edgeattn_dense_packed_size(const edgeattn_dense_dims *dims,
     if (!dims || !W || count_linear(*dims, false, c) != EDGEATTN_OK) return 0;
     // The type as an int first: a C caller may store any int there.
     const int type = enum_as_int(W->type);
-    if (!is_weight_type(type)) return 0;
+    if (stored_type_status(type) != EDGEATTN_OK) return 0;
     return make_linear_packed_weights_layout(dims->in_features, dims->out_features,
                                              element_bytes(static_cast<edgeattn_dtype>(type)))
         .bytes;

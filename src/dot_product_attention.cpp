@@ -72,6 +72,7 @@ edgeattn_status dot_product_attention(const edgeattn_attention_dims *dims, const
                                                   params, num_params))
         return st;
     if (edgeattn_status st = read_score_options(options, takes_products, mask)) return st;
+    if (edgeattn_status st = check_long_rows(d.keys, weights_out, mask)) return st;
     if (edgeattn_status st = check_attention_call(d, counts, params, num_params, queries_in, keys_in,
                                                   values_in, valid_lens, workspace, workspace_bytes,
                                                   with_staging(staging, one.bytes), output_out, weights_out,
@@ -88,7 +89,7 @@ edgeattn_status dot_product_attention(const edgeattn_attention_dims *dims, const
     const float *values = static_cast<const float *>(values_in);
     float *output = static_cast<float *>(output_out);
     float *attention_weights = static_cast<float *>(weights_out);
-    if (half) {
+    if (with_half && half) {
         widen_half(queries_in, counts.queries, copies + staging.offset[0]);
         widen_half(keys_in, counts.keys, copies + staging.offset[1]);
         widen_half(values_in, counts.values, copies + staging.offset[2]);
@@ -112,7 +113,7 @@ edgeattn_status dot_product_attention(const edgeattn_attention_dims *dims, const
                                 d.keys, d.queries, d.keys, d.query_size, d.value_size, b, 0};
         dot_product_attention_block(k, s, row0, rows, mask, slot);
     });
-    if (half) {
+    if (with_half && half) {
         round_to_half(output, counts.output, output_out);
         if (weights_out) round_to_half(attention_weights, counts.weights, weights_out);
     }

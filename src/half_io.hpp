@@ -12,6 +12,7 @@
 
 #include "edgeattn/detail/workspace_layout.hpp"
 #include "edgeattn/types.h"
+#include "features.hpp"
 #include "kernels/half.hpp"
 #include "kernels/kernel_table.hpp"
 #include "validate.hpp"
@@ -19,18 +20,23 @@
 namespace edgeattn {
 namespace detail {
 
-// The options' tensor_type as the int a C caller stored: F32 (also a NULL
-// options pointer) or F16, else EDGEATTN_ERR_BAD_OPTION.
-inline edgeattn_status read_tensor_type(const edgeattn_attention_options *o, bool &half) {
-    const int type = o ? enum_as_int(o->tensor_type) : EDGEATTN_DTYPE_F32;
-    half = type == EDGEATTN_DTYPE_F16;
+// A tensor_type as the int a C caller stored: F32 or F16 (half), else
+// EDGEATTN_ERR_BAD_OPTION; F16 in a build without binary16
+// (EDGEATTN_WITH_HALF 0) is EDGEATTN_ERR_NOT_BUILT, and `half` is then
+// false whatever the call, so the ops' binary16 branches drop out.
+inline edgeattn_status tensor_type_of(int type, bool &half) {
+    half = with_half && type == EDGEATTN_DTYPE_F16;
+    if (type == EDGEATTN_DTYPE_F16 && !with_half) return EDGEATTN_ERR_NOT_BUILT;
     return half || type == EDGEATTN_DTYPE_F32 ? EDGEATTN_OK : EDGEATTN_ERR_BAD_OPTION;
 }
 
+// The options' tensor_type (a NULL options pointer: F32).
+inline edgeattn_status read_tensor_type(const edgeattn_attention_options *o, bool &half) {
+    return tensor_type_of(o ? enum_as_int(o->tensor_type) : EDGEATTN_DTYPE_F32, half);
+}
+
 inline edgeattn_status request_tensor_type(const edgeattn_workspace_request &r, bool &half) {
-    const int type = enum_as_int(r.tensor_type);
-    half = type == EDGEATTN_DTYPE_F16;
-    return half || type == EDGEATTN_DTYPE_F32 ? EDGEATTN_OK : EDGEATTN_ERR_BAD_OPTION;
+    return tensor_type_of(enum_as_int(r.tensor_type), half);
 }
 
 // Bytes of one element of the call's tensors.
@@ -48,7 +54,7 @@ struct half_staging {
 
 inline half_staging make_half_staging(bool half, const size_t counts[5]) {
     half_staging s;
-    if (!half) return s;
+    if (!with_half || !half) return s;
     layout_builder b;
     for (size_t i = 0; i < 5; ++i) s.offset[i] = b.add(counts[i]);
     s.floats = b.floats;

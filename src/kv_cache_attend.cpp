@@ -177,6 +177,7 @@ edgeattn_status attention(const edgeattn_kv_cache *cache, const edgeattn_attenti
         return st;
     num_inputs += num_mask_spans;
     if (edgeattn_status st = read_score_options(options, takes_products | takes_alibi, mask)) return st;
+    if (edgeattn_status st = check_long_rows(cap, attention_weights, mask)) return st;
     const stream_causal stream{c.positions, c.sinks, cap, &sinks_before, &sinks_window_start};
     if (c.window && c.sinks) mask.stream = &stream;  // causal past a wrapped window: by stream position
     const kv_attention_layout one = attention_layout(d, cap, 1);
@@ -208,7 +209,7 @@ edgeattn_status attention(const edgeattn_kv_cache *cache, const edgeattn_attenti
     float *ws = copies + staging.floats;
     workspace_bytes -= staging.floats * sizeof(float);
     float *const caller_output = output;
-    if (half) {
+    if (with_half && half) {
         widen_half(queries, counts.queries, copies + staging.offset[0]);
         queries = copies + staging.offset[0];
         output = copies + staging.offset[1];
@@ -325,7 +326,7 @@ edgeattn_status attention(const edgeattn_kv_cache *cache, const edgeattn_attenti
         });
     }
     if (project_output) project(k, w, output_projection, d.batch * d.queries, vh, h, heads_out, output, scratch, slots);
-    if (half) round_to_half(output, counts.output, caller_output);
+    if (with_half && half) round_to_half(output, counts.output, caller_output);
     return EDGEATTN_OK;
 }
 

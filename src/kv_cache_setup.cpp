@@ -17,7 +17,7 @@ edgeattn_status check_config(const edgeattn_kv_cache_config &c, size_t &bytes) {
     if (c.batch == 0 || c.num_kv_heads == 0 || c.head_size == 0 || c.capacity == 0)
         return EDGEATTN_ERR_ZERO_DIMENSION;
     const int storage = enum_as_int(c.storage);
-    if (!is_weight_type(storage)) return EDGEATTN_ERR_BAD_WEIGHT_TYPE;
+    if (edgeattn_status st = stored_type_status(storage)) return st;
     // A window cache's rows are its sinks and its window, no more, no fewer.
     if (c.window == 0 ? c.sinks != 0 : c.sinks > c.capacity || c.capacity - c.sinks != c.window)
         return EDGEATTN_ERR_BAD_WINDOW;

@@ -121,7 +121,7 @@ edgeattn_status append(edgeattn_kv_cache *cache, const edgeattn_attention_dims *
     const kernel_table &k = active_kernels();
     float *copies = static_cast<float *>(workspace);
     float *ws = copies + staging.floats;
-    if (half) {
+    if (with_half && half) {
         widen_half(keys, key_count, copies + staging.offset[0]);
         widen_half(values, value_count, copies + staging.offset[1]);
         keys = copies + staging.offset[0];

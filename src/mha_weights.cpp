@@ -43,7 +43,7 @@ bool types_of(const edgeattn_weights &w, edgeattn_dtype types[4]) {
     const edgeattn_weight_matrix *m[4] = {&w.W_q, &w.W_k, &w.W_v, &w.W_o};
     for (size_t i = 0; i < 4; ++i) {
         const int type = enum_as_int(m[i]->type);  // a C caller may store any int there
-        if (!is_weight_type(type)) return false;
+        if (stored_type_status(type) != EDGEATTN_OK) return false;
         types[i] = static_cast<edgeattn_dtype>(type);
     }
     return true;
@@ -66,7 +66,7 @@ edgeattn_status check_mha_feature_dims(const edgeattn_attention_dims &d) {
 
 edgeattn_status check_stored_matrix(const edgeattn_weight_matrix &m, size_t out, size_t in,
                                     tensor_span *spans, size_t &num_spans) {
-    if (!is_weight_type(enum_as_int(m.type))) return EDGEATTN_ERR_BAD_WEIGHT_TYPE;
+    if (edgeattn_status st = stored_type_status(enum_as_int(m.type))) return st;
     if (!m.data) return EDGEATTN_ERR_NULL_POINTER;
     size_t count = 0;
     if (edgeattn_status st = tensor_count(count, out, in)) return st;
@@ -152,8 +152,8 @@ edgeattn_status copy_typed_weights(const edgeattn_weights *weights, unsigned use
         const int type = enum_as_int(m[i]->type);
         if (type == EDGEATTN_DTYPE_NONE)
             none |= 1u << i;
-        else if (!is_weight_type(type))
-            return EDGEATTN_ERR_BAD_WEIGHT_TYPE;
+        else if (edgeattn_status st = stored_type_status(type))
+            return st;
     }
     return EDGEATTN_OK;
 }

@@ -74,6 +74,7 @@ edgeattn_status multi_head_attention(const edgeattn_attention_dims &d, const att
                                                   params, num_params))
         return st;
     if (edgeattn_status st = read_score_options(options, takes_products | takes_alibi, mask)) return st;
+    if (edgeattn_status st = check_long_rows(d.keys, io.weights, mask)) return st;
     for (size_t i = 0; i < w.num_spans; ++i) params[num_params++] = w.spans[i];
     if (edgeattn_status st = check_attention_call(d, counts, params, num_params, io.queries, io.keys,
                                                   io.values, valid_lens, workspace, workspace_bytes,
@@ -91,7 +92,7 @@ edgeattn_status multi_head_attention(const edgeattn_attention_dims &d, const att
     const float *values = static_cast<const float *>(io.values);
     float *output = static_cast<float *>(io.output);
     float *attention_weights = static_cast<float *>(io.weights);
-    if (io.half) {
+    if (with_half && io.half) {
         widen_half(io.queries, counts.queries, copies + staging.offset[0]);
         widen_half(io.keys, counts.keys, copies + staging.offset[1]);
         widen_half(io.values, counts.values, copies + staging.offset[2]);
@@ -144,7 +145,7 @@ edgeattn_status multi_head_attention(const edgeattn_attention_dims &d, const att
         dot_product_attention_block(k, s, row0, rows, mask, slot);
     });
     if (project_output) project(k, w, output_projection, d.batch * d.queries, vh, h, heads_out, output, packed, slots);
-    if (io.half) {
+    if (with_half && io.half) {
         round_to_half(output, counts.output, io.output);
         if (io.weights) round_to_half(attention_weights, counts.weights, io.weights);
     }

@@ -36,6 +36,9 @@ edgeattn_status read_score_options(const edgeattn_attention_options *o, unsigned
     if (masking != EDGEATTN_MASKING_D2L && masking != EDGEATTN_MASKING_EXCLUDE) return EDGEATTN_ERR_BAD_OPTION;
     if (weights_output < EDGEATTN_WEIGHTS_SOFTMAX || weights_output > EDGEATTN_WEIGHTS_MASKED)
         return EDGEATTN_ERR_BAD_OPTION;
+    if (!with_score_options &&
+        (softcap != 0.0f || masking != EDGEATTN_MASKING_D2L || weights_output != EDGEATTN_WEIGHTS_SOFTMAX))
+        return EDGEATTN_ERR_NOT_BUILT;
     view.scale = scale;
     view.softcap = softcap;
     view.exclude = masking == EDGEATTN_MASKING_EXCLUDE;

@@ -34,6 +34,7 @@ extern "C" const char *edgeattn_status_str(edgeattn_status status) {
         case EDGEATTN_ERR_ROPE_POSITION: return "a token's rotary position is outside its table (|position| >= max_positions)";
         case EDGEATTN_ERR_BAD_WINDOW: return "the window KV cache config breaks its rule: capacity = sinks + window, sinks only with a window";
         case EDGEATTN_ERR_BAD_OPTION: return "an option's value is invalid (scale, softcap or ALiBi bias not finite or negative, an enum outside its values)";
+        case EDGEATTN_ERR_NOT_BUILT: return "the call asks for a feature this build of the library left out (EDGEATTN_WITH_* in edgeattn/config.h)";
         case EDGEATTN_STATUS_FORCE_INT: break;
     }
     return "unknown status";

@@ -10,6 +10,7 @@
 
 #include "edgeattn/detail/workspace_layout.hpp"
 #include "edgeattn/edgeattn.h"
+#include "features.hpp"
 
 namespace edgeattn {
 namespace detail {
@@ -51,6 +52,16 @@ inline bool is_weight_type(int type) {
     return type >= EDGEATTN_DTYPE_F32 && type <= EDGEATTN_DTYPE_INT8;
 }
 
+// A stored type a call gives (a weight matrix's, a KV cache's rows'):
+// EDGEATTN_ERR_BAD_WEIGHT_TYPE outside the enum, EDGEATTN_ERR_NOT_BUILT for
+// binary16 or int8 in a build that left it out (edgeattn/config.h).
+inline edgeattn_status stored_type_status(int type) {
+    if (!is_weight_type(type)) return EDGEATTN_ERR_BAD_WEIGHT_TYPE;
+    if ((type == EDGEATTN_DTYPE_F16 && !with_half) || (type == EDGEATTN_DTYPE_INT8 && !with_int8))
+        return EDGEATTN_ERR_NOT_BUILT;
+    return EDGEATTN_OK;
+}
+
 // A by-pointer argument struct (dims, valid lengths, mask, weights), copied
 // before the call writes anything: a caller may keep the struct inside an
 // output or the workspace, which the call then overwrites. NULL stays NULL.
@@ -72,31 +83,41 @@ inline bool is_element_aligned(const tensor_span &s) {
     return reinterpret_cast<uintptr_t>(s.data) % s.element_bytes == 0;
 }
 
-// One past the last byte of a span, saturated: a span said to run past the
-// end of the address space overlaps everything after its start.
-inline uintptr_t span_end(uintptr_t start, size_t bytes) {
-    return bytes > UINTPTR_MAX - start ? UINTPTR_MAX : start + bytes;
-}
-
-inline bool spans_overlap(const void *a, size_t a_bytes, const void *b, size_t b_bytes) {
+// Whether [a, a + a_bytes) and [b, b + b_bytes) share a byte, measured
+// from the lower start, so a span said to run past the end of the address
+// space overlaps everything after its start; an empty span overlaps nothing.
+// Inline: a call checks a dozen pairs.
+__attribute__((always_inline)) inline bool spans_overlap(const void *a, size_t a_bytes, const void *b,
+                                                         size_t b_bytes) {
     const uintptr_t a0 = reinterpret_cast<uintptr_t>(a), b0 = reinterpret_cast<uintptr_t>(b);
-    return a_bytes != 0 && b_bytes != 0 && a0 < span_end(b0, b_bytes) && b0 < span_end(a0, a_bytes);
+    return a0 >= b0 ? a0 - b0 < b_bytes && a_bytes != 0 : b0 - a0 < a_bytes && b_bytes != 0;
 }
 
-// Every output must be disjoint from every input and from every other
-// output. Null outputs (optional ones not requested) are skipped.
-inline edgeattn_status check_disjoint(const tensor_span *outputs, size_t num_outputs,
-                                      const tensor_span *inputs, size_t num_inputs) {
+// Whether an output touches one of `inputs`. Null spans (optional
+// tensors not given or not requested) touch nothing.
+inline bool outputs_touch(const tensor_span *outputs, size_t num_outputs, const tensor_span *inputs,
+                          size_t num_inputs) {
     for (size_t o = 0; o < num_outputs; ++o) {
         if (!outputs[o].data) continue;
         const size_t bytes = outputs[o].bytes();
         for (size_t i = 0; i < num_inputs; ++i)
             if (inputs[i].data && spans_overlap(outputs[o].data, bytes, inputs[i].data, inputs[i].bytes()))
-                return EDGEATTN_ERR_OVERLAP;
-        for (size_t p = o + 1; p < num_outputs; ++p)
-            if (outputs[p].data && spans_overlap(outputs[o].data, bytes, outputs[p].data, outputs[p].bytes()))
-                return EDGEATTN_ERR_OVERLAP;
+                return true;
     }
+    return false;
+}
+
+// Every output must be disjoint from every input and from every other
+// output (and, when given, from every span of `more_inputs`: a call's
+// parameters beside its activations, without copying both into one list).
+inline edgeattn_status check_disjoint(const tensor_span *outputs, size_t num_outputs,
+                                      const tensor_span *inputs, size_t num_inputs,
+                                      const tensor_span *more_inputs = nullptr, size_t num_more = 0) {
+    if (outputs_touch(outputs, num_outputs, inputs, num_inputs) ||
+        outputs_touch(outputs, num_outputs, more_inputs, num_more))
+        return EDGEATTN_ERR_OVERLAP;
+    for (size_t o = 1; o < num_outputs; ++o)
+        if (outputs_touch(outputs + o, 1, outputs, o)) return EDGEATTN_ERR_OVERLAP;
     return EDGEATTN_OK;
 }
 

@@ -109,7 +109,7 @@ add_test(NAME docs.links_and_readme
 add_test(NAME hygiene.include_graph
   COMMAND ${CMAKE_COMMAND} -DINCLUDE=${PROJECT_SOURCE_DIR}/include
     -P ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_include_graph.cmake)
-foreach(header types attention kv_cache dense convert positional rope dispatch deprecated edgeattn)
+foreach(header config types attention kv_cache dense convert positional rope dispatch deprecated edgeattn)
   add_test(NAME compile_time.header_${header}_c11
     COMMAND ${CMAKE_C_COMPILER} -std=c11 -pedantic -Wall -Wextra -Werror -fsyntax-only
       -I${PROJECT_SOURCE_DIR}/include "-DHEADER=<edgeattn/${header}.h>"

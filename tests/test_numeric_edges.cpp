@@ -404,3 +404,63 @@ TEST_CASE("a huge d: scores scale by 1/sqrt(d) and meet the reference") {
         }
     }
 }
+
+TEST_CASE("short rows (a few keys of a few features) and the block path beside them meet the float64 answer") {
+    path_guard restore;
+    // Rows of at most 256 multiply-adds (keys times d + dv) and 32 keys take
+    // their own loops; one past either bound takes the block path. Each
+    // shape on both sides of the bound, with rows that see every key, some,
+    // none (uniform), and lengths past K.
+    struct shape {
+        std::size_t K, d, dv;
+    };
+    for (const shape s : {shape{1, 1, 1}, shape{10, 2, 4}, shape{32, 4, 4}, shape{32, 4, 5}, shape{33, 2, 2},
+                          shape{7, 19, 17}, shape{7, 20, 17}}) {
+        const std::size_t B = 2, Q = 5, K = s.K, d = s.d, dv = s.dv;
+        const std::vector<float> q = test_paths::random_floats(B * Q * d, 21, 1.5f),
+                                 k = test_paths::random_floats(B * K * d, 22, 1.5f),
+                                 v = test_paths::random_floats(B * K * dv, 23);
+        std::vector<std::int32_t> lens(B * Q);
+        for (std::size_t r = 0; r < B * Q; ++r) lens[r] = static_cast<std::int32_t>((r * 3) % (K + 3));
+        const dot_reference want = reference_dot(B, Q, K, d, dv, q, k, v, lens);
+        for (edgeattn_isa isa : paths()) {
+            REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);
+            for (bool with_weights : {true, false}) {
+                INFO("path " << std::string(edgeattn_isa_name(isa)) << ", K " << K << ", d " << d << ", dv " << dv
+                             << (with_weights ? ", weights" : ""));
+                const dot_result got = dot_attention(B, Q, K, d, dv, q, k, v, lens, with_weights);
+                CHECK(check_rows("output", got.out, want.out, dv) == 0);
+                if (with_weights) CHECK(check_rows("weights", got.weights, want.weights, K, 1e-6) == 0);
+            }
+        }
+    }
+}
+
+TEST_CASE("short rows whose scores sit near d2l's -1e6 weigh their masked keys, NaN stays in its row") {
+    path_guard restore;
+    // Scores q.k / 2 of about -1e6 + 2 (row 0), -1e6 + 62 (row 1, masked
+    // keys weigh e^-60 of a visible one), -1e6 + 202 (row 2, they weigh 0),
+    // and a NaN key that row 3 does not see and row 4 does. Keys
+    // (999998 + j % 3, 1, 0, 0) and queries (-2, c, 0, 0): every product
+    // and sum is an integer below 2^24 and the scale 1/2, so the scores are
+    // exact in float and the rows compare at the reference's precision.
+    const std::size_t B = 1, Q = 5, K = 10, d = 4, dv = 3;
+    const float c[Q] = {0.0f, 120.0f, 400.0f, 0.0f, 0.0f}, sign[Q] = {-2.0f, -2.0f, -2.0f, 2.0f, 2.0f};
+    std::vector<float> q_rows(Q * d, 0.0f), k(K * d, 0.0f), v(K * dv);
+    for (std::size_t i = 0; i < Q; ++i) q_rows[i * d] = sign[i], q_rows[i * d + 1] = c[i];
+    for (std::size_t j = 0; j < K; ++j) k[j * d] = 999998.0f + static_cast<float>(j % 3), k[j * d + 1] = 1.0f;
+    for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i % 11) - 5.0f;
+    k[9 * d] = qnan;
+    const std::vector<std::int32_t> lens{5, 6, 4, 7, 10};
+    const dot_reference want = reference_dot(B, Q, K, d, dv, q_rows, k, v, lens);
+    for (edgeattn_isa isa : paths()) {
+        REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);
+        for (bool with_weights : {true, false}) {
+            INFO("path " << std::string(edgeattn_isa_name(isa)) << (with_weights ? ", weights" : ""));
+            const dot_result got = dot_attention(B, Q, K, d, dv, q_rows, k, v, lens, with_weights);
+            CHECK(check_rows("output", got.out, want.out, dv) == 1);  // row 4 sees the NaN key
+            CHECK(row_all_nan(&got.out[4 * dv], dv));
+            if (with_weights) CHECK(check_rows("weights", got.weights, want.weights, K, 1e-6) == 1);
+        }
+    }
+}

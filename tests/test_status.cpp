@@ -360,7 +360,7 @@ TEST_CASE("every status has its own text, and unknown ones say so") {
         texts.insert(t);
         ++codes;
     }
-    CHECK(codes == 1 - EDGEATTN_ERR_BAD_OPTION);  // 0 .. the lowest code, none missing
+    CHECK(codes == 1 - EDGEATTN_ERR_NOT_BUILT);  // 0 .. the lowest code, none missing
     CHECK(texts.size() == static_cast<std::size_t>(codes));
     // The statuses that name a case of a bad call, each in words of its own
     // (not the text of EDGEATTN_ERR_BAD_CACHE or of a shape mismatch).
@@ -378,6 +378,7 @@ TEST_CASE("every status has its own text, and unknown ones say so") {
         {EDGEATTN_ERR_ROPE_POSITION, -26, "outside its table"},
         {EDGEATTN_ERR_BAD_WINDOW, -27, "capacity = sinks + window"},
         {EDGEATTN_ERR_BAD_OPTION, -28, "option's value is invalid"},
+        {EDGEATTN_ERR_NOT_BUILT, -29, "build of the library left out"},
     };
     for (const named &c : cases) {
         const std::string t = edgeattn_status_str(c.status);

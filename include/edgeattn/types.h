@@ -34,6 +34,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "config.h"
+
 /* ----------------------------------------------------------------- version */
 
 #define EDGEATTN_VERSION_MAJOR 1 /**< incompatible API changes */
@@ -88,6 +90,7 @@ typedef enum edgeattn_status {
     EDGEATTN_ERR_ROPE_POSITION = -26,      /**< a token's rotary position is outside its table: |position| >= max_positions */
     EDGEATTN_ERR_BAD_WINDOW = -27,         /**< a window KV cache config with capacity != sinks + window, or sinks without a window */
     EDGEATTN_ERR_BAD_OPTION = -28,         /**< an option's value is invalid: a scale, softcap or ALiBi bias not finite (or negative), an enum of the options outside its values */
+    EDGEATTN_ERR_NOT_BUILT = -29,          /**< the call asks for a feature this build of the library left out (edgeattn/config.h: EDGEATTN_WITH_*) */
     EDGEATTN_STATUS_FORCE_INT = 0x7FFFFFFF /**< keeps the enum int-sized under -fshort-enums; never returned */
 } edgeattn_status;
 

@@ -5,6 +5,7 @@
 #ifndef EDGEATTN_KERNELS_MAKE_KERNEL_TABLE_HPP
 #define EDGEATTN_KERNELS_MAKE_KERNEL_TABLE_HPP
 
+#include "../features.hpp"
 #include "add.hpp"
 #include "additive.hpp"
 #include "decode.hpp"
@@ -30,19 +31,24 @@ constexpr kernel_table make_kernel_table(edgeattn_isa isa) {
                         &online_softmax_block<B>,
                         &exp_array<B>,
                         &exp_nonpositive_array<B>,
-                        &softcap_array<B>,
+                        with_score_options ? &softcap_array<B> : nullptr,
                         &add<B>,
                         &scale<B>,
                         &add_scaled<B>,
                         &scale_final<B>,
-                        &widen_half_array<B>,
-                        &round_half_array<B>};
+                        with_half ? &widen_half_array<B> : nullptr,
+                        with_half ? &round_half_array<B> : nullptr};
 }
 
 template <class B>
 constexpr stored_weight_table make_stored_weight_table() {
-    return stored_weight_table{{&gemm_packed_weights<B, int8_t>, &gemm_nt_direct_weights<B, int8_t>},
-                               {&gemm_packed_weights<B, uint16_t>, &gemm_nt_direct_weights<B, uint16_t>}};
+    // A type the build leaves out (features.hpp) has no kernels: its calls
+    // are refused before they reach them.
+    constexpr stored_weight_kernels none{nullptr, nullptr};
+    return stored_weight_table{
+        with_int8 ? stored_weight_kernels{&gemm_packed_weights<B, int8_t>, &gemm_nt_direct_weights<B, int8_t>} : none,
+        with_half ? stored_weight_kernels{&gemm_packed_weights<B, uint16_t>, &gemm_nt_direct_weights<B, uint16_t>}
+                  : none};
 }
 
 template <class B>
@@ -62,13 +68,18 @@ constexpr additive_kernel_table make_additive_kernel_table() {
 
 template <class B>
 constexpr cache_kernel_table make_cache_kernel_table() {
-    return cache_kernel_table{&gemm_nn_direct_stored<B, int8_t>, &gemm_nn_direct_stored<B, uint16_t>};
+    return cache_kernel_table{with_int8 ? &gemm_nn_direct_stored<B, int8_t> : nullptr,
+                              with_half ? &gemm_nn_direct_stored<B, uint16_t> : nullptr};
 }
 
 template <class B>
 constexpr decode_kernel_table make_decode_kernel_table() {
-    return decode_kernel_table{&decode_values<B, float>, &decode_values<B, int8_t>, &decode_values<B, uint16_t>,
-                               &decode_scores<B, float>, &decode_scores<B, int8_t>, &decode_scores<B, uint16_t>};
+    return decode_kernel_table{&decode_values<B, float>,
+                               with_int8 ? &decode_values<B, int8_t> : nullptr,
+                               with_half ? &decode_values<B, uint16_t> : nullptr,
+                               &decode_scores<B, float>,
+                               with_int8 ? &decode_scores<B, int8_t> : nullptr,
+                               with_half ? &decode_scores<B, uint16_t> : nullptr};
 }
 
 }  // namespace

@@ -35,15 +35,21 @@ constexpr size_t row_block_for(size_t queries) {
 // Each buffer starts on a 64-byte boundary relative to the workspace start.
 constexpr size_t floats_per_cache_line = 16;
 
+// The compilers' checked arithmetic: a multiply and a flag test (a call
+// costs more than it: every entry point sizes its tensors and workspace
+// with a few dozen of these). The product or sum is written only when it
+// fits.
 constexpr bool mul_overflows(size_t a, size_t b, size_t &product) {
-    if (a != 0 && b > SIZE_MAX / a) return true;
-    product = a * b;
+    size_t p = 0;
+    if (__builtin_mul_overflow(a, b, &p)) return true;
+    product = p;
     return false;
 }
 
 constexpr bool add_overflows(size_t a, size_t b, size_t &sum) {
-    if (b > SIZE_MAX - a) return true;
-    sum = a + b;
+    size_t s = 0;
+    if (__builtin_add_overflow(a, b, &s)) return true;
+    sum = s;
     return false;
 }
 
