@@ -63,6 +63,30 @@ void sdpa(benchmark::State &state, AttentionShape s, bool weights) {
     set_flops(state, sdpa_flops(s));
 }
 
+// d2l's DotProductAttention example: queries (2, 1, 2), keys (2, 10, 2),
+// values (2, 10, 4), valid lengths 2 and 6: a call of 140 multiply-adds,
+// where the call's own costs show.
+void sdpa_d2l_example(benchmark::State &state) {
+    constexpr size_t B = 2, Q = 1, K = 10, d = 2, dv = 4;
+    Floats q = random_floats(B * Q * d, 2), k = random_floats(B * K * d, 3), v = random_floats(B * K * dv, 4),
+           o = alloc_floats(B * Q * dv);
+    const int32_t lens[B] = {2, 6};
+    edgeattn_attention_options opt{};
+    opt.valid_lens = {EDGEATTN_VALID_LENS_PER_BATCH, lens};
+    const edgeattn_attention_dims dims = {B, Q, K, d, d, dv, 0, 0, 0};
+    size_t ws_bytes = 0;
+    if (edgeattn_status st = workspace_size(EDGEATTN_OP_SDPA, dims, 0, ws_bytes))
+        return fail(state, "edgeattn_workspace_size", st);
+    auto ws = alloc_bytes(ws_bytes);
+    auto call = [&] { return edgeattn_sdpa(&dims, q.get(), k.get(), v.get(), &opt, ws.get(), ws_bytes, o.get(), nullptr); };
+    if (edgeattn_status st = call()) return fail(state, "edgeattn_sdpa", st);
+    for (auto _ : state) {
+        call();
+        benchmark::DoNotOptimize(o.get());
+        benchmark::ClobberMemory();
+    }
+}
+
 // ------------------------------------------------------------------ additive
 
 // d2l's AdditiveAttention: batch x queries over keys, queries of q_size and
@@ -277,6 +301,7 @@ void register_benchmarks() {
         configure(benchmark::RegisterBenchmark(name("mha_packed_fp16", "edgeattn", s).c_str(), mha, s, false, true,
                                                EDGEATTN_DTYPE_F16));
     }
+    configure(benchmark::RegisterBenchmark("sdpa/edgeattn/2x1x10d2v4", sdpa_d2l_example));
     for (const auto &s : additive_shapes)
         configure(benchmark::RegisterBenchmark(additive_name(s).c_str(), additive, s));
     configure(benchmark::RegisterBenchmark(name("sdpa", "edgeattn", encoder_shape).c_str(), sdpa, encoder_shape,

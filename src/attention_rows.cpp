@@ -12,11 +12,16 @@ namespace {
 size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
 size_t max_size(size_t a, size_t b) { return a > b ? a : b; }
 
-// Out of line: the kernels ask per row and key block (flash on Cortex-M);
-// of_row answers valid lengths (or no mask) without the row's position
-// (sdpa of 128 keys asks ~400 times a head; the general rule cost 2-4%).
+// Out of line: the kernels ask per row and key block (flash on Cortex-M).
+// Without a mask every row sees every key: answered at once, before the
+// divisions (sdpa of 128 keys asks ~400 times a head: 5% of it on Zen 4);
+// builds for size leave it to of_row, which answers valid lengths (or no
+// mask) without the row's position.
 __attribute__((noinline)) key_interval row_keys(const attention_slice &s, const attention_mask_view &mask,
                                                 size_t row) {
+#if !defined(__OPTIMIZE_SIZE__)
+    if (mask.masks_nothing()) return {0, s.num_keys};
+#endif
     return mask.of_row(s.batch_index, row / s.group, s.num_queries / s.group, s.num_keys);
 }
 
@@ -408,11 +413,34 @@ namespace {
 // by the block a row sits in, so a row's bits do not depend on the split.
 // (Cortex-M4F -Os, d2l's sdpa example: 5,830 -> 3,155 instructions.)
 constexpr size_t small_row_products = 256, small_row_keys = 32;
+// At most one vector's width of features (4 floats: SSE2, NEON, Helium)
+// the vector products gain nothing over loops and cost their setup; such
+// scores and weighted sums go through plain loops (d2l's sdpa example,
+// d = 2 and values of 4, on Helium -Os: 3,262 -> 2,871 instructions).
+constexpr size_t small_row_features = 4;
 
-bool takes_small_rows(const attention_slice &s, const attention_mask_view &mask) {
+// Rows one at a time pay on the Cortex-M paths (plain C++, Helium: d2l's
+// block 2.5-4.5% fewer instructions); the x86 and NEON vectors run a few
+// rows faster together (AVX-512: sdpa of 4-row heads of 20, 1.19x slower
+// one at a time), and take single rows alone (a decode step, d2l's sdpa
+// example).
+bool takes_small_rows(const kernel_table &k, const attention_slice &s, const attention_mask_view &mask) {
+    if (s.num_queries > 1 && k.isa != EDGEATTN_ISA_SCALAR && k.isa != EDGEATTN_ISA_HELIUM) return false;
     return !s.stored && !mask.adds_terms() && !mask.caps_scores() && !mask.excludes() &&
            mask.weighs_softmax() && s.num_keys <= small_row_keys &&
            s.num_keys * (s.d + s.dv) <= small_row_products;
+}
+
+// y[i] = alpha * sum over t < terms of a[t] * b[i * b_step + t * term_step],
+// i < outputs, each sum in t's order: the scores of a small row (the keys
+// as b) and its weighted sum (the values as b, alpha 1), in one loop nest.
+void strided_dots(size_t outputs, size_t terms, const float *a, const float *b, size_t b_step, size_t term_step,
+                  float alpha, float *y) {
+    for (size_t i = 0; i < outputs; ++i) {
+        float sum = 0.0f;
+        for (size_t t = 0; t < terms; ++t) sum += a[t] * b[i * b_step + t * term_step];
+        y[i] = sum * alpha;
+    }
 }
 
 // One row of a small call: the scores of the keys it sees (the path's
@@ -429,7 +457,12 @@ bool small_row(const kernel_table &k, const attention_slice &s, size_t row, cons
     const float *q = s.queries + row * s.query_stride;
     const float scale = score_scale(mask, d);
     float p[small_row_keys];
-    k.gemm_nt_direct(1, n, d, scale, q, s.query_stride, s.keys + iv.lo * s.key_stride, s.key_stride, nullptr, p, n);
+    const float *keys = s.keys + iv.lo * s.key_stride, *values = s.values + iv.lo * s.value_stride;
+    if (d <= small_row_features) {
+        strided_dots(n, d, q, keys, s.key_stride, 1, scale, p);
+    } else {
+        k.gemm_nt_direct(1, n, d, scale, q, s.query_stride, keys, s.key_stride, nullptr, p, n);
+    }
     float row_max = -__builtin_inff(), finite = 0.0f;
     for (size_t j = 0; j < n; ++j) {
         finite *= p[j];  // NaN if any score is NaN or infinite
@@ -447,8 +480,12 @@ bool small_row(const kernel_table &k, const attention_slice &s, size_t row, cons
         for (size_t j = 0; j < K; ++j) w[j] = 0.0f;
         for (size_t j = 0; j < n; ++j) w[iv.lo + j] = p[j];
     }
-    k.gemm_nn_direct(1, dv, n, p, n, s.values + iv.lo * s.value_stride, s.value_stride,
-                     s.output + row * s.output_stride, s.output_stride, false);
+    float *out = s.output + row * s.output_stride;
+    if (dv <= small_row_features) {
+        strided_dots(dv, n, p, values, 1, s.value_stride, 1.0f, out);
+    } else {
+        k.gemm_nn_direct(1, dv, n, p, n, values, s.value_stride, out, s.output_stride, false);
+    }
     return true;
 }
 
@@ -460,7 +497,7 @@ void attention_in_blocks(const kernel_table &k, const attention_slice &s, size_t
 void dot_product_attention_block(const kernel_table &k, const attention_slice &s, size_t row0,
                                  size_t rows, const attention_mask_view &mask,
                                  const scratch_slot &slot) {
-    if (!takes_small_rows(s, mask)) {
+    if (!takes_small_rows(k, s, mask)) {
         attention_in_blocks(k, s, row0, rows, mask, slot);
         return;
     }
