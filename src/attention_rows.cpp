@@ -411,7 +411,7 @@ namespace {
 // not see every key) costs more than its products, so such rows go one at
 // a time through small_row. Chosen by the call's shape and options, never
 // by the block a row sits in, so a row's bits do not depend on the split.
-// (Cortex-M4F -Os, d2l's sdpa example: 5,830 -> 3,155 instructions.)
+// (Cortex-M4F -Os, d2l's sdpa example: 5,830 -> 3,015 instructions.)
 constexpr size_t small_row_products = 256, small_row_keys = 32;
 // At most one vector's width of features (4 floats: SSE2, NEON, Helium)
 // the vector products gain nothing over loops and cost their setup; such
@@ -420,7 +420,7 @@ constexpr size_t small_row_products = 256, small_row_keys = 32;
 constexpr size_t small_row_features = 4;
 
 // Rows one at a time pay on the Cortex-M paths (plain C++, Helium: d2l's
-// block 2.5-4.5% fewer instructions); the x86 and NEON vectors run a few
+// block 2.4-4.9% fewer instructions); the x86 and NEON vectors run a few
 // rows faster together (AVX-512: sdpa of 4-row heads of 20, 1.19x slower
 // one at a time), and take single rows alone (a decode step, d2l's sdpa
 // example).
@@ -443,9 +443,10 @@ void strided_dots(size_t outputs, size_t terms, const float *a, const float *b, 
     }
 }
 
-// One row of a small call: the scores of the keys it sees (the path's
-// product for one row), their softmax over those keys alone, and their
-// weighted sum of the values; masked keys are never read. They weigh
+// One row of a small call: the scores of the keys it sees, their softmax
+// over those keys alone, and their weighted sum of the values (loops up to
+// small_row_features, else the path's products for one row); masked keys
+// are never read. They weigh
 // exactly 0 when the row's maximum lies more than 104 above d2l's -1e6
 // (exp below -104 is 0 in binary32); a row below that, one that sees no
 // key (uniform) or one with a non-finite score returns false, having
