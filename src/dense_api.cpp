@@ -162,8 +162,8 @@ extern "C" edgeattn_status edgeattn_dense_packed(const edgeattn_dense_dims *dims
     if (edgeattn_status st = count_linear(d, true, c)) return st;
     if (!is_float_aligned(packed)) return EDGEATTN_ERR_MISALIGNED;
     edgeattn_dtype type;
-    if (packed_bytes < packed_weights_header_floats * sizeof(float) || !packed_weight_types(packed, 1, &type))
-        return EDGEATTN_ERR_PACKED_WEIGHTS_MISMATCH;
+    if (packed_bytes < packed_weights_header_floats * sizeof(float)) return EDGEATTN_ERR_PACKED_WEIGHTS_MISMATCH;
+    if (edgeattn_status st = packed_weight_types(packed, 1, &type)) return st;
     const linear_packed_weights_layout l =
         make_linear_packed_weights_layout(d.in_features, d.out_features, element_bytes(type));
     if (l.bytes == 0) return EDGEATTN_ERR_SIZE_OVERFLOW;

@@ -108,9 +108,8 @@ edgeattn_status view_packed_mha_weights(const edgeattn_attention_dims &d, const 
     view = mha_weights_view();
     if (!is_float_aligned(packed)) return EDGEATTN_ERR_MISALIGNED;
     edgeattn_dtype types[4];
-    if (packed_bytes < packed_weights_header_floats * sizeof(float) ||
-        !packed_weight_types(packed, 4, types))
-        return EDGEATTN_ERR_PACKED_WEIGHTS_MISMATCH;
+    if (packed_bytes < packed_weights_header_floats * sizeof(float)) return EDGEATTN_ERR_PACKED_WEIGHTS_MISMATCH;
+    if (edgeattn_status st = packed_weight_types(packed, 4, types)) return st;
     const mha_packed_weights_layout l = packed_layout_for(d, types);
     if (l.bytes == 0) return EDGEATTN_ERR_SIZE_OVERFLOW;
     if (packed_bytes < l.bytes) return EDGEATTN_ERR_PACKED_WEIGHTS_MISMATCH;

@@ -10,6 +10,7 @@
 
 #include "edgeattn/detail/packed_weights_layout.hpp"
 #include "edgeattn/edgeattn.h"
+#include "validate.hpp"
 
 namespace edgeattn {
 namespace detail {
@@ -45,18 +46,21 @@ inline bool packed_header_matches(const void *packed, packed_header want, uint32
     return have.biases < (1u << max_bias_bits) && memcmp(&have, &want, sizeof have) == 0;
 }
 
-// The stored types of the matrices in a packed buffer (count of them),
-// false when one is not an edgeattn_dtype.
-inline bool packed_weight_types(const void *packed, size_t count, edgeattn_dtype *types) {
+// The stored types of the matrices in a packed buffer (count of them):
+// EDGEATTN_ERR_PACKED_WEIGHTS_MISMATCH when one is not an edgeattn_dtype,
+// EDGEATTN_ERR_NOT_BUILT when one is a type the build left out (a buffer
+// packed by a build that has it: its kernels are not in this one).
+inline edgeattn_status packed_weight_types(const void *packed, size_t count, edgeattn_dtype *types) {
     packed_header have;
     memcpy(&have, packed, sizeof have);
-    if (count < 8 && have.weight_types >> (4 * count) != 0) return false;
+    if (count < 8 && have.weight_types >> (4 * count) != 0) return EDGEATTN_ERR_PACKED_WEIGHTS_MISMATCH;
     for (size_t i = 0; i < count; ++i) {
         const uint32_t t = have.weight_types >> (4 * i) & 15u;
-        if (t > EDGEATTN_DTYPE_INT8) return false;
+        if (t > EDGEATTN_DTYPE_INT8) return EDGEATTN_ERR_PACKED_WEIGHTS_MISMATCH;
+        if (edgeattn_status st = stored_type_status(static_cast<int>(t))) return st;
         types[i] = static_cast<edgeattn_dtype>(t);
     }
-    return true;
+    return EDGEATTN_OK;
 }
 
 inline uint32_t weight_type_bits(const edgeattn_dtype *types, size_t count) {

@@ -9,7 +9,9 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
+#include "packed_header.hpp"  // the library's own (src/): to forge a buffer packed by another build
 #include "report.hpp"
 
 namespace {
@@ -95,6 +97,24 @@ edgeattn_status mha(const edgeattn_attention_options &o, const edgeattn_weights 
     config.storage = storage;
     edgeattn_kv_cache cache{};
     return edgeattn_kv_cache_setup(&cache, &config, cache_memory, sizeof cache_memory);
+}
+
+// A dense layer's weights packed here as fp32, their header then saying
+// `type`: as a build with that type would have packed them (the buffer's
+// format is the same in every build). The packed call must refuse them.
+[[maybe_unused]] edgeattn_status packed_elsewhere(edgeattn_dtype type) {
+    alignas(16) static unsigned char packed[4096];
+    const edgeattn_dense_dims dims{8, 16, 16};
+    const edgeattn_weight_matrix Wm{EDGEATTN_DTYPE_F32, W[0], nullptr};
+    const std::size_t bytes = edgeattn_dense_packed_size(&dims, &Wm);
+    if (bytes == 0 || bytes > sizeof packed || edgeattn_dense_pack(&dims, &Wm, nullptr, packed, bytes) != EDGEATTN_OK)
+        return EDGEATTN_ERR_SIZE_OVERFLOW;  // not the status the test expects
+    edgeattn::detail::packed_header h;
+    std::memcpy(&h, packed, sizeof h);
+    h.weight_types = static_cast<std::uint32_t>(type);
+    std::memcpy(packed, &h, sizeof h);
+    spoil();
+    return edgeattn_dense_packed(&dims, q, packed, bytes, out);
 }
 
 // d2l's attention of (2, 4, 16) queries over 6 keys with valid lengths 3
@@ -224,6 +244,7 @@ int main() {
         mw.W_k = {EDGEATTN_DTYPE_F16, W16, nullptr};
         refused(mha(d2l, mw), "binary16 left out: fp16 weights");
         expect(cache_setup(EDGEATTN_DTYPE_F16) == EDGEATTN_ERR_NOT_BUILT, "binary16 left out: an fp16 cache");
+        refused(packed_elsewhere(EDGEATTN_DTYPE_F16), "binary16 left out: fp16 weights packed by another build");
         const edgeattn_attention_dims dims{2, 4, 6, 16, 16, 16, 0, 0, 0, 0};
         edgeattn_workspace_request r{};
         r.op = EDGEATTN_OP_SDPA;
@@ -239,6 +260,7 @@ int main() {
         mw.W_v = {EDGEATTN_DTYPE_INT8, W8, scales};
         refused(mha(d2l, mw), "int8 left out: int8 weights");
         expect(cache_setup(EDGEATTN_DTYPE_INT8) == EDGEATTN_ERR_NOT_BUILT, "int8 left out: an int8 cache");
+        refused(packed_elsewhere(EDGEATTN_DTYPE_INT8), "int8 left out: int8 weights packed by another build");
     }
 #endif
     firmware::Line() << (failures ? "features left out: FAILED" : "features left out: all calls as the build says");
