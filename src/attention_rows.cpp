@@ -443,6 +443,60 @@ void strided_dots(size_t outputs, size_t terms, const float *a, const float *b, 
     }
 }
 
+#if !defined(__OPTIMIZE_SIZE__)
+// strided_dots with the features a compile-time count F (1 to
+// small_row_features), the same sums in the same order: the scores (the
+// query's F features in registers, one key a step) and the weighted sum (F
+// running sums, one value row a step). The loop over features unrolled,
+// d2l's sdpa example (d = 2, values of 4) on the Cortex-M4F -O3 executes
+// N fewer instructions; builds for size keep strided_dots alone.
+template <size_t F>
+void small_scores(size_t n, const float *q, const float *keys, size_t key_stride, float scale, float *p) {
+    float query[F];
+    for (size_t t = 0; t < F; ++t) query[t] = q[t];
+    for (size_t j = 0; j < n; ++j, keys += key_stride) {
+        float sum = 0.0f;
+        for (size_t t = 0; t < F; ++t) sum += query[t] * keys[t];
+        p[j] = sum * scale;
+    }
+}
+
+template <size_t F>
+void small_weighted_sum(size_t n, const float *p, const float *values, size_t value_stride, float *out) {
+    float sums[F] = {};
+    for (size_t j = 0; j < n; ++j, values += value_stride)
+        for (size_t i = 0; i < F; ++i) sums[i] += p[j] * values[i];
+    for (size_t i = 0; i < F; ++i) out[i] = sums[i];
+}
+#endif
+
+// The scores of a small row's n visible keys, d <= small_row_features.
+void small_row_scores(size_t n, size_t d, const float *q, const float *keys, size_t key_stride, float scale,
+                      float *p) {
+#if !defined(__OPTIMIZE_SIZE__)
+    switch (d) {
+        case 1: return small_scores<1>(n, q, keys, key_stride, scale, p);
+        case 2: return small_scores<2>(n, q, keys, key_stride, scale, p);
+        case 3: return small_scores<3>(n, q, keys, key_stride, scale, p);
+        case 4: return small_scores<4>(n, q, keys, key_stride, scale, p);
+    }
+#endif
+    strided_dots(n, d, q, keys, key_stride, 1, scale, p);
+}
+
+// The weighted sum of n value rows of dv <= small_row_features.
+void small_row_sum(size_t n, size_t dv, const float *p, const float *values, size_t value_stride, float *out) {
+#if !defined(__OPTIMIZE_SIZE__)
+    switch (dv) {
+        case 1: return small_weighted_sum<1>(n, p, values, value_stride, out);
+        case 2: return small_weighted_sum<2>(n, p, values, value_stride, out);
+        case 3: return small_weighted_sum<3>(n, p, values, value_stride, out);
+        case 4: return small_weighted_sum<4>(n, p, values, value_stride, out);
+    }
+#endif
+    strided_dots(dv, n, p, values, 1, value_stride, 1.0f, out);
+}
+
 // One row of a small call: the scores of the keys it sees, their softmax
 // over those keys alone, and their weighted sum of the values (loops up to
 // small_row_features, else the path's products for one row); masked keys
@@ -460,7 +514,7 @@ bool small_row(const kernel_table &k, const attention_slice &s, size_t row, cons
     float p[small_row_keys];
     const float *keys = s.keys + iv.lo * s.key_stride, *values = s.values + iv.lo * s.value_stride;
     if (d <= small_row_features) {
-        strided_dots(n, d, q, keys, s.key_stride, 1, scale, p);
+        small_row_scores(n, d, q, keys, s.key_stride, scale, p);
     } else {
         k.gemm_nt_direct(1, n, d, scale, q, s.query_stride, keys, s.key_stride, nullptr, p, n);
     }
@@ -488,7 +542,7 @@ bool small_row(const kernel_table &k, const attention_slice &s, size_t row, cons
     }
     float *out = s.output + row * s.output_stride;
     if (dv <= small_row_features) {
-        strided_dots(dv, n, p, values, 1, s.value_stride, 1.0f, out);
+        small_row_sum(n, dv, p, values, s.value_stride, out);
     } else {
         k.gemm_nn_direct(1, dv, n, p, n, values, s.value_stride, out, s.output_stride, false);
     }
