@@ -94,7 +94,7 @@ void block_scores(const kernel_table &k, const attention_slice &s, size_t row0, 
         return;
     }
     const float *keys = s.keys + key0 * s.key_stride;
-    if (reads_in_place(s)) {
+    if (reads_in_place(k, s)) {
         k.gemm_nt_direct(rows, n, s.d, scale, queries, s.query_stride, keys, s.key_stride, nullptr,
                          scores, ldc);
         return;
@@ -113,7 +113,7 @@ void block_weighted_sum(const kernel_table &k, const attention_slice &s, size_t 
         return;
     }
     const float *values = s.values + key0 * s.value_stride;
-    if (reads_in_place(s)) {
+    if (reads_in_place(k, s)) {
         k.gemm_nn_direct(rows, s.dv, n, p, ldp, values, s.value_stride, out, s.output_stride,
                          accumulate);
         return;

@@ -112,8 +112,8 @@ constexpr size_t direct_queries_limit = 4;
 // step over 4096 fp16 positions, 753 us packed).
 constexpr size_t direct_queries_limit_stored = 16;
 
-inline bool reads_in_place(const attention_slice &s) {
-    return s.num_queries <= (s.stored ? direct_queries_limit_stored : direct_queries_limit);
+inline bool reads_in_place(const kernel_table &k, const attention_slice &s) {
+    return !packs(k) || s.num_queries <= (s.stored ? direct_queries_limit_stored : direct_queries_limit);
 }
 
 // One thread's scratch (layout in workspace_layout.hpp).

@@ -91,7 +91,18 @@ void packed_columns_product(const kernel_table &k, size_t rows, size_t in_featur
     const size_t offset = c0 * in_features * element_bytes(packed_W.type);
     const void *panels = static_cast<const unsigned char *>(packed_W.data) + offset;
     const float *bias = b ? b + c0 : nullptr;
-    if (packed_W.type == EDGEATTN_DTYPE_F32) {
+    if (packed_W.type == EDGEATTN_DTYPE_F32 && !packs(k)) {
+        // A path that never packs: each panel (in_features, max_panel_width)
+        // as a matrix read in place, the bias first.
+        for (size_t p0 = c0; p0 < c1; p0 += max_panel_width) {
+            const size_t n = c1 - p0 < max_panel_width ? c1 - p0 : max_panel_width;
+            for (size_t r = 0; r < rows && b; ++r)
+                for (size_t j = 0; j < n; ++j) y[r * out_features + p0 + j] = b[p0 + j];
+            k.gemm_nn_direct(rows, n, in_features, x, in_features,
+                             static_cast<const float *>(panels) + (p0 - c0) * in_features, max_panel_width,
+                             y + p0, out_features, b != nullptr);
+        }
+    } else if (packed_W.type == EDGEATTN_DTYPE_F32) {
         k.gemm_packed(rows, c1 - c0, in_features, 1.0f, x, in_features, static_cast<const float *>(panels),
                       max_panel_width, bias, y + c0, out_features, false);
     } else {
@@ -107,8 +118,9 @@ void linear(const kernel_table &k, size_t rows, size_t in_features, size_t out_f
             const float *x, const stored_matrix &W, const float *b, float *y, float *packed,
             size_t max_threads) {
     const bool fp32 = W.type == EDGEATTN_DTYPE_F32;
-    // A few rows: packing W^T would cost more than the product itself.
-    if (rows <= direct_rows_limit) {
+    // A few rows: packing W^T would cost more than the product itself; a
+    // path that never packs reads W in place whatever the rows.
+    if (rows <= direct_rows_limit || !packs(k)) {
         if (fp32)
             k.gemm_nt_direct(rows, out_features, in_features, 1.0f, x, in_features,
                              static_cast<const float *>(W.data), in_features, b, y, out_features);

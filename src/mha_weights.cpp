@@ -103,6 +103,17 @@ edgeattn_status view_typed_mha_weights(const edgeattn_attention_dims &d,
     return EDGEATTN_OK;
 }
 
+namespace {
+
+// linear_prepacked as a view's product: weights packed once need no scratch.
+void prepacked_product(const kernel_table &k, size_t rows, size_t in_features, size_t out_features,
+                       const float *x, const stored_matrix &W, const float *b, float *y, float *,
+                       size_t max_threads) {
+    linear_prepacked(k, rows, in_features, out_features, x, W, b, y, max_threads);
+}
+
+}  // namespace
+
 edgeattn_status view_packed_mha_weights(const edgeattn_attention_dims &d, const void *packed,
                                         size_t packed_bytes, mha_weights_view &view) {
     view = mha_weights_view();
@@ -126,7 +137,7 @@ edgeattn_status view_packed_mha_weights(const edgeattn_attention_dims &d, const 
         view.W[i] = {types[i], floats + l.weights[i], l.scales[i] ? floats + l.scales[i] : nullptr};
         view.b[i] = biases >> i & 1u ? floats + l.biases[i] : nullptr;
     }
-    view.prepacked = true;
+    view.product = &prepacked_product;
     view.spans[view.num_spans++] = {packed, l.bytes / sizeof(float)};
     return EDGEATTN_OK;
 }
@@ -134,10 +145,7 @@ edgeattn_status view_packed_mha_weights(const edgeattn_attention_dims &d, const 
 void project(const kernel_table &k, const mha_weights_view &w, projection which, size_t rows,
              size_t in_features, size_t out_features, const float *x, float *y,
              float *packed_scratch, size_t max_threads) {
-    if (w.prepacked)
-        linear_prepacked(k, rows, in_features, out_features, x, w.W[which], w.b[which], y, max_threads);
-    else
-        linear(k, rows, in_features, out_features, x, w.W[which], w.b[which], y, packed_scratch, max_threads);
+    w.product(k, rows, in_features, out_features, x, w.W[which], w.b[which], y, packed_scratch, max_threads);
 }
 
 edgeattn_status copy_typed_weights(const edgeattn_weights *weights, unsigned used,

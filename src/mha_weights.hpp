@@ -17,7 +17,12 @@ enum projection { query_projection, key_projection, value_projection, output_pro
 struct mha_weights_view {
     stored_matrix W[4];      // (h, in) as given, or W^T in max_panel_width panels
     const float *b[4] = {};  // (h) or nullptr
-    bool prepacked = false;
+    // The product that reads W: linear (as given), or the packed form's,
+    // set only by view_packed_mha_weights, so an image whose calls never
+    // take packed weights does not link that product.
+    void (*product)(const kernel_table &k, size_t rows, size_t in_features, size_t out_features,
+                    const float *x, const stored_matrix &W, const float *b, float *y, float *packed,
+                    size_t max_threads) = &linear;
     // What the call reads besides its activations, for the alignment and
     // overlap checks: the matrices, scales and biases given, or the one
     // packed buffer.

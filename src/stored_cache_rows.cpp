@@ -86,7 +86,7 @@ void stored_block_scores(const kernel_table &k, const attention_slice &s, size_t
                          const scratch_slot &slot) {
     const float *queries = s.queries + row0 * s.query_stride;
     const stored_rows &stored = s.stored_keys;
-    if (reads_in_place(s)) {
+    if (reads_in_place(k, s)) {
         stored_kernels(k, stored.type)
             .gemm_nt_direct(rows, n, s.d, scale, queries, s.query_stride,
                             stored_at(stored, key0, s.key_stride), s.key_stride,
@@ -104,7 +104,7 @@ void stored_block_weighted_sum(const kernel_table &k, const attention_slice &s, 
                                bool accumulate, const scratch_slot &slot) {
     float *out = s.output + row0 * s.output_stride;
     const stored_rows &stored = s.stored_values;
-    if (reads_in_place(s)) {
+    if (reads_in_place(k, s)) {
         const cache_kernel_table &cache = cache_kernels_of(k);
         (stored.type == EDGEATTN_DTYPE_INT8 ? cache.int8_values : cache.half_values)(
             rows, s.dv, n, p, ldp, stored_at(stored, key0, s.value_stride), s.value_stride,

@@ -176,9 +176,11 @@ path_kernels kernels_of(const kernel_table &k) {
     using namespace edgeattn::detail;
     path_kernels p{k.isa, &additive_kernels_of(k), &cache_kernels_of(k), decode_kernels_for(k, 1, false), {}};
     auto add = [&](const char *name, kernel_pointer f) { p.entries.emplace_back(name, f); };
-    add("pack_transposed", erased(k.pack_transposed));
-    add("pack", erased(k.pack));
-    add("gemm_packed", erased(k.gemm_packed));
+    if (k.gemm_packed) {  // a path that never packs has none of the three
+        add("pack_transposed", erased(k.pack_transposed));
+        add("pack", erased(k.pack));
+        add("gemm_packed", erased(k.gemm_packed));
+    }
     add("gemm_nt_direct", erased(k.gemm_nt_direct));
     add("gemm_nn_direct", erased(k.gemm_nn_direct));
     add("masked_softmax_rows", erased(k.masked_softmax_rows));
@@ -274,6 +276,24 @@ TEST_CASE("every path's kernel tables, nested and family ones included, hold tha
                 }
         }
     MESSAGE(all.size() << " paths, " << pairs << " pairs compared");
+}
+
+// Built for size, the plain C++ path reads every operand in place: its
+// table has no packing kernels, and the products that would pack read W,
+// keys and values where they lie (the packed calls' tests run through it).
+TEST_CASE("the plain C++ path built for size never packs; every other path packs") {
+#if defined(__OPTIMIZE_SIZE__)
+    constexpr bool size_build = true;
+#else
+    constexpr bool size_build = false;
+#endif
+    for (const kernel_table *k : supported_paths()) {
+        INFO("path " << std::string(edgeattn_isa_name(k->isa)));
+        const bool never_packs = size_build && k->isa == EDGEATTN_ISA_SCALAR;
+        CHECK((k->pack_transposed == nullptr) == never_packs);
+        CHECK((k->pack == nullptr) == never_packs);
+        CHECK((k->gemm_packed == nullptr) == never_packs);
+    }
 }
 
 TEST_CASE("exp: at most 2 ULP on [-87.33, 88.37], 0 below, inf above, NaN kept") {
@@ -394,14 +414,17 @@ TEST_CASE("packed matrix product against float64, every tile edge") {
                 for (size_t kk = 0; kk < K; ++kk) Bnn[kk * N + n] = Bnt[n * K + kk];
             for (float &v : bias) v = u(rng);
             std::vector<float> packed_t(K * (N + 64)), packed(K * (N + 64));
-            k->pack_transposed(Bnt.data(), K, N, K, packed_t.data());
-            k->pack(Bnn.data(), N, K, N, packed.data());
             const float alpha = 0.75f;
-            // C = alpha A B^T + bias, then C += alpha A B
-            k->gemm_packed(M, N, K, alpha, A.data(), lda, packed_t.data(), k->panel_width, bias.data(), C.data(), ldc, false);
-            k->gemm_packed(M, N, K, alpha, A.data(), lda, packed.data(), k->panel_width, nullptr, C.data(), ldc, true);
+            const bool packs = k->gemm_packed != nullptr;
+            if (packs) {
+                k->pack_transposed(Bnt.data(), K, N, K, packed_t.data());
+                k->pack(Bnn.data(), N, K, N, packed.data());
+                // C = alpha A B^T + bias, then C += alpha A B
+                k->gemm_packed(M, N, K, alpha, A.data(), lda, packed_t.data(), k->panel_width, bias.data(), C.data(), ldc, false);
+                k->gemm_packed(M, N, K, alpha, A.data(), lda, packed.data(), k->panel_width, nullptr, C.data(), ldc, true);
+            }
             double worst = 0.0;
-            for (size_t i = 0; i < M; ++i)
+            for (size_t i = 0; packs && i < M; ++i)
                 for (size_t n = 0; n < N; ++n) {
                     double dot = 0.0;
                     for (size_t kk = 0; kk < K; ++kk) dot += double(A[i * lda + kk]) * Bnt[n * K + kk];
@@ -496,6 +519,9 @@ TEST_CASE("packed products of 1 to 4 rows: the same bits as in a block of 5, eve
                     REQUIRE(edgeattn::detail::packed_floats(K, N, floats));
                     std::vector<float> packed(floats);
                     edgeattn::detail::pack_weights_transposed(K, N, {type, data, row_scales}, packed.data());
+                    // A path that never packs reads fp32 panels through
+                    // gemm_nn_direct (linear.cpp; the packed calls' tests).
+                    if (type == EDGEATTN_DTYPE_F32 && !k->gemm_packed) continue;
                     auto product = [&](size_t M, float *C) {
                         if (type == EDGEATTN_DTYPE_F32)
                             k->gemm_packed(M, N, K, 1.0f, A.data(), lda, packed.data(),

@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 
+#include "../features.hpp"
 #include "edgeattn/edgeattn.h"
 
 namespace edgeattn {
@@ -44,7 +45,9 @@ struct kernel_table {
     edgeattn_isa isa;
     size_t panel_width;  // NR: columns per packed panel (<= max_panel_width)
 
-    // Matrix products go through a packed right-hand side (see gemm.hpp).
+    // Matrix products go through a packed right-hand side (see gemm.hpp);
+    // the three are null on a path that never packs (make_kernel_table.hpp),
+    // whose products read their operands in place: ask packs().
     // pack_transposed: b (n, k) -> packed b^T, for x W^T and Q K^T.
     void (*pack_transposed)(const float *b, size_t ldb, size_t n, size_t k, float *packed);
     // pack: b (k, n) -> packed b, for weights . V.
@@ -99,6 +102,14 @@ struct kernel_table {
     // +-inf, NaN quiet): a call's fp16 outputs, a cache's fp16 rows.
     void (*round_half)(const float *x, size_t n, uint16_t *h);
 };
+
+// Whether path k packs fp32 operands; a build none of whose paths packs
+// tests a constant, and its packing branches are not compiled in. The
+// library's own: with_packing reads the library's private path macros, so
+// a test asks k.gemm_packed (internal linkage: no other definition merges).
+namespace {
+inline bool packs(const kernel_table &k) { return with_packing && k.gemm_packed; }
+}  // namespace
 
 // Kernels that only some operations call live in tables of their own,
 // reached only through those operations, so a firmware image without them

@@ -18,13 +18,22 @@ namespace edgeattn {
 namespace detail {
 namespace {
 
+// The plain C++ path built for size never packs fp32 operands: its
+// one-row products gain nothing from packed panels (one lane, no cache
+// lines to fill on a Cortex-M), so every product reads its operands in
+// place and the packing code is not linked (Cortex-M4F MinSizeRel: N B).
+template <class B>
+constexpr bool path_packs() {
+    return with_packing && !compact_kernels<B>();
+}
+
 template <class B>
 constexpr kernel_table make_kernel_table(edgeattn_isa isa) {
     return kernel_table{isa,
                         gemm_tile<B>::width,
-                        &pack_transposed<B>,
-                        &pack<B>,
-                        &gemm_packed<B>,
+                        path_packs<B>() ? &pack_transposed<B> : nullptr,
+                        path_packs<B>() ? &pack<B> : nullptr,
+                        path_packs<B>() ? &gemm_packed<B> : nullptr,
                         &gemm_nt_direct<B>,
                         &gemm_nn_direct<B>,
                         &masked_softmax_rows<B>,

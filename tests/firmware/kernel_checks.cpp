@@ -360,7 +360,16 @@ int main() {
         exp_checks(k, name, true);
         half_checks(k, name);
         product_checks(k, edgeattn::detail::cache_kernels_of(k), name);
-        packed_product_checks(k, name);
+        // Built for size, the plain C++ path reads every operand in place.
+#if defined(__OPTIMIZE_SIZE__)
+        const bool never_packs = path == EDGEATTN_ISA_SCALAR;
+#else
+        const bool never_packs = false;
+#endif
+        check((k.pack_transposed == nullptr) == never_packs && (k.pack == nullptr) == never_packs &&
+                  (k.gemm_packed == nullptr) == never_packs,
+              name, "packing kernels unless the plain C++ path built for size", 0);
+        if (!never_packs) packed_product_checks(k, name);
         decode_checks(k, name);
         softmax_checks(k, name);
     }
