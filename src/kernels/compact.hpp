@@ -40,6 +40,16 @@ namespace edgeattn {
 namespace detail {
 namespace {
 
+// Built for size, whatever the path: the vector paths keep their tile
+// shapes but fewer widths of the direct products' passes.
+constexpr bool built_for_size() {
+#if defined(__OPTIMIZE_SIZE__)
+    return true;
+#else
+    return false;
+#endif
+}
+
 template <class B>
 constexpr bool compact_kernels() {
 #if defined(__OPTIMIZE_SIZE__)

@@ -773,6 +773,17 @@ void gemm_nn_direct_columns(size_t K, const float *a, const T *Bm, size_t ldb, f
     if (tail) store_partial(acc[V], c + V * W, tail);
 }
 
+// gemm_nn_direct_columns of `vectors` whole vectors (at most V; V of them
+// leave no tail), the count chosen at run time.
+template <class B, class T, size_t V>
+void direct_columns_pass(size_t vectors, size_t K, const float *a, const T *Bm, size_t ldb, float *c,
+                         size_t tail, bool accumulate, const float *k_scales) {
+    if constexpr (V > 0)
+        if (vectors < V)
+            return direct_columns_pass<B, T, V - 1>(vectors, K, a, Bm, ldb, c, tail, accumulate, k_scales);
+    gemm_nn_direct_columns<B, V, T>(K, a, Bm, ldb, c, tail, accumulate, k_scales);
+}
+
 // gemm_nn_direct_columns on the plain C++ path: CW columns of one row of
 // C, the row of A, its scales and the rows of Bm stepping themselves (the
 // Cortex-M4F's floating-point loads take an immediate offset only: a[k]
@@ -832,7 +843,9 @@ void gemm_nn_direct_typed(size_t M, size_t N, size_t K, const float *A, size_t l
                     gemm_nn_direct_scalar_pass<B, 1, T>(K, a, Bm + n0, ldb, c + n0, accumulate, k_scales);
         }
     } else {
-        constexpr size_t W = B::size, most = 8;
+        // Built for size, passes of at most 4 vectors (Helium -Os: half the
+        // instantiations; a wider head takes two passes over K).
+        constexpr size_t W = B::size, most = built_for_size() ? 4 : 8;
         for (size_t i = 0; i < M; ++i) {
             for (size_t n0 = 0; n0 < N; n0 += most * W) {
                 const size_t width = N - n0 < most * W ? N - n0 : most * W;
@@ -840,17 +853,7 @@ void gemm_nn_direct_typed(size_t M, size_t N, size_t K, const float *A, size_t l
                 const float *a = A + i * lda;
                 const T *b = Bm + n0;
                 float *c = C + i * ldc + n0;
-                switch (vectors) {
-                    case 0: gemm_nn_direct_columns<B, 0, T>(K, a, b, ldb, c, tail, accumulate, k_scales); break;
-                    case 1: gemm_nn_direct_columns<B, 1, T>(K, a, b, ldb, c, tail, accumulate, k_scales); break;
-                    case 2: gemm_nn_direct_columns<B, 2, T>(K, a, b, ldb, c, tail, accumulate, k_scales); break;
-                    case 3: gemm_nn_direct_columns<B, 3, T>(K, a, b, ldb, c, tail, accumulate, k_scales); break;
-                    case 4: gemm_nn_direct_columns<B, 4, T>(K, a, b, ldb, c, tail, accumulate, k_scales); break;
-                    case 5: gemm_nn_direct_columns<B, 5, T>(K, a, b, ldb, c, tail, accumulate, k_scales); break;
-                    case 6: gemm_nn_direct_columns<B, 6, T>(K, a, b, ldb, c, tail, accumulate, k_scales); break;
-                    case 7: gemm_nn_direct_columns<B, 7, T>(K, a, b, ldb, c, tail, accumulate, k_scales); break;
-                    default: gemm_nn_direct_columns<B, 8, T>(K, a, b, ldb, c, 0, accumulate, k_scales); break;
-                }
+                direct_columns_pass<B, T, most>(vectors, K, a, b, ldb, c, tail, accumulate, k_scales);
             }
         }
     }

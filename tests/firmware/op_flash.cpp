@@ -1,15 +1,20 @@
 // One op a firmware image, for what each op costs in flash (docs/ports.md):
 // built once per op by tests/firmware/CMakeLists.txt with OP_FLASH_<op>
 // defined (or none of them: the image that calls no op, whose flash the
-// others' is measured from). Each calls its op once at a small shape and
-// prints the status, so the image runs and the call is not optimised away;
-// the data are static RAM, as an application's buffers would be.
+// others' is measured from; OP_FLASH_CMSIS_DSP_MHA: multi-head attention
+// composed from CMSIS-DSP, when the build is given it). Each calls its op
+// once at a small shape and prints the status, so the image runs and the
+// call is not optimised away; the data are static RAM, as an application's
+// buffers would be.
 #include <edgeattn/edgeattn.h>
 
 #include <cstddef>
 #include <cstdint>
 
 #include "report.hpp"
+#if defined(OP_FLASH_CMSIS_DSP_MHA)
+#include "cmsis_dsp_compositions.hpp"
+#endif
 
 namespace {
 
@@ -68,6 +73,14 @@ edgeattn_status run() {
     pw.W_q = {EDGEATTN_DTYPE_F32, w[0], nullptr};
     pw.W_o = {EDGEATTN_DTYPE_F32, w[3], nullptr};
     return edgeattn_kv_cache_attend(&cache, &dims, a, &pw, nullptr, workspace, sizeof workspace, out, nullptr);
+#elif defined(OP_FLASH_CMSIS_DSP_MHA)
+    // edgeattn_mha's call above composed from CMSIS-DSP (benchmark only):
+    // d = 16, 4 heads, W given and as its transpose (both forms linked).
+    const float *const W[4] = {w[0], w[1], w[2], w[3]};
+    const cmsis_dsp::mha_shape shape{2, 4, 8, 16, 4};
+    if (cmsis_dsp::mha_scratch_floats(shape) * sizeof(float) > sizeof workspace) return EDGEATTN_ERR_WORKSPACE_TOO_SMALL;
+    cmsis_dsp::mha(shape, a, b, lens, W, W, out, reinterpret_cast<float *>(workspace));
+    return EDGEATTN_OK;
 #else
     return EDGEATTN_OK;  // no op: the image the others are measured from
 #endif
