@@ -560,12 +560,13 @@ void small_row_sum(size_t n, size_t dv, const float *p, const float *values, siz
 // (exp below -104 is 0 in binary32); a row below that, one that sees no
 // key (uniform) or one with a non-finite score returns false, having
 // written nothing, and takes the block path, whose rules cover it.
-bool small_row(const kernel_table &k, const attention_slice &s, size_t row, const attention_mask_view &mask) {
+// scale: the factor of its scores (score_scale), found once for the slice.
+bool small_row(const kernel_table &k, const attention_slice &s, size_t row, const attention_mask_view &mask,
+               float scale) {
     const key_interval iv = row_keys(s, mask, row);
     const size_t K = s.num_keys, n = iv.hi - iv.lo, d = s.d, dv = s.dv;
     if (n == 0) return false;
     const float *q = s.queries + row * s.query_stride;
-    const float scale = score_scale(mask, d);
     float p[small_row_keys];
     const float *keys = s.keys + iv.lo * s.key_stride, *values = s.values + iv.lo * s.value_stride;
     float finite;
@@ -612,8 +613,9 @@ void dot_product_attention_block(const kernel_table &k, const attention_slice &s
         attention_in_blocks(k, s, row0, rows, mask, slot);
         return;
     }
+    const float scale = score_scale(mask, s.d);
     for (size_t r = row0; r < row0 + rows; ++r)
-        if (!small_row(k, s, r, mask)) attention_in_blocks(k, s, r, 1, mask, slot);
+        if (!small_row(k, s, r, mask, scale)) attention_in_blocks(k, s, r, 1, mask, slot);
 }
 
 namespace {

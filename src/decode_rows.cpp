@@ -63,10 +63,10 @@ key_interval chunk_keys(const attention_slice &s, key_interval visible, size_t c
 }
 
 // The rows (fp32, or in their stored type) keys or values are read from.
-// A wrapped ring reads through ring_runs; typed rows are s.stored_*.
+// A wrapped ring reads through ring_runs; typed rows are *s.typed.
 edgeattn_dtype storage_type(const attention_slice &s) {
     const stored_cache_operations *rows = s.ring ? s.ring->rows_stored : s.stored;
-    return rows ? s.stored_keys.type : EDGEATTN_DTYPE_F32;
+    return rows ? s.typed->keys.type : EDGEATTN_DTYPE_F32;
 }
 
 // f(physical row, column offset, n) for each run of logical keys
@@ -97,8 +97,8 @@ void block_scores_of(const decode_kernel_table &dk, const attention_slice &s, si
                           nullptr, scores + col, ld);
         else
             (type == EDGEATTN_DTYPE_INT8 ? dk.int8_scores : dk.half_scores)(
-                rows, m, s.d, scale, s.queries, s.query_stride, typed_row(s.stored_keys, row, s.key_stride),
-                s.key_stride, s.stored_keys.scales ? s.stored_keys.scales + row : nullptr, scores + col, ld);
+                rows, m, s.d, scale, s.queries, s.query_stride, typed_row(s.typed->keys, row, s.key_stride),
+                s.key_stride, s.typed->keys.scales ? s.typed->keys.scales + row : nullptr, scores + col, ld);
     });
 }
 
@@ -113,8 +113,8 @@ void block_values_of(const decode_kernel_table &dk, const attention_slice &s, si
                           state.out, state.stride);
         else
             (type == EDGEATTN_DTYPE_INT8 ? dk.int8_values : dk.half_values)(
-                rows, s.dv, m, p + col, ldp, typed_row(s.stored_values, row, s.value_stride), s.value_stride,
-                s.stored_values.scales ? s.stored_values.scales + row : nullptr, state.out, state.stride);
+                rows, s.dv, m, p + col, ldp, typed_row(s.typed->values, row, s.value_stride), s.value_stride,
+                s.typed->values.scales ? s.typed->values.scales + row : nullptr, state.out, state.stride);
     });
 }
 

@@ -73,11 +73,11 @@ struct decode_workspace {
     float *partials;
 };
 
-// Runs the decode of `slices` slices, slice i built by slice_of(i, ring)
-// (ring: storage for its ring layout), each of `rows` rows of dv outputs
-// over at most `capacity` keys. Threads take whole slices when there are
-// as many as threads, else chunks of them (then a second pass folds each
-// slice's partials).
+// Runs the decode of `slices` slices, slice i built by slice_of(i, storage)
+// (storage: what the slice points at, kept while it is read), each of
+// `rows` rows of dv outputs over at most `capacity` keys. Threads take
+// whole slices when there are as many as threads, else chunks of them
+// (then a second pass folds each slice's partials).
 template <class SliceOf>
 void decode_slices(const kernel_table &k, const decode_kernel_table &dk, size_t slices, size_t rows, size_t dv,
                    size_t capacity, const attention_mask_view &mask, const decode_workspace &ws,
@@ -93,8 +93,8 @@ void decode_slices(const kernel_table &k, const decode_kernel_table &dk, size_t 
                      [&](size_t t, size_t begin, size_t end) {
             const scratch_slot slot = slot_of(t);
             for (size_t i = begin; i < end; ++i) {
-                ring_layout ring;
-                decode_slice(k, dk, slice_of(i, ring), mask, slot);
+                cache_slice_storage storage;
+                decode_slice(k, dk, slice_of(i, storage), mask, slot);
             }
         });
         return;
@@ -105,8 +105,8 @@ void decode_slices(const kernel_table &k, const decode_kernel_table &dk, size_t 
         const scratch_slot slot = slot_of(t);
         for (size_t item = begin; item < end; ++item) {
             const size_t i = item / splits, c = item % splits;
-            ring_layout ring;
-            const attention_slice s = slice_of(i, ring);
+            cache_slice_storage storage;
+            const attention_slice s = slice_of(i, storage);
             if (c < decode_splits(s.num_keys))
                 decode_chunk_partial(k, dk, s, mask, c, ws.partials + (i * decode_max_splits + c) * per_slice,
                                      slot);
@@ -116,8 +116,8 @@ void decode_slices(const kernel_table &k, const decode_kernel_table &dk, size_t 
                  [&](size_t t, size_t begin, size_t end) {
         const scratch_slot slot = slot_of(t);
         for (size_t i = begin; i < end; ++i) {
-            ring_layout ring;
-            decode_fold_partials(k, slice_of(i, ring), mask, ws.partials + i * decode_max_splits * per_slice, slot);
+            cache_slice_storage storage;
+            decode_fold_partials(k, slice_of(i, storage), mask, ws.partials + i * decode_max_splits * per_slice, slot);
         }
     });
 }

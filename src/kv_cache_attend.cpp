@@ -59,11 +59,13 @@ stored_rows stored_head_rows(const edgeattn_kv_cache &cache, bool values, size_t
 }
 
 // Slice s reads cache head (b, g): its fp32 rows in place (keys and values
-// already point at them), or the int8 / fp16 ones through stored_cache_rows.
-void read_cache_head(attention_slice &s, const edgeattn_kv_cache &cache, size_t head) {
+// already point at them), or the int8 / fp16 ones (described in `typed`,
+// which must outlive the slice's reads) through stored_cache_rows.
+void read_cache_head(attention_slice &s, stored_head &typed, const edgeattn_kv_cache &cache, size_t head) {
     if (storage_of(cache) == EDGEATTN_DTYPE_F32) return;
-    s.stored_keys = stored_head_rows(cache, false, head);
-    s.stored_values = stored_head_rows(cache, true, head);
+    typed.keys = stored_head_rows(cache, false, head);
+    typed.values = stored_head_rows(cache, true, head);
+    s.typed = &typed;
     s.stored = &stored_cache_rows;
 }
 
@@ -249,7 +251,8 @@ edgeattn_status attention(const edgeattn_kv_cache *cache, const edgeattn_attenti
         const size_t rows = one.grouped ? group : 1, slices = one.grouped ? d.batch * kv_heads : d.batch * heads;
         float *gathered = ws + one.grouped_queries, *gathered_out = ws + one.grouped_heads;
         if (one.grouped) regroup_heads(Q, gathered, d.batch, 1, heads, group, head_size, true);
-        decode_slices(k, *dk, slices, rows, head_size, cap, mask, dws, [&](size_t slice, ring_layout &ring) {
+        decode_slices(k, *dk, slices, rows, head_size, cap, mask, dws,
+                      [&](size_t slice, cache_slice_storage &storage) {
             const size_t b = slice / (slices / d.batch), head = slice % (slices / d.batch);
             const size_t kv_head = one.grouped ? head : head / group;
             const size_t cached = (b * kv_heads + kv_head) * cap * head_size;
@@ -260,8 +263,8 @@ edgeattn_status attention(const edgeattn_kv_cache *cache, const edgeattn_attenti
                               static_cast<size_t>(c.lengths[b]), head_size, head_size, b,
                               one.grouped ? head * group : head};
             s.group = rows;
-            read_cache_head(s, c, b * kv_heads + kv_head);
-            read_ring(s, ring, c, b);
+            read_cache_head(s, storage.typed, c, b * kv_heads + kv_head);
+            read_ring(s, storage.ring, c, b);
             return s;
         });
         if (one.grouped) regroup_heads(gathered_out, heads_out, d.batch, 1, heads, group, head_size, false);
@@ -286,9 +289,9 @@ edgeattn_status attention(const edgeattn_kv_cache *cache, const edgeattn_attenti
                               (c.values ? c.values + cached * value_head : nullptr), value_head, out, value_head,
                               nullptr, 0, rows, length, head_size, value_head, b, g * group};
             s.group = group;
-            read_cache_head(s, c, slice);
-            ring_layout ring;
-            read_ring(s, ring, c, b);
+            cache_slice_storage storage;
+            read_cache_head(s, storage.typed, c, slice);
+            read_ring(s, storage.ring, c, b);
             dot_product_attention_block(k, s, row0, block_rows, mask, slot);
         });
         regroup_heads(gathered_out, heads_out, d.batch, d.queries, heads, group, value_head, false);
@@ -315,9 +318,9 @@ edgeattn_status attention(const edgeattn_kv_cache *cache, const edgeattn_attenti
                                   attention_weights ? attention_weights + slice * d.queries * cap
                                                     : nullptr,
                                   cap, d.queries, length, head_size, value_head, b, head};
-                read_cache_head(s, c, b * kv_heads + head / group);
-                ring_layout ring;
-                read_ring(s, ring, c, b);
+                cache_slice_storage storage;
+                read_cache_head(s, storage.typed, c, b * kv_heads + head / group);
+                read_ring(s, storage.ring, c, b);
                 dot_product_attention_block(k, s, row0, rows, mask, slot);
             }
             if (weights_rows)  // positions not (yet) cached weigh 0

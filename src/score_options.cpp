@@ -28,6 +28,13 @@ edgeattn_status read_score_options(const edgeattn_attention_options *o, unsigned
     if (!o) return EDGEATTN_OK;
     const float scale = o->scale, softcap = o->softcap;
     const int masking = enum_as_int(o->masking), weights_output = enum_as_int(o->weights_output);
+    // None of them set, the common call (their bits all zero: d2l's rules,
+    // the softmax's weights): the defaults above stand.
+    uint32_t scale_bits = 0, softcap_bits = 0;
+    memcpy(&scale_bits, &scale, sizeof scale_bits);
+    memcpy(&softcap_bits, &softcap, sizeof softcap_bits);
+    if ((scale_bits | softcap_bits | static_cast<uint32_t>(masking) | static_cast<uint32_t>(weights_output)) == 0)
+        return EDGEATTN_OK;
     if (!(taken & takes_products) &&
         (scale != 0.0f || scale != scale || softcap != 0.0f || softcap != softcap ||
          weights_output != EDGEATTN_WEIGHTS_SOFTMAX))

@@ -85,7 +85,7 @@ void stored_block_scores(const kernel_table &k, const attention_slice &s, size_t
                          size_t key0, size_t n, float scale, float *scores, size_t ldc,
                          const scratch_slot &slot) {
     const float *queries = s.queries + row0 * s.query_stride;
-    const stored_rows &stored = s.stored_keys;
+    const stored_rows &stored = s.typed->keys;
     if (reads_in_place(k, s)) {
         stored_kernels(k, stored.type)
             .gemm_nt_direct(rows, n, s.d, scale, queries, s.query_stride,
@@ -103,7 +103,7 @@ void stored_block_weighted_sum(const kernel_table &k, const attention_slice &s, 
                                size_t rows, size_t key0, size_t n, const float *p, size_t ldp,
                                bool accumulate, const scratch_slot &slot) {
     float *out = s.output + row0 * s.output_stride;
-    const stored_rows &stored = s.stored_values;
+    const stored_rows &stored = s.typed->values;
     if (reads_in_place(k, s)) {
         const cache_kernel_table &cache = cache_kernels_of(k);
         (stored.type == EDGEATTN_DTYPE_INT8 ? cache.int8_values : cache.half_values)(
@@ -118,7 +118,7 @@ void stored_block_weighted_sum(const kernel_table &k, const attention_slice &s, 
 
 // out += w * stored value row j.
 void stored_add_value_row(const attention_slice &s, size_t j, float w, float *out) {
-    for (size_t c = 0; c < s.dv; ++c) out[c] += w * stored_value(s.stored_values, j, c, s.value_stride);
+    for (size_t c = 0; c < s.dv; ++c) out[c] += w * stored_value(s.typed->values, j, c, s.value_stride);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -499,6 +500,58 @@ TEST_CASE("the options give the same bits for 1 and 4 threads") {
         }
     }
     test_paths::set_threads(8);
+}
+
+// A call reads an options struct with no score option and no mask set
+// (every byte of those fields zero) without checking each field; any other
+// bytes go through the checks. A negative zero (scale, ALiBi) and nonzero
+// padding in the mask (64-bit: after `alignment`) are such bytes, and still
+// mean "unset": the same bits as the zeroed struct, on every path; a mask
+// that is set (one causal flag) still applies.
+TEST_CASE("options whose only nonzero bytes are negative zeros or the mask's padding act as unset") {
+    const std::size_t B = 2, Q = 3, K = 9, d = 6, dv = 5;
+    const auto q = random_floats(B * Q * d, 51), k = random_floats(B * K * d, 52), v = random_floats(B * K * dv, 53);
+    const std::int32_t lens[B] = {4, 9};
+    const edgeattn_attention_dims dims{B, Q, K, d, d, dv, 0, 0, 0, 0};
+    std::vector<float> ws(test_calls::workspace_bytes(EDGEATTN_OP_SDPA, dims, 1) / sizeof(float) + 64);
+    auto run = [&](const edgeattn_attention_options &o) {
+        std::vector<float> out(B * Q * dv, -7.0f), wt(B * Q * K, -7.0f);
+        REQUIRE(edgeattn_sdpa(&dims, q.data(), k.data(), v.data(), &o, ws.data(), ws.size() * sizeof(float),
+                              out.data(), wt.data()) == EDGEATTN_OK);
+        out.insert(out.end(), wt.begin(), wt.end());
+        return out;
+    };
+    for (const edgeattn_isa isa : paths()) {
+        INFO("path " << edgeattn_isa_name(isa));
+        REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);
+        edgeattn_attention_options zeroed;
+        std::memset(&zeroed, 0, sizeof zeroed);
+        zeroed.valid_lens = {EDGEATTN_VALID_LENS_PER_BATCH, lens};
+        const std::vector<float> unset = run(zeroed);
+
+        edgeattn_attention_options negative_zeros = zeroed;
+        negative_zeros.scale = -0.0f;
+        negative_zeros.mask.alibi_max_bias = -0.0f;
+        CHECK(std::memcmp(run(negative_zeros).data(), unset.data(), unset.size() * sizeof(float)) == 0);
+
+        // The bytes between `alignment` and `right_window`, where the ABI
+        // leaves a gap (none on 32-bit targets).
+        const std::size_t gap_begin = offsetof(edgeattn_attention_mask, alignment) + sizeof(int);
+        const std::size_t gap_end = offsetof(edgeattn_attention_mask, right_window);
+        if (gap_end > gap_begin) {
+            edgeattn_attention_options padded = zeroed;
+            std::memset(reinterpret_cast<unsigned char *>(&padded.mask) + gap_begin, 0xA5, gap_end - gap_begin);
+            CHECK(std::memcmp(run(padded).data(), unset.data(), unset.size() * sizeof(float)) == 0);
+        }
+
+        edgeattn_attention_options causal = zeroed;
+        causal.mask.causal = 1;
+        const std::vector<float> masked = run(causal);
+        CHECK(std::memcmp(masked.data(), unset.data(), unset.size() * sizeof(float)) != 0);
+        for (std::size_t b = 0; b < B; ++b)  // row 0 sees keys up to K - Q alone
+            for (std::size_t j = K - Q + 1; j < K; ++j) CHECK(masked[B * Q * dv + (b * Q) * K + j] == 0.0f);
+    }
+    REQUIRE(edgeattn_set_isa(EDGEATTN_ISA_AUTO) == EDGEATTN_OK);
 }
 
 TEST_CASE("additive attention takes masking, alignment and right_window") {
