@@ -14,7 +14,7 @@ key_interval attention_mask_view::of_row(size_t b, size_t i, size_t queries, siz
     // Valid lengths alone (d2l's masks, or none): the row's position is not
     // needed, and the answer costs no more than the call (the general rule
     // is a tail call, its register saves paid only there).
-    if (!ranges && !causal && !right_window && !window) return {0, lens.of_row(b, i, keys)};
+    if (!positioned()) return {0, lens.of_row(b, i, keys)};
     return of_positioned_row(b, i, queries, keys);
 }
 
@@ -62,6 +62,7 @@ edgeattn_status check_attention_mask(const edgeattn_attention_mask *mask_arg, si
     view.bias = nullptr;
     view.alignment = EDGEATTN_ALIGN_BOTTOM_RIGHT;
     view.right_window = 0;
+    view.by_position = false;
     view.alibi_max_bias = 0.0f;
     view.alibi = nullptr;
     // No mask, the common call (a zeroed struct, as `{}` leaves it):
@@ -124,6 +125,7 @@ edgeattn_status check_attention_mask(const edgeattn_attention_mask *mask_arg, si
         view.bias_batch_stride = bias_batch == 1 ? 0 : bias_heads * queries * row;
         spans[num_spans++] = {mask->bias, count};
     }
+    view.by_position = view.ranges || view.causal || view.window || view.right_window;
     return EDGEATTN_OK;
 }
 

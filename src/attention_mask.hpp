@@ -59,6 +59,9 @@ struct attention_mask_view {
     size_t ranges_query_stride = 0;   // 0 per batch, 1 per query
     bool causal = false;
     size_t window = 0;                // 0: none; w: keys j > i + K - Q - w
+    // Whether ranges, causal, window or right_window is set (found once,
+    // by check_attention_mask: a row's keys are asked per row and block).
+    bool by_position = false;
     const float *bias = nullptr;      // (bias_batch, bias_heads, Q, bias_keys)
     size_t bias_batch_stride = 0;     // 0 when broadcast over the batch
     size_t bias_head_stride = 0;      // 0 when broadcast over the heads
@@ -93,8 +96,11 @@ struct attention_mask_view {
     __attribute__((noinline)) key_interval of_positioned_row(size_t b, size_t i, size_t queries,
                                                              size_t keys) const;
 
-    // Whether every row sees every key (no valid lengths, ranges, causal or window).
-    bool masks_nothing() const { return !lens.lens && !ranges && !causal && !window && !right_window; }
+    // Whether a row's keys depend on its position (ranges, causal or a
+    // window; of_row's rule beyond valid lengths).
+    bool positioned() const { return by_position; }
+    // Whether every row sees every key (no valid lengths either).
+    bool masks_nothing() const { return !lens.lens && !positioned(); }
 
     // The options as the kernels test them: false in a build without the
     // feature (features.hpp), whose calls refuse it, so its code drops out.

@@ -13,14 +13,16 @@ size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
 size_t max_size(size_t a, size_t b) { return a > b ? a : b; }
 
 // Out of line: the kernels ask per row and key block (flash on Cortex-M).
-// Without a mask every row sees every key: answered at once, before the
-// divisions (sdpa of 128 keys asks ~400 times a head: 5% of it on Zen 4);
-// builds for size leave it to of_row, which answers valid lengths (or no
-// mask) without the row's position.
+// Without a mask every row sees every key, and with valid lengths alone
+// it sees its length: answered at once, before the divisions (sdpa of 128
+// keys asks ~400 times a head: 5% of it on Zen 4; d2l's sdpa example on
+// the Cortex-M4F -O3, one call fewer a row); builds for size leave both to
+// of_row, which answers valid lengths (or no mask) without the row's
+// position.
 __attribute__((noinline)) key_interval row_keys(const attention_slice &s, const attention_mask_view &mask,
                                                 size_t row) {
 #if !defined(__OPTIMIZE_SIZE__)
-    if (mask.masks_nothing()) return {0, s.num_keys};
+    if (!mask.positioned()) return {0, mask.lens.of_row(s.batch_index, row / s.group, s.num_keys)};
 #endif
     return mask.of_row(s.batch_index, row / s.group, s.num_queries / s.group, s.num_keys);
 }
@@ -432,17 +434,25 @@ bool takes_small_rows(const kernel_table &k, const attention_slice &s, const att
 }
 
 // y[i] = alpha * sum over t < terms of a[t] * b[i * b_step + t * term_step],
-// i < outputs, each sum in t's order: the scores of a small row (the keys
-// as b) and its weighted sum (the values as b, alpha 1), in one loop nest.
+// i < outputs (both at least 1), each sum in t's order: the scores of a
+// small row (the keys as b) and its weighted sum (the values as b, alpha
+// 1), in one loop nest. Pointers stepped, not indices multiplied (GCC -Os
+// keeps the multiplications: d2l's sdpa example on the Cortex-M4F 3,040 ->
+// 2,990 instructions), each only to an element read next (never past the
+// caller's array).
 void strided_dots(size_t outputs, size_t terms, const float *a, const float *b, size_t b_step, size_t term_step,
                   float alpha, float *y) {
-    for (size_t i = 0; i < outputs; ++i, b += b_step) {
-        // Pointers stepped, not indices multiplied: GCC -Os keeps the
-        // multiplications (d2l's sdpa example, Cortex-M4F: 3,040 -> 2,990).
+    for (size_t i = 0;;) {
         float sum = 0.0f;
         const float *term = b;
-        for (size_t t = 0; t < terms; ++t, term += term_step) sum += a[t] * *term;
+        for (size_t t = 0;;) {
+            sum += a[t] * *term;
+            if (++t == terms) break;
+            term += term_step;
+        }
         y[i] = sum * alpha;
+        if (++i == outputs) break;
+        b += b_step;
     }
 }
 
@@ -461,9 +471,10 @@ float small_scores(size_t n, const float *q, const float *keys, size_t key_strid
     float query[F];
     for (size_t t = 0; t < F; ++t) query[t] = q[t];
     float row_max = -__builtin_inff(), zero = 0.0f;
-    for (size_t j = 0; j < n; ++j, keys += key_stride) {
+    for (size_t j = 0; j < n; ++j) {
+        const float *key = keys + j * key_stride;
         float sum = 0.0f;
-        for (size_t t = 0; t < F; ++t) sum += query[t] * keys[t];
+        for (size_t t = 0; t < F; ++t) sum += query[t] * key[t];
         const float score = sum * scale;
         p[j] = score;
         zero *= score;
@@ -473,39 +484,37 @@ float small_scores(size_t n, const float *q, const float *keys, size_t key_strid
     return row_max;
 }
 
+// out = sum over j of (p[j] * factor) * value row j: the weights p
+// normalised already (factor 1), or exponentials and the inverse of their
+// sum, each weight then formed as the step takes it (the same product as
+// the normalised weight: the same bits, and as the weights never exceed 1,
+// no sum past the values' largest).
 template <size_t F>
-void small_weighted_sum(size_t n, const float *p, const float *values, size_t value_stride, float *out) {
+void small_weighted_sum(size_t n, const float *p, float factor, const float *values, size_t value_stride,
+                        float *out) {
     float sums[F] = {};
-    for (size_t j = 0; j < n; ++j, values += value_stride)
-        for (size_t i = 0; i < F; ++i) sums[i] += p[j] * values[i];
+    for (size_t j = 0; j < n; ++j) {
+        const float w = p[j] * factor, *value = values + j * value_stride;
+        for (size_t i = 0; i < F; ++i) sums[i] += w * value[i];
+    }
     for (size_t i = 0; i < F; ++i) out[i] = sums[i];
 }
 
-// out = (sum over j of e[j] * value row j) / (sum of the e[j]): the weighted
-// sum of exponentials not yet normalised, which it sums in the same loop;
-// the F outputs are divided, not the n weights.
-template <size_t F>
-void small_normalised_sum(size_t n, const float *e, const float *values, size_t value_stride, float *out) {
-    float sums[F] = {}, total = 0.0f;
-    for (size_t j = 0; j < n; ++j, values += value_stride) {
-        total += e[j];
-        for (size_t i = 0; i < F; ++i) sums[i] += e[j] * values[i];
-    }
-    const float inverse = 1.0f / total;
-    for (size_t i = 0; i < F; ++i) out[i] = sums[i] * inverse;
-}
-
-// small_normalised_sum of values of dv <= small_row_features; false for
-// wider ones.
+// The softmax's division and the weighted sum of n exponentials e in one
+// pass over them, for values of dv <= small_row_features (false for wider
+// ones): without the weights output, they are never stored normalised.
 bool small_row_normalised_sum(size_t n, size_t dv, const float *e, const float *values, size_t value_stride,
                               float *out) {
+    if (dv > small_row_features) return false;
+    float sum = 0.0f;
+    for (size_t j = 0; j < n; ++j) sum += e[j];
+    const float inverse = 1.0f / sum;
     switch (dv) {
-        case 1: return small_normalised_sum<1>(n, e, values, value_stride, out), true;
-        case 2: return small_normalised_sum<2>(n, e, values, value_stride, out), true;
-        case 3: return small_normalised_sum<3>(n, e, values, value_stride, out), true;
-        case 4: return small_normalised_sum<4>(n, e, values, value_stride, out), true;
+        case 1: return small_weighted_sum<1>(n, e, inverse, values, value_stride, out), true;
+        case 2: return small_weighted_sum<2>(n, e, inverse, values, value_stride, out), true;
+        case 3: return small_weighted_sum<3>(n, e, inverse, values, value_stride, out), true;
+        default: return small_weighted_sum<4>(n, e, inverse, values, value_stride, out), true;
     }
-    return false;
 }
 #endif
 
@@ -543,10 +552,10 @@ float small_row_scores(const kernel_table &k, size_t n, size_t d, const float *q
 void small_row_sum(size_t n, size_t dv, const float *p, const float *values, size_t value_stride, float *out) {
 #if !defined(__OPTIMIZE_SIZE__)
     switch (dv) {
-        case 1: return small_weighted_sum<1>(n, p, values, value_stride, out);
-        case 2: return small_weighted_sum<2>(n, p, values, value_stride, out);
-        case 3: return small_weighted_sum<3>(n, p, values, value_stride, out);
-        case 4: return small_weighted_sum<4>(n, p, values, value_stride, out);
+        case 1: return small_weighted_sum<1>(n, p, 1.0f, values, value_stride, out);
+        case 2: return small_weighted_sum<2>(n, p, 1.0f, values, value_stride, out);
+        case 3: return small_weighted_sum<3>(n, p, 1.0f, values, value_stride, out);
+        case 4: return small_weighted_sum<4>(n, p, 1.0f, values, value_stride, out);
     }
 #endif
     strided_dots(dv, n, p, values, 1, value_stride, 1.0f, out);

@@ -127,9 +127,13 @@ constexpr size_t direct_queries_limit = 4;
 // step over 4096 fp16 positions, 753 us packed).
 constexpr size_t direct_queries_limit_stored = 16;
 
+// Internal linkage, as packs() (whose answer reads the library's own path
+// macros): no definition from outside the library can merge with it.
+namespace {
 inline bool reads_in_place(const kernel_table &k, const attention_slice &s) {
     return !packs(k) || s.num_queries <= (s.stored ? direct_queries_limit_stored : direct_queries_limit);
 }
+}  // namespace
 
 // One thread's scratch (layout in workspace_layout.hpp).
 struct scratch_slot {

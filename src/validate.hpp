@@ -28,9 +28,9 @@ struct tensor_span {
 // or EDGEATTN_ERR_SIZE_OVERFLOW when its byte size does not fit in size_t.
 inline edgeattn_status tensor_count(size_t &count, size_t a, size_t b = 1, size_t c = 1,
                                     size_t d = 1) {
-    size_t ab = 0, abc = 0, abcd = 0, bytes = 0;
+    size_t ab = 0, abc = 0, abcd = 0;
     if (mul_overflows(a, b, ab) || mul_overflows(ab, c, abc) || mul_overflows(abc, d, abcd) ||
-        mul_overflows(abcd, sizeof(float), bytes))
+        abcd > SIZE_MAX / sizeof(float))
         return EDGEATTN_ERR_SIZE_OVERFLOW;
     count = abcd;
     return EDGEATTN_OK;
@@ -108,24 +108,24 @@ __attribute__((always_inline)) inline bool spans_overlap(const void *a, size_t a
     return a0 >= b0 ? a0 - b0 < b_bytes && a_bytes != 0 : b0 - a0 < a_bytes && b_bytes != 0;
 }
 
-// A span's bytes as [begin, end), end saturated at the top of the address
-// space (a span said to run past it overlaps everything after its start,
-// as spans_overlap); a null or empty span as {UINTPTR_MAX, 0}, which
-// overlaps nothing.
+// A span's bytes as [first, last], inclusive (a span running past the top
+// of the address space ends there: it overlaps everything after its start,
+// as spans_overlap). A null or empty span is {UINTPTR_MAX, 0}, which
+// overlaps nothing: any other span starts above 0 (at a non-null address).
 struct byte_range {
-    uintptr_t begin, end;
+    uintptr_t first, last;
 };
 
 inline byte_range byte_range_of(const tensor_span &s) {
     const size_t bytes = s.bytes();
     if (!s.data || bytes == 0) return {UINTPTR_MAX, 0};
-    const uintptr_t begin = reinterpret_cast<uintptr_t>(s.data);
-    uintptr_t end = 0;
-    if (__builtin_add_overflow(begin, bytes, &end)) end = UINTPTR_MAX;
-    return {begin, end};
+    const uintptr_t first = reinterpret_cast<uintptr_t>(s.data);
+    uintptr_t last = 0;
+    if (__builtin_add_overflow(first, bytes - 1, &last)) last = UINTPTR_MAX;
+    return {first, last};
 }
 
-inline bool ranges_overlap(const byte_range &a, const byte_range &b) { return a.begin < b.end && b.begin < a.end; }
+inline bool ranges_overlap(const byte_range &a, const byte_range &b) { return a.first <= b.last && b.first <= a.last; }
 
 // Whether one of `n` output ranges touches one of `inputs`: each input's
 // range found once.

@@ -14,6 +14,7 @@
 #include "decode_rows.hpp"
 #include "linear.hpp"
 #include "path_helpers.hpp"
+#include "validate.hpp"
 
 #include <cmath>
 #include <cstdint>
@@ -294,6 +295,67 @@ TEST_CASE("the plain C++ path built for size never packs; every other path packs
         CHECK((k->pack == nullptr) == never_packs);
         CHECK((k->gemm_packed == nullptr) == never_packs);
     }
+}
+
+// The overlap test every call makes, on spans at made-up addresses (never
+// read) at both ends of the address space, against the exact intervals in
+// arithmetic twice as wide: a span running past the top overlaps
+// everything from its start on, an empty or null one nothing; outputs
+// against inputs, more inputs and each other, more outputs than one chunk
+// of 8 included.
+TEST_CASE("overlap checks: spans at both ends of the address space against exact intervals") {
+    using edgeattn::detail::tensor_span;
+    std::mt19937_64 rng(99);
+    const uintptr_t top = std::numeric_limits<uintptr_t>::max();
+    auto address = [&]() -> uintptr_t {
+        const uintptr_t offset = rng() % 48;
+        switch (rng() % 3) {
+            case 0: return offset;  // 0: a null span
+            case 1: return top - offset;
+            default: return top / 2 + offset;
+        }
+    };
+    auto span = [&]() {
+        const std::size_t element = std::size_t{1} << (rng() % 3);  // 1, 2 or 4 bytes
+        const std::size_t count = rng() % 5 == 0 ? top / element - rng() % 4 : rng() % 20;
+        return tensor_span{reinterpret_cast<const void *>(address()), count, element};
+    };
+    auto overlap = [](const tensor_span &a, const tensor_span &b) {
+#if defined(__SIZEOF_INT128__)
+        using wide = unsigned __int128;
+#else
+        using wide = std::uint64_t;  // 32-bit addresses
+        static_assert(sizeof(uintptr_t) <= 4, "a type twice as wide as an address");
+#endif
+        const wide a0 = reinterpret_cast<uintptr_t>(a.data), b0 = reinterpret_cast<uintptr_t>(b.data);
+        const wide a1 = a0 + wide(a.count) * a.element_bytes, b1 = b0 + wide(b.count) * b.element_bytes;
+        return a0 != 0 && b0 != 0 && a1 > a0 && b1 > b0 && (a0 > b0 ? a0 : b0) < (a1 < b1 ? a1 : b1);
+    };
+    std::size_t overlapping = 0, disjoint = 0;
+    for (int trial = 0; trial < 20000; ++trial) {
+        const std::size_t outputs_n = 1 + rng() % 10, inputs_n = rng() % 5, more_n = rng() % 3;
+        std::vector<tensor_span> outputs, inputs, more;
+        for (std::size_t i = 0; i < outputs_n; ++i) outputs.push_back(span());
+        for (std::size_t i = 0; i < inputs_n; ++i) inputs.push_back(span());
+        for (std::size_t i = 0; i < more_n; ++i) more.push_back(span());
+        bool want = false;
+        for (std::size_t o = 0; o < outputs_n; ++o) {
+            for (const tensor_span &in : inputs) want = want || overlap(outputs[o], in);
+            for (const tensor_span &in : more) want = want || overlap(outputs[o], in);
+            for (std::size_t p = 0; p < o; ++p) want = want || overlap(outputs[o], outputs[p]);
+        }
+        const edgeattn_status got = edgeattn::detail::check_disjoint(outputs.data(), outputs_n, inputs.data(),
+                                                                      inputs_n, more.data(), more_n);
+        INFO("trial " << trial);
+        REQUIRE(got == (want ? EDGEATTN_ERR_OVERLAP : EDGEATTN_OK));
+        ++(want ? overlapping : disjoint);
+    }
+    CHECK(overlapping > 1000);
+    CHECK(disjoint > 1000);
+    // A float at the top word and a byte at the top address.
+    const tensor_span word{reinterpret_cast<const void *>(top - 3), 1, 4}, byte{reinterpret_cast<const void *>(top), 1, 1};
+    CHECK(edgeattn::detail::check_disjoint(&word, 1, &byte, 1) == EDGEATTN_ERR_OVERLAP);
+    CHECK(edgeattn::detail::check_disjoint(&byte, 1, &byte, 1) == EDGEATTN_ERR_OVERLAP);
 }
 
 TEST_CASE("exp: at most 2 ULP on [-87.33, 88.37], 0 below, inf above, NaN kept") {

@@ -436,6 +436,38 @@ TEST_CASE("short rows (a few keys of a few features) and the block path beside t
     }
 }
 
+// Values near the largest float: each weight is at most 1 and they sum to
+// 1, so the weighted sum stays within the values (a sum of exponentials
+// times values, divided last, would overflow to inf). Equal scores: each
+// output is the mean of its visible values, and the same bits whether the
+// weights are asked for or not.
+TEST_CASE("short rows of values near the largest float give their finite weighted mean, weights or not") {
+    path_guard restore;
+    const std::size_t B = 1, Q = 3, K = 4, d = 1;
+    const std::vector<float> q(B * Q * d, 0.0f), k(B * K * d, 1.0f);
+    const std::vector<std::int32_t> lens{2, 3, 4};
+    for (const std::size_t dv : {std::size_t{1}, std::size_t{4}, std::size_t{6}}) {
+        std::vector<float> v(B * K * dv);
+        for (std::size_t i = 0; i < v.size(); ++i) v[i] = (i % dv) % 2 ? -3.0e38f : 3.0e38f;  // by column
+        for (edgeattn_isa isa : paths()) {
+            REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);
+            INFO("path " << std::string(edgeattn_isa_name(isa)) << ", dv " << dv);
+            const dot_result plain = dot_attention(B, Q, K, d, dv, q, k, v, lens, false);
+            const dot_result weighed = dot_attention(B, Q, K, d, dv, q, k, v, lens, true);
+            for (std::size_t i = 0; i < Q; ++i)
+                for (std::size_t c = 0; c < dv; ++c) {
+                    double mean = 0.0;  // float64: the mean of the row's visible values in column c
+                    for (std::size_t j = 0; j < static_cast<std::size_t>(lens[i]); ++j) mean += v[j * dv + c];
+                    mean /= lens[i];
+                    const float got = plain.out[i * dv + c];
+                    CHECK(std::isfinite(got));
+                    CHECK(std::fabs(got - mean) <= 1e-5 * 3.0e38);
+                }
+            CHECK(std::memcmp(plain.out.data(), weighed.out.data(), plain.out.size() * sizeof(float)) == 0);
+        }
+    }
+}
+
 TEST_CASE("short rows whose scores sit near d2l's -1e6 weigh their masked keys, NaN stays in its row") {
     path_guard restore;
     // Scores q.k / 2 of about -1e6 + 2 (row 0), -1e6 + 62 (row 1, masked
