@@ -51,6 +51,21 @@ key_interval attention_mask_view::of_positioned_row(size_t b, size_t i, size_t q
     return {lo, hi};
 }
 
+namespace {
+
+// Whether every field of m holds zero bits: its fields, never its padding
+// (which a caller's struct may leave uninitialised).
+bool mask_unset(const edgeattn_attention_mask &m) {
+    uint32_t alibi_bits = 0;
+    memcpy(&alibi_bits, &m.alibi_max_bias, sizeof alibi_bits);
+    const uint32_t small = static_cast<uint32_t>(m.causal) | static_cast<uint32_t>(enum_as_int(m.ranges_kind)) |
+                           static_cast<uint32_t>(enum_as_int(m.alignment)) | alibi_bits;
+    const size_t sizes = m.bias_batch | m.bias_heads | m.bias_keys | m.window | m.right_window;
+    return small == 0 && sizes == 0 && !m.key_ranges && !m.bias;
+}
+
+}  // namespace
+
 edgeattn_status check_attention_mask(const edgeattn_attention_mask *mask_arg, size_t batch,
                                      size_t queries, size_t heads, size_t keys,
                                      attention_mask_view &view, tensor_span spans[2],
@@ -65,11 +80,11 @@ edgeattn_status check_attention_mask(const edgeattn_attention_mask *mask_arg, si
     view.by_position = false;
     view.alibi_max_bias = 0.0f;
     view.alibi = nullptr;
-    // No mask, the common call (a zeroed struct, as `{}` leaves it):
+    // No mask, the common call (every field zero, as `{}` leaves them):
     // nothing to copy or check (d2l's sdpa example, Cortex-M4F -O3: 45
-    // instructions fewer). A nonzero byte anywhere, padding too, takes the
+    // instructions fewer). Any other bits, a negative zero too, take the
     // checks.
-    if (!mask_arg || all_bytes_zero(*mask_arg)) return EDGEATTN_OK;
+    if (!mask_arg || mask_unset(*mask_arg)) return EDGEATTN_OK;
     edgeattn_attention_mask given;
     read_argument(mask_arg, given);
     const edgeattn_attention_mask *mask = &given;

@@ -81,6 +81,9 @@ struct attention_mask_view {
     float softcap = 0.0f;  // 0: none
     bool exclude = false;  // EDGEATTN_MASKING_EXCLUDE
     int weights_output = EDGEATTN_WEIGHTS_SOFTMAX;
+    // No softcap, no EXCLUDE and the softmax's weights (set with them by
+    // read_score_options, once a call: the rows ask per slice).
+    bool plain_scores = true;
 
     // The position p_i of row i of batch element b (alignment), signed: a
     // row of VALID_END over fewer valid keys than queries lies before key 0.
@@ -111,6 +114,8 @@ struct attention_mask_view {
     bool excludes() const { return with_score_options && exclude; }
     // Whether the attention weights asked for are the softmax's.
     bool weighs_softmax() const { return !with_score_options || weights_output == EDGEATTN_WEIGHTS_SOFTMAX; }
+    // !caps_scores() && !excludes() && weighs_softmax(), found once.
+    bool scores_plain() const { return !with_score_options || plain_scores; }
 
     // Row i of the bias for batch element b and head `head`, or nullptr.
     const float *bias_row(size_t b, size_t head, size_t i) const {

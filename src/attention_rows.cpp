@@ -428,8 +428,7 @@ constexpr size_t small_row_features = 4;
 // example).
 bool takes_small_rows(const kernel_table &k, const attention_slice &s, const attention_mask_view &mask) {
     if (s.num_queries > 1 && k.isa != EDGEATTN_ISA_SCALAR && k.isa != EDGEATTN_ISA_HELIUM) return false;
-    return !s.stored && !mask.adds_terms() && !mask.caps_scores() && !mask.excludes() &&
-           mask.weighs_softmax() && s.num_keys <= small_row_keys &&
+    return !s.stored && !mask.adds_terms() && mask.scores_plain() && s.num_keys <= small_row_keys &&
            s.num_keys * (s.d + s.dv) <= small_row_products;
 }
 

@@ -24,6 +24,7 @@ edgeattn_status read_score_options(const edgeattn_attention_options *o, unsigned
     view.softcap = 0.0f;
     view.exclude = false;
     view.weights_output = EDGEATTN_WEIGHTS_SOFTMAX;
+    view.plain_scores = true;
     if (view.alibi && !(taken & takes_alibi)) return EDGEATTN_ERR_OPTION_NOT_SUPPORTED;
     if (!o) return EDGEATTN_OK;
     const float scale = o->scale, softcap = o->softcap;
@@ -50,6 +51,7 @@ edgeattn_status read_score_options(const edgeattn_attention_options *o, unsigned
     view.softcap = softcap;
     view.exclude = masking == EDGEATTN_MASKING_EXCLUDE;
     view.weights_output = weights_output;
+    view.plain_scores = softcap == 0.0f && !view.exclude && weights_output == EDGEATTN_WEIGHTS_SOFTMAX;
     return EDGEATTN_OK;
 }
 

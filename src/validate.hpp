@@ -74,21 +74,6 @@ inline const T *read_argument(const T *arg, T &local) {
     return &local;
 }
 
-// Whether every byte of v is zero, padding included (read a word at a
-// time: the API's structs hold ints, pointers and floats).
-template <class T>
-inline bool all_bytes_zero(const T &v) {
-    static_assert(sizeof(T) % sizeof(uint32_t) == 0 && alignof(T) >= alignof(uint32_t), "a struct of words");
-    const unsigned char *bytes = reinterpret_cast<const unsigned char *>(&v);
-    uint32_t any = 0;
-    for (size_t i = 0; i < sizeof(T); i += sizeof(uint32_t)) {
-        uint32_t word = 0;
-        memcpy(&word, bytes + i, sizeof word);
-        any |= word;
-    }
-    return any == 0;
-}
-
 inline bool is_float_aligned(const void *p) {
     return reinterpret_cast<uintptr_t>(p) % alignof(float) == 0;
 }

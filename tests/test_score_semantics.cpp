@@ -503,11 +503,12 @@ TEST_CASE("the options give the same bits for 1 and 4 threads") {
 }
 
 // A call reads an options struct with no score option and no mask set
-// (every byte of those fields zero) without checking each field; any other
-// bytes go through the checks. A negative zero (scale, ALiBi) and nonzero
-// padding in the mask (64-bit: after `alignment`) are such bytes, and still
-// mean "unset": the same bits as the zeroed struct, on every path; a mask
-// that is set (one causal flag) still applies.
+// (every one of those fields zero bits) without checking each field; any
+// other bits go through the checks. A negative zero (scale, ALiBi) is such
+// bits and still means "unset"; the mask's padding (64-bit: after
+// `alignment`) is never read, whatever it holds. Both give the same bits as
+// the zeroed struct on every path; a mask that is set (one causal flag)
+// still applies.
 TEST_CASE("options whose only nonzero bytes are negative zeros or the mask's padding act as unset") {
     const std::size_t B = 2, Q = 3, K = 9, d = 6, dv = 5;
     const auto q = random_floats(B * Q * d, 51), k = random_floats(B * K * d, 52), v = random_floats(B * K * dv, 53);
