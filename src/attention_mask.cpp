@@ -54,14 +54,30 @@ key_interval attention_mask_view::of_positioned_row(size_t b, size_t i, size_t q
 namespace {
 
 // Whether every field of m holds zero bits: its fields, never its padding
-// (which a caller's struct may leave uninitialised).
+// (which a caller's struct may leave uninitialised). Where the fields fill
+// the struct (32-bit targets: eleven words), its words, a loop; else each
+// field.
 bool mask_unset(const edgeattn_attention_mask &m) {
-    uint32_t alibi_bits = 0;
-    memcpy(&alibi_bits, &m.alibi_max_bias, sizeof alibi_bits);
-    const uint32_t small = static_cast<uint32_t>(m.causal) | static_cast<uint32_t>(enum_as_int(m.ranges_kind)) |
-                           static_cast<uint32_t>(enum_as_int(m.alignment)) | alibi_bits;
-    const size_t sizes = m.bias_batch | m.bias_heads | m.bias_keys | m.window | m.right_window;
-    return small == 0 && sizes == 0 && !m.key_ranges && !m.bias;
+    constexpr size_t field_bytes = sizeof m.causal + sizeof m.ranges_kind + sizeof m.key_ranges + sizeof m.bias +
+                                   sizeof m.bias_batch + sizeof m.bias_heads + sizeof m.bias_keys + sizeof m.window +
+                                   sizeof m.alignment + sizeof m.right_window + sizeof m.alibi_max_bias;
+    if constexpr (field_bytes == sizeof m && sizeof m % sizeof(uint32_t) == 0) {
+        const unsigned char *bytes = reinterpret_cast<const unsigned char *>(&m);
+        uint32_t any = 0;
+        for (size_t i = 0; i < sizeof m; i += sizeof(uint32_t)) {
+            uint32_t word = 0;
+            memcpy(&word, bytes + i, sizeof word);
+            any |= word;
+        }
+        return any == 0;
+    } else {
+        uint32_t alibi_bits = 0;
+        memcpy(&alibi_bits, &m.alibi_max_bias, sizeof alibi_bits);
+        const uint32_t small = static_cast<uint32_t>(m.causal) | static_cast<uint32_t>(enum_as_int(m.ranges_kind)) |
+                               static_cast<uint32_t>(enum_as_int(m.alignment)) | alibi_bits;
+        const size_t sizes = m.bias_batch | m.bias_heads | m.bias_keys | m.window | m.right_window;
+        return small == 0 && sizes == 0 && !m.key_ranges && !m.bias;
+    }
 }
 
 }  // namespace
