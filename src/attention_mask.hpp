@@ -115,7 +115,7 @@ struct attention_mask_view {
     // Whether the attention weights asked for are the softmax's.
     bool weighs_softmax() const { return !with_score_options || weights_output == EDGEATTN_WEIGHTS_SOFTMAX; }
     // !caps_scores() && !excludes() && weighs_softmax(), found once.
-    bool scores_plain() const { return !with_score_options || plain_scores; }
+    bool scores_plain() const { return plain_scores; }
 
     // Row i of the bias for batch element b and head `head`, or nullptr.
     const float *bias_row(size_t b, size_t head, size_t i) const {

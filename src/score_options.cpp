@@ -51,7 +51,7 @@ edgeattn_status read_score_options(const edgeattn_attention_options *o, unsigned
     view.softcap = softcap;
     view.exclude = masking == EDGEATTN_MASKING_EXCLUDE;
     view.weights_output = weights_output;
-    view.plain_scores = softcap == 0.0f && !view.exclude && weights_output == EDGEATTN_WEIGHTS_SOFTMAX;
+    view.plain_scores = !view.caps_scores() && !view.excludes() && view.weighs_softmax();
     return EDGEATTN_OK;
 }
 

@@ -52,11 +52,7 @@ constexpr bool built_for_size() {
 
 template <class B>
 constexpr bool compact_kernels() {
-#if defined(__OPTIMIZE_SIZE__)
-    return B::size == 1;
-#else
-    return false;
-#endif
+    return built_for_size() && B::size == 1;
 }
 
 }  // namespace
