@@ -14,6 +14,7 @@ set(EDGEATTN_CORE_SOURCES
   src/alibi.cpp
   src/score_options.cpp
   src/linear.cpp
+  src/integer_linear.cpp
   src/dense_api.cpp
   src/reduced_precision.cpp
   src/kv_cache_checks.cpp

@@ -6,6 +6,7 @@
 #include "edgeattn/detail/packed_weights_layout.hpp"
 #include "edgeattn/dense.h"
 #include "op_workspace.hpp"
+#include "integer_linear.hpp"
 #include "linear.hpp"
 #include "mha_weights.hpp"
 #include "packed_header.hpp"
@@ -50,7 +51,9 @@ edgeattn_status read_dense(const edgeattn_dense_dims *dims, const edgeattn_weigh
     d = *dims;
     read_argument(W, Wm);
     if (edgeattn_status st = count_linear(d, rows_read, c)) return st;
-    if (edgeattn_status st = check_stored_matrix(Wm, d.out_features, d.in_features, spans, num_spans))
+    // The int8 arithmetic: edgeattn_dense only (rows_read), not its packing.
+    if (edgeattn_status st =
+            check_stored_matrix(Wm, d.out_features, d.in_features, spans, num_spans, rows_read))
         return st;
     if (b) spans[num_spans++] = {b, d.out_features};
     return EDGEATTN_OK;
@@ -75,10 +78,17 @@ edgeattn_status check_linear_call(const linear_counts &c, const float *x, const 
 }  // namespace
 
 edgeattn_status edgeattn::detail::dense_workspace_bytes(const edgeattn_dense_dims &d,
-                                                        size_t max_threads, size_t &bytes) {
+                                                        size_t max_threads, size_t &bytes,
+                                                        bool integer) {
     linear_counts c;
     size_t floats = 0, one = 0;
     if (edgeattn_status st = count_linear(d, true, c)) return st;
+    if (integer) {  // a slot of quantised rows and their sums per thread
+        if (!integer_linear_slot_bytes(d.rows, d.in_features, d.out_features, one) ||
+            mul_overflows(one, max_threads > 1 ? max_threads : 1, bytes))
+            return EDGEATTN_ERR_SIZE_OVERFLOW;
+        return EDGEATTN_OK;
+    }
     // Threads split the columns of one packed W^T: a cache line each past
     // the first says how many the call may use.
     if (!linear_scratch_floats(d.rows, d.in_features, d.out_features, floats) ||
@@ -98,12 +108,18 @@ extern "C" edgeattn_status edgeattn_dense(const edgeattn_dense_dims *dims, const
     tensor_span params[3];
     size_t num_params = 0;
     if (edgeattn_status st = read_dense(dims, W, b, true, d, Wm, c, params, num_params)) return st;
+    const bool integer = Wm.arithmetic == EDGEATTN_ARITHMETIC_INT8;
     size_t need = 0;
-    if (edgeattn_status st = dense_workspace_bytes(d, 1, need)) return st;
+    if (edgeattn_status st = dense_workspace_bytes(d, 1, need, integer)) return st;
     if (!is_float_aligned(workspace)) return EDGEATTN_ERR_MISALIGNED;
     if (workspace_bytes < need) return EDGEATTN_ERR_WORKSPACE_TOO_SMALL;
     if (edgeattn_status st = check_linear_call(c, x, params, num_params, workspace, workspace_bytes, y))
         return st;
+    if (integer) {
+        integer_linear(active_kernels(), d.rows, d.in_features, d.out_features, x, stored_matrix_of(Wm), b,
+                       y, workspace, workspace_bytes / need);
+        return EDGEATTN_OK;
+    }
     linear(active_kernels(), d.rows, d.in_features, d.out_features, x, stored_matrix_of(Wm), b, y,
            static_cast<float *>(workspace), scratch_slots(need, floats_per_cache_line, workspace_bytes));
     return EDGEATTN_OK;
@@ -115,7 +131,8 @@ extern "C" size_t edgeattn_dense_packed_size(const edgeattn_dense_dims *dims,
     if (!dims || !W || count_linear(*dims, false, c) != EDGEATTN_OK) return 0;
     // The type as an int first: a C caller may store any int there.
     const int type = enum_as_int(W->type);
-    if (stored_type_status(type) != EDGEATTN_OK) return 0;
+    if (stored_type_status(type) != EDGEATTN_OK || enum_as_int(W->arithmetic) != EDGEATTN_ARITHMETIC_FLOAT)
+        return 0;
     return make_linear_packed_weights_layout(dims->in_features, dims->out_features,
                                              element_bytes(static_cast<edgeattn_dtype>(type)))
         .bytes;

@@ -148,6 +148,9 @@ const stored_weight_kernels &stored_kernels(const kernel_table &k, edgeattn_dtyp
     return type == EDGEATTN_DTYPE_INT8 ? t.int8_weights : t.half_weights;
 }
 const cache_kernel_table &cache_kernels_of(const kernel_table &k) { EDGEATTN_FAMILY_TABLE_OF(k.isa, cache_kernels) }
+const integer_kernel_table &integer_kernels_of(const kernel_table &k) {
+    EDGEATTN_FAMILY_TABLE_OF(k.isa, integer_kernels)
+}
 
 }  // namespace detail
 }  // namespace edgeattn

@@ -43,7 +43,9 @@ bool types_of(const edgeattn_weights &w, edgeattn_dtype types[4]) {
     const edgeattn_weight_matrix *m[4] = {&w.W_q, &w.W_k, &w.W_v, &w.W_o};
     for (size_t i = 0; i < 4; ++i) {
         const int type = enum_as_int(m[i]->type);  // a C caller may store any int there
-        if (stored_type_status(type) != EDGEATTN_OK) return false;
+        // Weights packed once take the fp32 arithmetic only.
+        if (stored_type_status(type) != EDGEATTN_OK || enum_as_int(m[i]->arithmetic) != EDGEATTN_ARITHMETIC_FLOAT)
+            return false;
         types[i] = static_cast<edgeattn_dtype>(type);
     }
     return true;
@@ -65,8 +67,10 @@ edgeattn_status check_mha_feature_dims(const edgeattn_attention_dims &d) {
 }
 
 edgeattn_status check_stored_matrix(const edgeattn_weight_matrix &m, size_t out, size_t in,
-                                    tensor_span *spans, size_t &num_spans) {
+                                    tensor_span *spans, size_t &num_spans, bool takes_integer) {
     if (edgeattn_status st = stored_type_status(enum_as_int(m.type))) return st;
+    if (edgeattn_status st = arithmetic_status(enum_as_int(m.arithmetic), m.type, in, takes_integer))
+        return st;
     if (!m.data) return EDGEATTN_ERR_NULL_POINTER;
     size_t count = 0;
     if (edgeattn_status st = tensor_count(count, out, in)) return st;

@@ -80,10 +80,12 @@ edgeattn_status view_typed_mha_weights(const edgeattn_attention_dims &d,
                                        const edgeattn_weights &w, mha_weights_view &view,
                                        unsigned used = all_projections);
 
-// One stored matrix (out, in) as given: its type, data, and int8 scales
-// (aligned, finite, > 0); `spans` gets the matrix's and the scales'.
+// One stored matrix (out, in) as given: its type, data, int8 scales
+// (aligned, finite, > 0) and arithmetic (integer only where the op
+// `takes_integer`, on int8 weights, and with int32 sums that cannot
+// overflow); `spans` gets the matrix's and the scales'.
 edgeattn_status check_stored_matrix(const edgeattn_weight_matrix &m, size_t out, size_t in,
-                                    tensor_span *spans, size_t &num_spans);
+                                    tensor_span *spans, size_t &num_spans, bool takes_integer = false);
 
 // Weights packed once: checks that `packed` holds what edgeattn_mha_pack
 // wrote for d's feature sizes and heads.

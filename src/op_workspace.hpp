@@ -25,8 +25,10 @@ edgeattn_status kv_store_workspace_bytes(const edgeattn_attention_dims &d, size_
                                          bool half, size_t &bytes);
 edgeattn_status kv_attend_workspace_bytes(const edgeattn_attention_dims &d, size_t max_threads, bool half,
                                           size_t &bytes);
+// integer: W in the int8 arithmetic (a slot of quantised rows and sums per
+// thread instead of the packed W^T).
 edgeattn_status dense_workspace_bytes(const edgeattn_dense_dims &d, size_t max_threads,
-                                      size_t &bytes);
+                                      size_t &bytes, bool integer = false);
 
 }  // namespace detail
 }  // namespace edgeattn

@@ -62,6 +62,22 @@ inline edgeattn_status stored_type_status(int type) {
     return EDGEATTN_OK;
 }
 
+// Features of an integer product at most: |sum| <= in * 127 * 128 stays
+// within int32 (the activation's int8 is in [-127, 127], a weight's may be
+// -128).
+constexpr size_t integer_max_features = 2147483647u / (127u * 128u);
+
+// A weight matrix's arithmetic (an int, as a C caller may store any): an
+// enum value; integer only on int8 weights (`type`), of at most
+// integer_max_features inputs, in an op that `takes_integer`.
+inline edgeattn_status arithmetic_status(int arithmetic, edgeattn_dtype type, size_t in,
+                                         bool takes_integer) {
+    if (arithmetic == EDGEATTN_ARITHMETIC_FLOAT) return EDGEATTN_OK;
+    if (arithmetic != EDGEATTN_ARITHMETIC_INT8) return EDGEATTN_ERR_BAD_OPTION;
+    if (!takes_integer || type != EDGEATTN_DTYPE_INT8) return EDGEATTN_ERR_OPTION_NOT_SUPPORTED;
+    return in > integer_max_features ? EDGEATTN_ERR_SIZE_OVERFLOW : EDGEATTN_OK;
+}
+
 // A by-pointer argument struct (dims, valid lengths, mask, weights), copied
 // before the call writes anything: a caller may keep the struct inside an
 // output or the workspace, which the call then overwrites. NULL stays NULL.

@@ -17,7 +17,7 @@
 namespace test_calls {
 
 // An fp32 weight matrix (out, in) over W, no scales; W null gives the zeroed matrix.
-inline edgeattn_weight_matrix f32(const float *W) { return {EDGEATTN_DTYPE_F32, W, nullptr}; }
+inline edgeattn_weight_matrix f32(const float *W) { return {EDGEATTN_DTYPE_F32, W, nullptr, EDGEATTN_ARITHMETIC_FLOAT}; }
 
 // Multi-head (or additive, W_o null) weights from fp32 matrices, biases null where not given.
 inline edgeattn_weights fp32_weights(const float *W_q, const float *W_k, const float *W_v, const float *W_o,

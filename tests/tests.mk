@@ -30,6 +30,8 @@ HARDENING_TESTS := test_numeric_edges test_alloc_free
 HARDENING_TESTS += test_kv_cache_module test_decoder
 # Reduced precision: int8 / fp16 weights.
 HARDENING_TESTS += test_reduced_precision
+# The int8 arithmetic of dense layers: float64 model, every path bit for bit.
+HARDENING_TESTS += test_integer_arithmetic
 # Bits independent of the work split (threads, workspace sizing, masks);
 # the threads a call uses by its workspace's size.
 HARDENING_TESTS += test_split_invariance test_thread_use

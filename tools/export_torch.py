@@ -479,7 +479,7 @@ def _c_matrix(array_name, kind, values, scales, what, compact=False):
 
 
 def _c_matrix_init(array_name, kind):
-    return '{%s, %s, %s}' % (DTYPE_NAMES[kind], array_name, array_name + '_scales' if kind == 'int8' else 'NULL')
+    return '{%s, %s, %s, EDGEATTN_ARITHMETIC_FLOAT}' % (DTYPE_NAMES[kind], array_name, array_name + '_scales' if kind == 'int8' else 'NULL')
 
 
 def _comment(text, width=100):

@@ -1512,31 +1512,31 @@ typedef struct llama_layer {
 
 static const llama_layer llama_layers[2] EDGEATTN_EXPORTED = {
     {llama_layer0_input_norm,
-     {{EDGEATTN_DTYPE_INT8, llama_layer0_W_q, llama_layer0_W_q_scales},
-      {EDGEATTN_DTYPE_INT8, llama_layer0_W_k, llama_layer0_W_k_scales},
-      {EDGEATTN_DTYPE_INT8, llama_layer0_W_v, llama_layer0_W_v_scales},
-      {EDGEATTN_DTYPE_INT8, llama_layer0_W_o, llama_layer0_W_o_scales},
+     {{EDGEATTN_DTYPE_INT8, llama_layer0_W_q, llama_layer0_W_q_scales, EDGEATTN_ARITHMETIC_FLOAT},
+      {EDGEATTN_DTYPE_INT8, llama_layer0_W_k, llama_layer0_W_k_scales, EDGEATTN_ARITHMETIC_FLOAT},
+      {EDGEATTN_DTYPE_INT8, llama_layer0_W_v, llama_layer0_W_v_scales, EDGEATTN_ARITHMETIC_FLOAT},
+      {EDGEATTN_DTYPE_INT8, llama_layer0_W_o, llama_layer0_W_o_scales, EDGEATTN_ARITHMETIC_FLOAT},
       NULL, NULL, NULL, NULL},
      llama_layer0_post_norm,
-     {EDGEATTN_DTYPE_INT8, llama_layer0_gate_proj, llama_layer0_gate_proj_scales},
-     {EDGEATTN_DTYPE_INT8, llama_layer0_up_proj, llama_layer0_up_proj_scales},
-     {EDGEATTN_DTYPE_INT8, llama_layer0_down_proj, llama_layer0_down_proj_scales}},
+     {EDGEATTN_DTYPE_INT8, llama_layer0_gate_proj, llama_layer0_gate_proj_scales, EDGEATTN_ARITHMETIC_FLOAT},
+     {EDGEATTN_DTYPE_INT8, llama_layer0_up_proj, llama_layer0_up_proj_scales, EDGEATTN_ARITHMETIC_FLOAT},
+     {EDGEATTN_DTYPE_INT8, llama_layer0_down_proj, llama_layer0_down_proj_scales, EDGEATTN_ARITHMETIC_FLOAT}},
     {llama_layer1_input_norm,
-     {{EDGEATTN_DTYPE_INT8, llama_layer1_W_q, llama_layer1_W_q_scales},
-      {EDGEATTN_DTYPE_INT8, llama_layer1_W_k, llama_layer1_W_k_scales},
-      {EDGEATTN_DTYPE_INT8, llama_layer1_W_v, llama_layer1_W_v_scales},
-      {EDGEATTN_DTYPE_INT8, llama_layer1_W_o, llama_layer1_W_o_scales},
+     {{EDGEATTN_DTYPE_INT8, llama_layer1_W_q, llama_layer1_W_q_scales, EDGEATTN_ARITHMETIC_FLOAT},
+      {EDGEATTN_DTYPE_INT8, llama_layer1_W_k, llama_layer1_W_k_scales, EDGEATTN_ARITHMETIC_FLOAT},
+      {EDGEATTN_DTYPE_INT8, llama_layer1_W_v, llama_layer1_W_v_scales, EDGEATTN_ARITHMETIC_FLOAT},
+      {EDGEATTN_DTYPE_INT8, llama_layer1_W_o, llama_layer1_W_o_scales, EDGEATTN_ARITHMETIC_FLOAT},
       NULL, NULL, NULL, NULL},
      llama_layer1_post_norm,
-     {EDGEATTN_DTYPE_INT8, llama_layer1_gate_proj, llama_layer1_gate_proj_scales},
-     {EDGEATTN_DTYPE_INT8, llama_layer1_up_proj, llama_layer1_up_proj_scales},
-     {EDGEATTN_DTYPE_INT8, llama_layer1_down_proj, llama_layer1_down_proj_scales}}};
+     {EDGEATTN_DTYPE_INT8, llama_layer1_gate_proj, llama_layer1_gate_proj_scales, EDGEATTN_ARITHMETIC_FLOAT},
+     {EDGEATTN_DTYPE_INT8, llama_layer1_up_proj, llama_layer1_up_proj_scales, EDGEATTN_ARITHMETIC_FLOAT},
+     {EDGEATTN_DTYPE_INT8, llama_layer1_down_proj, llama_layer1_down_proj_scales, EDGEATTN_ARITHMETIC_FLOAT}}};
 
 /* The embeddings (96, 32): token t's vector is row t (int8: times scales[t]). */
-static const edgeattn_weight_matrix llama_embed EDGEATTN_EXPORTED = {EDGEATTN_DTYPE_INT8, llama_embed_data, llama_embed_data_scales};
+static const edgeattn_weight_matrix llama_embed EDGEATTN_EXPORTED = {EDGEATTN_DTYPE_INT8, llama_embed_data, llama_embed_data_scales, EDGEATTN_ARITHMETIC_FLOAT};
 
 /* logits = rmsnorm(x) * norm, times lm_head (96, 32)^T (edgeattn_dense). */
-static const edgeattn_weight_matrix llama_lm_head EDGEATTN_EXPORTED = {EDGEATTN_DTYPE_INT8, llama_lm_head_data, llama_lm_head_data_scales};
+static const edgeattn_weight_matrix llama_lm_head EDGEATTN_EXPORTED = {EDGEATTN_DTYPE_INT8, llama_lm_head_data, llama_lm_head_data_scales, EDGEATTN_ARITHMETIC_FLOAT};
 
 /* Bytes of the arrays above (flash): every matrix, scale and norm weight. */
 #define LLAMA_WEIGHT_BYTES 33024

@@ -21,13 +21,19 @@ extern "C" {
  * @param W         (out_features, in_features) in any edgeattn_dtype
  * @param b         (out_features) or NULL
  * @param workspace edgeattn_workspace_size() bytes for EDGEATTN_OP_DENSE (W^T
- *                  is packed per call in panels; the size serves every type)
+ *                  is packed per call in panels; the size serves every type);
+ *                  with W in the int8 arithmetic (W->arithmetic), sized with
+ *                  that arithmetic in the request (it holds blocks of rows
+ *                  of x quantised, and their int32 sums; W is read in place)
  * @param workspace_bytes its size
  * @param y         (rows, out_features)
  * @return ::EDGEATTN_OK, or ::EDGEATTN_ERR_NULL_POINTER, ::EDGEATTN_ERR_ZERO_DIMENSION,
  *         ::EDGEATTN_ERR_SIZE_OVERFLOW, ::EDGEATTN_ERR_MISALIGNED,
  *         ::EDGEATTN_ERR_WORKSPACE_TOO_SMALL, ::EDGEATTN_ERR_OVERLAP,
- *         ::EDGEATTN_ERR_BAD_WEIGHT_TYPE, ::EDGEATTN_ERR_BAD_SCALE
+ *         ::EDGEATTN_ERR_BAD_WEIGHT_TYPE, ::EDGEATTN_ERR_BAD_SCALE,
+ *         ::EDGEATTN_ERR_BAD_OPTION (W->arithmetic outside its enum),
+ *         ::EDGEATTN_ERR_OPTION_NOT_SUPPORTED (the int8 arithmetic on weights
+ *         that are not int8)
  */
 edgeattn_status edgeattn_dense(const edgeattn_dense_dims *dims, const float *x,
                                const edgeattn_weight_matrix *W, const float *b, void *workspace,
@@ -48,8 +54,9 @@ edgeattn_status edgeattn_dense_packed(const edgeattn_dense_dims *dims, const flo
 /**
  * Bytes of a dense layer's weights packed once (rows is not read).
  * @param dims in_features, out_features
- * @param W    its type is read (data is not)
- * @return bytes, or 0 for a NULL pointer, a zero size, an unknown type or overflow
+ * @param W    its type and arithmetic are read (data is not)
+ * @return bytes, or 0 for a NULL pointer, a zero size, an unknown type,
+ *         the int8 arithmetic (weights packed once are fp32 arithmetic) or overflow
  */
 size_t edgeattn_dense_packed_size(const edgeattn_dense_dims *dims,
                                   const edgeattn_weight_matrix *W);
@@ -65,7 +72,9 @@ size_t edgeattn_dense_packed_size(const edgeattn_dense_dims *dims,
  * @return ::EDGEATTN_OK, or ::EDGEATTN_ERR_NULL_POINTER, ::EDGEATTN_ERR_ZERO_DIMENSION,
  *         ::EDGEATTN_ERR_SIZE_OVERFLOW, ::EDGEATTN_ERR_MISALIGNED,
  *         ::EDGEATTN_ERR_WORKSPACE_TOO_SMALL, ::EDGEATTN_ERR_OVERLAP,
- *         ::EDGEATTN_ERR_BAD_WEIGHT_TYPE, ::EDGEATTN_ERR_BAD_SCALE
+ *         ::EDGEATTN_ERR_BAD_WEIGHT_TYPE, ::EDGEATTN_ERR_BAD_SCALE,
+ *         ::EDGEATTN_ERR_OPTION_NOT_SUPPORTED (the int8 arithmetic: W is read
+ *         in place by edgeattn_dense() then, with nothing to pack)
  */
 edgeattn_status edgeattn_dense_pack(const edgeattn_dense_dims *dims,
                                     const edgeattn_weight_matrix *W, const float *b, void *packed,

@@ -122,6 +122,25 @@ typedef enum edgeattn_dtype {
 } edgeattn_dtype;
 
 /**
+ * The arithmetic of a product with int8 weights. Zero, what a zeroed struct
+ * holds, is fp32: today's results, bit for bit.
+ */
+typedef enum edgeattn_arithmetic {
+    /** the weights widen to fp32 in registers and the product is fp32 */
+    EDGEATTN_ARITHMETIC_FLOAT = 0,
+    /** W8A8: each row of the activation (a row of x) is quantised to int8
+        by the rule of edgeattn_quantize_int8() (scale max|x| / 127, the
+        exact quotient rounded to nearest even; a row of zeros has scale 1,
+        so it gives the bias; a row holding a NaN or +-inf gives a row of
+        NaN); the products and their sums are int32, exact, so every kernel
+        path gives the same bits; the output is
+        ((float)sum * row scale) * channel scale (+ bias), in fp32.
+        docs/reduced-precision.md has the rule and its error. */
+    EDGEATTN_ARITHMETIC_INT8 = 1,
+    EDGEATTN_ARITHMETIC_FORCE_INT = 0x7FFFFFFF /**< keeps the enum int-sized; not a value */
+} edgeattn_arithmetic;
+
+/**
  * One weight matrix W (out, in), torch.nn.Linear layout, in any stored type.
  * Element (o, i) is, exactly: float: data[o * in + i]; int8:
  * scales[o] * (float)data[o * in + i]; fp16: the binary16 value of
@@ -132,6 +151,13 @@ typedef struct edgeattn_weight_matrix {
     const void *data;     /**< (out, in): float, uint16_t (binary16) or int8_t */
     const float *scales;  /**< INT8: (out), each finite and > 0 (else ::EDGEATTN_ERR_BAD_SCALE);
                                other types: not read */
+    /** 0: fp32 arithmetic. ::EDGEATTN_ARITHMETIC_INT8 (int8 weights only,
+        else ::EDGEATTN_ERR_OPTION_NOT_SUPPORTED; in <= 132104, so no int32
+        sum can overflow, else ::EDGEATTN_ERR_SIZE_OVERFLOW): taken by
+        edgeattn_dense(), whose workspace request then names it; every
+        other call refuses it (::EDGEATTN_ERR_OPTION_NOT_SUPPORTED). Outside
+        the enum: ::EDGEATTN_ERR_BAD_OPTION */
+    edgeattn_arithmetic arithmetic;
 } edgeattn_weight_matrix;
 
 /**
@@ -463,6 +489,12 @@ typedef struct edgeattn_workspace_request {
         the fp32 copies of its fp16 tensors; 0 is fp32. Other values:
         ::EDGEATTN_ERR_BAD_OPTION */
     edgeattn_dtype tensor_type;
+    /** EDGEATTN_OP_DENSE: the arithmetic of the call's W
+        (::EDGEATTN_ARITHMETIC_INT8 adds room for the quantised rows of x
+        and their int32 sums); 0 is fp32. Other ops take 0 only (else
+        ::EDGEATTN_ERR_OPTION_NOT_SUPPORTED); outside the enum:
+        ::EDGEATTN_ERR_BAD_OPTION */
+    edgeattn_arithmetic arithmetic;
 } edgeattn_workspace_request;
 
 /**

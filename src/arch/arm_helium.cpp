@@ -4,6 +4,8 @@
 #include "../kernels/mve_batch.hpp"  // first: the kernels look its helpers up
 #include "../kernels/mve_asm.hpp"
 #include "../kernels/make_kernel_table.hpp"
+#define EDGEATTN_INT8_PRODUCTS EDGEATTN_INT8_HELIUM
+#include "../kernels/int8_products.hpp"
 
 namespace edgeattn {
 namespace detail {
@@ -13,6 +15,7 @@ const add_kernel_table helium_add_kernels = make_add_kernel_table<mve_batch>();
 const stored_weight_table helium_stored_weight_kernels = make_stored_weight_table<mve_batch>();
 const additive_kernel_table helium_additive_kernels = make_additive_kernel_table<mve_batch>();
 const cache_kernel_table helium_cache_kernels = make_cache_kernel_table<mve_batch>();
+const integer_kernel_table helium_integer_kernels = make_integer_kernel_table();
 const decode_kernel_table helium_decode_kernels = make_decode_kernel_table<mve_batch>();
 }
 }  // namespace edgeattn

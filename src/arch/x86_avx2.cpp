@@ -2,6 +2,8 @@
 // This file alone is compiled with the avx2 flags (see CMakeLists.txt).
 #include "../kernels/xsimd_batch.hpp"  // first: the kernels look its helpers up
 #include "../kernels/make_kernel_table.hpp"
+#define EDGEATTN_INT8_PRODUCTS EDGEATTN_INT8_AVX2
+#include "../kernels/int8_products.hpp"
 
 #if !(defined __AVX2__ && defined __FMA__)
 #error "compile this file with the avx2 instruction-set flags"
@@ -16,6 +18,7 @@ const add_kernel_table avx2_add_kernels = make_add_kernel_table<avx2_batch>();
 const stored_weight_table avx2_stored_weight_kernels = make_stored_weight_table<avx2_batch>();
 const additive_kernel_table avx2_additive_kernels = make_additive_kernel_table<avx2_batch>();
 const cache_kernel_table avx2_cache_kernels = make_cache_kernel_table<avx2_batch>();
+const integer_kernel_table avx2_integer_kernels = make_integer_kernel_table();
 const decode_kernel_table avx2_decode_kernels = make_decode_kernel_table<avx2_batch>();
 }
 }  // namespace edgeattn

@@ -2,6 +2,8 @@
 // This file alone is compiled with the avx512 flags (see CMakeLists.txt).
 #include "../kernels/xsimd_batch.hpp"  // first: the kernels look its helpers up
 #include "../kernels/make_kernel_table.hpp"
+#define EDGEATTN_INT8_PRODUCTS EDGEATTN_INT8_AVX2
+#include "../kernels/int8_products.hpp"
 
 #if !(defined __AVX512F__ && defined __AVX512DQ__)
 #error "compile this file with the avx512 instruction-set flags"
@@ -16,6 +18,7 @@ const add_kernel_table avx512_add_kernels = make_add_kernel_table<avx512_batch>(
 const stored_weight_table avx512_stored_weight_kernels = make_stored_weight_table<avx512_batch>();
 const additive_kernel_table avx512_additive_kernels = make_additive_kernel_table<avx512_batch>();
 const cache_kernel_table avx512_cache_kernels = make_cache_kernel_table<avx512_batch>();
+const integer_kernel_table avx512_integer_kernels = make_integer_kernel_table();
 const decode_kernel_table avx512_decode_kernels = make_decode_kernel_table<avx512_batch>();
 }
 }  // namespace edgeattn

@@ -146,6 +146,14 @@ struct add_kernel_table {
     void (*add)(const float *x, const float *p, float *y, size_t n);
 };
 
+// The int8 arithmetic (edgeattn_arithmetic, kernels/int8_products.hpp):
+// C (M,N) = A (M,K) . W (N,K)^T in int32, exact, A an activation's rows
+// quantised to [-127, 127], W int8 read in place.
+struct integer_kernel_table {
+    void (*int8_products)(size_t M, size_t N, size_t K, const int8_t *A, size_t lda, const int8_t *W,
+                          size_t ldw, int32_t *C, size_t ldc);
+};
+
 // Attention over an int8 / fp16 KV cache (src/stored_cache_rows.cpp):
 // C (M,N) (+)= A (M,K) . (k_scales[k] * Bm[k][:]) with Bm (K, N) stored
 // rows read in place, attention weights times the cached values (k_scales:
@@ -205,7 +213,8 @@ extern const decode_kernel_table helium_decode_kernels;
     extern const add_kernel_table path##_add_kernels;          \
     extern const stored_weight_table path##_stored_weight_kernels; \
     extern const additive_kernel_table path##_additive_kernels; \
-    extern const cache_kernel_table path##_cache_kernels;
+    extern const cache_kernel_table path##_cache_kernels;      \
+    extern const integer_kernel_table path##_integer_kernels;
 EDGEATTN_DECLARE_PATH_TABLES(scalar)
 #if defined(EDGEATTN_HAVE_SSE2)
 EDGEATTN_DECLARE_PATH_TABLES(sse2)
@@ -264,6 +273,7 @@ const additive_kernel_table &additive_kernels_of(const kernel_table &k);
 // The kernels of int8 (else binary16) weights or cached rows.
 const stored_weight_kernels &stored_kernels(const kernel_table &k, edgeattn_dtype type);
 const cache_kernel_table &cache_kernels_of(const kernel_table &k);
+const integer_kernel_table &integer_kernels_of(const kernel_table &k);
 
 }  // namespace detail
 }  // namespace edgeattn

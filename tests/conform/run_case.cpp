@@ -348,12 +348,12 @@ bool read_stored_matrix(Runner &r, const char *name, std::size_t type, const Sha
         }
         const std::string scales = std::string(name) + "_scales";
         if (!r.f32_shaped(scales.c_str(), {want[0]}, "(rows)", s.scales)) return false;
-        s.m = {EDGEATTN_DTYPE_INT8, s.i8.data(), s.scales.data()};
+        s.m = {EDGEATTN_DTYPE_INT8, s.i8.data(), s.scales.data(), EDGEATTN_ARITHMETIC_FLOAT};
         return true;
     }
     if (!r.f32_shaped(name, want, desc, s.f32)) return false;
     if (type == 0) {
-        s.m = {EDGEATTN_DTYPE_F32, s.f32.data(), nullptr};
+        s.m = {EDGEATTN_DTYPE_F32, s.f32.data(), nullptr, EDGEATTN_ARITHMETIC_FLOAT};
         return true;
     }
     if (type != EDGEATTN_DTYPE_F16) return r.fail("param 'weight_type' must be 0 (f32), 1 (fp16) or 2 (int8)");
@@ -364,7 +364,7 @@ bool read_stored_matrix(Runner &r, const char *name, std::size_t type, const Sha
         !r.status(edgeattn_half_to_float(s.f16.size(), s.f16.data(), back.data()), "edgeattn_half_to_float"))
         return false;
     if (back != s.f32) return r.fail(std::string("input '") + name + "' holds a value that is not a binary16 value");
-    s.m = {EDGEATTN_DTYPE_F16, s.f16.data(), nullptr};
+    s.m = {EDGEATTN_DTYPE_F16, s.f16.data(), nullptr, EDGEATTN_ARITHMETIC_FLOAT};
     return true;
 }
 
@@ -845,7 +845,7 @@ bool run_kv_cache_decode(Runner &r) {
         // and the output is the concatenated heads. No weights to read or pack.
         for (const char *n : {"W_q", "W_k", "W_v", "W_o", "b_q", "b_k", "b_v", "b_o"})
             if (r.has(n)) return r.fail(std::string("input '") + n + "' given with param projection_free = 1");
-        const edgeattn_weight_matrix none{EDGEATTN_DTYPE_NONE, nullptr, nullptr};
+        const edgeattn_weight_matrix none{EDGEATTN_DTYPE_NONE, nullptr, nullptr, EDGEATTN_ARITHMETIC_FLOAT};
         m.w.W_q = m.w.W_k = m.w.W_v = m.w.W_o = none;
     } else if (!read_mha_weights(r, d, h_kv, m, H_kv * value_head)) {
         return false;

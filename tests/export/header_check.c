@@ -30,7 +30,7 @@ static double rel_l2(const float *got, const double *want, size_t n) {
 static int check_attention(const char *name, const edgeattn_attention_dims *dims, const float *queries,
                            const float *keys, const float *values, const edgeattn_attention_options *options,
                            const edgeattn_weights *w, const double *want_output, const double *want_weights) {
-    const edgeattn_workspace_request request = {EDGEATTN_OP_MHA, *dims, 0, {0, 0, 0}, EDGEATTN_DTYPE_F32};
+    const edgeattn_workspace_request request = {EDGEATTN_OP_MHA, *dims, 0, {0, 0, 0}, EDGEATTN_DTYPE_F32, EDGEATTN_ARITHMETIC_FLOAT};
     size_t need = 0;
     edgeattn_status st = edgeattn_workspace_size(&request, 1, 1, &need);
     const size_t n_out = dims->batch * dims->queries * dims->num_hiddens;
@@ -56,7 +56,7 @@ static int check_attention(const char *name, const edgeattn_attention_dims *dims
 static int check_dense(const char *name, const edgeattn_dense_dims *dims, const edgeattn_dense_dims *one_row,
                        const float *x, const edgeattn_weight_matrix *W, const float *b, const double *want_y) {
     const size_t n = dims->rows * dims->out_features;
-    edgeattn_workspace_request request = {EDGEATTN_OP_DENSE, {0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 0, *dims, EDGEATTN_DTYPE_F32};
+    edgeattn_workspace_request request = {EDGEATTN_OP_DENSE, {0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 0, *dims, EDGEATTN_DTYPE_F32, EDGEATTN_ARITHMETIC_FLOAT};
     size_t need = 0;
     edgeattn_status st = edgeattn_workspace_size(&request, 1, 1, &need);
     if (st != EDGEATTN_OK || need > sizeof workspace || n > 4096 || one_row->rows != 1 ||

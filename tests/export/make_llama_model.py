@@ -237,7 +237,7 @@ def main(argv):
             if key.endswith(('o_proj.weight', 'down_proj.weight')):
                 p.mul_(5.0)
     header = export_and_check(out, 'llama_fp16_tied', tied_model, 'fp16', 20, 6, 1, ('--rotary-dims', 4))
-    assert 'llama_lm_head EDGEATTN_EXPORTED = {EDGEATTN_DTYPE_F16, llama_embed_data, NULL}' in open(header).read()
+    assert 'llama_lm_head EDGEATTN_EXPORTED = {EDGEATTN_DTYPE_F16, llama_embed_data, NULL, EDGEATTN_ARITHMETIC_FLOAT}' in open(header).read()
 
     # Refusals: exit 2, one line saying why, nothing written.
     never = os.path.join(out, 'never.h')

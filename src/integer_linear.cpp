@@ -1,0 +1,94 @@
+// The int8 arithmetic of a projection (integer_linear.hpp). Compiled with
+// -ffp-contract=off: the final ((float)sum * row scale) * channel scale + b
+// is two roundings of products and one of the sum on every target, never a
+// fused multiply-add on one build and not on another.
+#include "integer_linear.hpp"
+
+#include <stdint.h>
+
+#include "edgeattn/detail/workspace_layout.hpp"
+#include "kernels/int8_scale.hpp"
+#include "parallel.hpp"
+
+namespace edgeattn {
+namespace detail {
+namespace {
+
+// Rows of x a thread quantises and multiplies at a time: W's rows are read
+// once per block, and the block's quantised rows stay in L1 (16 x 512 B at
+// in = 512).
+constexpr size_t integer_rows_per_block = 16;
+
+constexpr size_t cache_line_bytes = floats_per_cache_line * sizeof(float);
+
+bool round_to_line(size_t n, size_t &rounded) {
+    if (add_overflows(n, cache_line_bytes - 1, rounded)) return false;
+    rounded -= rounded % cache_line_bytes;
+    return true;
+}
+
+// A slot: quantised rows (R, in) int8, their scales (R) and sums (R, out) int32.
+struct slot_layout {
+    size_t quantised = 0, scales = 0, sums = 0, bytes = 0;
+};
+
+bool make_slot_layout(size_t rows, size_t in_features, size_t out_features, slot_layout &l) {
+    const size_t r = rows < integer_rows_per_block ? rows : integer_rows_per_block;
+    size_t q = 0, s = 0, sums = 0, total = 0;
+    if (mul_overflows(r, in_features, q) || !round_to_line(q, q) || !round_to_line(r * sizeof(float), s) ||
+        mul_overflows(r, out_features, sums) || mul_overflows(sums, sizeof(int32_t), sums) ||
+        !round_to_line(sums, sums) || add_overflows(q, s, total) || add_overflows(total, sums, total))
+        return false;
+    l.quantised = 0;
+    l.scales = q;
+    l.sums = q + s;
+    l.bytes = total;
+    return true;
+}
+
+}  // namespace
+
+bool integer_linear_slot_bytes(size_t rows, size_t in_features, size_t out_features, size_t &bytes) {
+    slot_layout l;
+    if (!make_slot_layout(rows, in_features, out_features, l)) return false;
+    bytes = l.bytes;
+    return true;
+}
+
+void integer_linear(const kernel_table &k, size_t rows, size_t in_features, size_t out_features,
+                    const float *x, const stored_matrix &W, const float *b, float *y, void *scratch,
+                    size_t slots) {
+    slot_layout l;
+    make_slot_layout(rows, in_features, out_features, l);  // checked by the caller's sizing
+    const integer_kernel_table &ik = integer_kernels_of(k);
+    const int8_t *Wq = static_cast<const int8_t *>(W.data);
+    const size_t blocks = (rows + integer_rows_per_block - 1) / integer_rows_per_block;
+    const float flops = 2.0f * static_cast<float>(integer_rows_per_block) * in_features * out_features;
+    // Integer sums are exact and each row's result is its own: any split
+    // over threads gives the same bits.
+    parallel_for(blocks, slots, flops, [&](size_t slot, size_t begin, size_t end) {
+        unsigned char *mine = static_cast<unsigned char *>(scratch) + slot * l.bytes;
+        int8_t *q = reinterpret_cast<int8_t *>(mine + l.quantised);
+        float *row_scales = reinterpret_cast<float *>(mine + l.scales);
+        int32_t *sums = reinterpret_cast<int32_t *>(mine + l.sums);
+        for (size_t block = begin; block < end; ++block) {
+            const size_t r0 = block * integer_rows_per_block;
+            const size_t n = rows - r0 < integer_rows_per_block ? rows - r0 : integer_rows_per_block;
+            for (size_t r = 0; r < n; ++r)
+                row_scales[r] = quantize_int8_row(x + (r0 + r) * in_features, in_features, q + r * in_features);
+            ik.int8_products(n, out_features, in_features, q, in_features, Wq, in_features, sums, out_features);
+            for (size_t r = 0; r < n; ++r) {
+                float *yr = y + (r0 + r) * out_features;
+                const int32_t *sr = sums + r * out_features;
+                const float sx = row_scales[r];
+                for (size_t j = 0; j < out_features; ++j) {
+                    const float v = (static_cast<float>(sr[j]) * sx) * W.scales[j];
+                    yr[j] = b ? v + b[j] : v;
+                }
+            }
+        }
+    });
+}
+
+}  // namespace detail
+}  // namespace edgeattn

@@ -1,0 +1,357 @@
+// The int8 arithmetic (EDGEATTN_ARITHMETIC_INT8) of edgeattn_dense: against a
+// float64 model of exactly its quantisation (written here, independently of
+// the library's quantiser), every kernel path bit for bit against the plain
+// one, any thread count the same bits, rows of zeros, NaN and infinities,
+// the largest input size, and every refusal (the test loops over the paths
+// itself).
+#include <doctest/doctest.h>
+#include <edgeattn/edgeattn.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "call_helpers.hpp"
+#include "path_helpers.hpp"
+
+namespace {
+
+using test_paths::path_guard;
+using test_paths::paths;
+using test_paths::random_floats;
+
+// The quantisation rule of docs/reduced-precision.md, in float64: the scale
+// max|x| / 127 rounded to float (1 for zeros, 2^-149 when it underflows), q
+// the exact quotient x / scale rounded to nearest even (the double quotient
+// of two floats of at most 127 in magnitude cannot land on a half unless
+// the exact one does), clamped to [-127, 127]. NaN or inf: scale NaN.
+struct quantised_row {
+    std::vector<int> q;
+    double scale;
+};
+
+quantised_row model_quantise(const float *x, std::size_t n) {
+    quantised_row r{std::vector<int>(n, 0), 0.0};
+    float largest = 0.0f;
+    for (std::size_t i = 0; i < n; ++i) {
+        if (!std::isfinite(x[i])) {
+            r.scale = NAN;
+            return r;
+        }
+        largest = std::fmax(largest, std::fabs(x[i]));
+    }
+    float scale = largest == 0.0f ? 1.0f : static_cast<float>(static_cast<double>(largest) / 127.0);
+    if (scale == 0.0f) scale = std::ldexp(1.0f, -149);
+    r.scale = scale;
+    for (std::size_t i = 0; i < n; ++i) {
+        const double t = std::nearbyint(static_cast<double>(x[i]) / scale);
+        r.q[i] = static_cast<int>(t > 127 ? 127 : t < -127 ? -127 : t);
+    }
+    return r;
+}
+
+// y = ((sum q_x q_w) * sx * sw + b) in float64, the sums in int64.
+std::vector<double> model_dense(std::size_t rows, std::size_t in, std::size_t out, const std::vector<float> &x,
+                                const std::vector<int8_t> &W, const std::vector<float> &scales,
+                                const float *b) {
+    std::vector<double> y(rows * out);
+    for (std::size_t r = 0; r < rows; ++r) {
+        const quantised_row qx = model_quantise(x.data() + r * in, in);
+        for (std::size_t j = 0; j < out; ++j) {
+            int64_t sum = 0;
+            for (std::size_t i = 0; i < in; ++i) sum += static_cast<int64_t>(qx.q[i]) * W[j * in + i];
+            y[r * out + j] = static_cast<double>(sum) * qx.scale * scales[j] + (b ? b[j] : 0.0);
+        }
+    }
+    return y;
+}
+
+struct int8_layer {
+    std::size_t rows, in, out;
+    std::vector<float> x, scales, b;
+    std::vector<int8_t> W;
+    edgeattn_weight_matrix m() const {
+        return {EDGEATTN_DTYPE_INT8, W.data(), scales.data(), EDGEATTN_ARITHMETIC_INT8};
+    }
+};
+
+// Random x (a few rows far larger than the rest), int8 weights over the
+// whole range -128..127, scales near 1/127.
+int8_layer make_layer(std::size_t rows, std::size_t in, std::size_t out, unsigned seed) {
+    int8_layer l{rows, in, out, random_floats(rows * in, seed), {}, random_floats(out, seed + 1), {}};
+    for (std::size_t r = 0; r < rows; r += 3)
+        for (std::size_t i = 0; i < in; ++i) l.x[r * in + i] *= 1000.0f;
+    l.W.resize(out * in);
+    uint32_t state = seed * 2654435761u + 1;
+    for (int8_t &w : l.W) {
+        state = state * 1664525u + 1013904223u;
+        w = static_cast<int8_t>(state >> 24);
+    }
+    l.scales.resize(out);
+    for (std::size_t j = 0; j < out; ++j) l.scales[j] = (0.5f + 0.01f * static_cast<float>(j % 7)) / 127.0f;
+    return l;
+}
+
+std::size_t integer_workspace_bytes(const edgeattn_dense_dims &dims, std::size_t threads) {
+    edgeattn_workspace_request r{};
+    r.op = EDGEATTN_OP_DENSE;
+    r.dense = dims;
+    r.arithmetic = EDGEATTN_ARITHMETIC_INT8;
+    std::size_t bytes = 0;
+    REQUIRE(edgeattn_workspace_size(&r, 1, threads, &bytes) == EDGEATTN_OK);
+    return bytes;
+}
+
+std::vector<float> run_dense(const int8_layer &l, const float *b, std::size_t threads = 1) {
+    const edgeattn_dense_dims dims = {l.rows, l.in, l.out};
+    std::vector<float> ws(integer_workspace_bytes(dims, threads) / 4 + 1), y(l.rows * l.out, -7.0f);
+    const edgeattn_weight_matrix m = l.m();
+    REQUIRE(edgeattn_dense(&dims, l.x.data(), &m, b, ws.data(), ws.size() * 4, y.data()) == EDGEATTN_OK);
+    return y;
+}
+
+// Each element within a few roundings of the model: float(sum), two
+// products and the bias's sum, each half an ulp (2^-24 relative).
+void check_against_model(const std::vector<float> &got, const std::vector<double> &want,
+                         const std::vector<double> &magnitude) {
+    for (std::size_t i = 0; i < want.size(); ++i) {
+        const double tol = 4.0 * std::ldexp(1.0, -24) * magnitude[i] + 1e-37;
+        if (!(std::fabs(got[i] - want[i]) <= tol)) {
+            FAIL_CHECK("element " << i << ": " << got[i] << " against the model's " << want[i]);
+            return;
+        }
+    }
+    CHECK(test_paths::rel_l2(got.data(), want) <= 1e-5);
+}
+
+// |sum| * sx * sw + |b| per element: the scale of each element's roundings.
+std::vector<double> magnitudes(const int8_layer &l, const float *b) {
+    int8_layer a = l;
+    std::vector<float> ab(l.out);
+    for (std::size_t j = 0; j < l.out; ++j) ab[j] = b ? std::fabs(b[j]) : 0.0f;
+    for (int8_t &w : a.W) w = static_cast<int8_t>(w == -128 ? -128 : std::abs(w));
+    std::vector<double> m(l.rows * l.out);
+    for (std::size_t r = 0; r < l.rows; ++r) {
+        const quantised_row qx = model_quantise(l.x.data() + r * l.in, l.in);
+        for (std::size_t j = 0; j < l.out; ++j) {
+            double s = 0;
+            for (std::size_t i = 0; i < l.in; ++i) s += std::fabs(double(qx.q[i]) * l.W[j * l.in + i]);
+            m[r * l.out + j] = s * qx.scale * l.scales[j] + ab[j];
+        }
+    }
+    return m;
+}
+
+}  // namespace
+
+TEST_CASE("the int8 arithmetic: every path within roundings of the float64 model and bit for bit the plain path's") {
+    path_guard guard;
+    const std::size_t shapes[][3] = {{1, 1, 1},  {1, 7, 3},   {3, 16, 4},   {16, 31, 5},  {17, 32, 13},
+                                     {5, 33, 9}, {2, 64, 4},  {40, 100, 7}, {4, 257, 6}, {33, 129, 17}};
+    unsigned seed = 11;
+    for (const auto &s : shapes) {
+        const int8_layer l = make_layer(s[0], s[1], s[2], seed++);
+        const std::vector<float> b = random_floats(l.out, seed++);
+        for (const float *bias : {static_cast<const float *>(nullptr), b.data()}) {
+            CAPTURE(s[0]);
+            CAPTURE(s[1]);
+            CAPTURE(s[2]);
+            const std::vector<double> want = model_dense(l.rows, l.in, l.out, l.x, l.W, l.scales, bias);
+            REQUIRE(edgeattn_set_isa(EDGEATTN_ISA_SCALAR) == EDGEATTN_OK);
+            const std::vector<float> plain = run_dense(l, bias);
+            check_against_model(plain, want, magnitudes(l, bias));
+            for (edgeattn_isa isa : paths()) {
+                CAPTURE(edgeattn_isa_name(isa));
+                REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);
+                const std::vector<float> got = run_dense(l, bias);
+                CHECK(std::memcmp(got.data(), plain.data(), got.size() * sizeof(float)) == 0);
+            }
+        }
+    }
+}
+
+TEST_CASE("the int8 arithmetic: near the fp32 arithmetic's answer, and an fp32 zero value keeps today's bits") {
+    const int8_layer l = make_layer(24, 96, 20, 3);
+    const edgeattn_dense_dims dims = {l.rows, l.in, l.out};
+    edgeattn_weight_matrix fp = l.m();
+    fp.arithmetic = EDGEATTN_ARITHMETIC_FLOAT;
+    std::vector<float> ws(test_calls::dense_workspace_bytes(dims, 1) / 4), y_fp(l.rows * l.out);
+    REQUIRE(edgeattn_dense(&dims, l.x.data(), &fp, nullptr, ws.data(), ws.size() * 4, y_fp.data()) == EDGEATTN_OK);
+    // The same call with the field never written (a struct of three fields).
+    const edgeattn_weight_matrix three = {EDGEATTN_DTYPE_INT8, l.W.data(), l.scales.data(), {}};
+    std::vector<float> y_three(y_fp.size());
+    REQUIRE(edgeattn_dense(&dims, l.x.data(), &three, nullptr, ws.data(), ws.size() * 4, y_three.data()) ==
+            EDGEATTN_OK);
+    CHECK(std::memcmp(y_fp.data(), y_three.data(), y_fp.size() * sizeof(float)) == 0);
+    // Quantising x to 8 bits moves each output by about 1/127 of its row's
+    // largest |x| times |w|: the two arithmetics agree to about 1%.
+    const std::vector<float> y_int = run_dense(l, nullptr);
+    CHECK(test_paths::rel_l2(y_int.data(), test_paths::widen(y_fp)) < 2e-2);
+    CHECK(std::memcmp(y_int.data(), y_fp.data(), y_fp.size() * sizeof(float)) != 0);
+}
+
+TEST_CASE("the int8 arithmetic: the same bits on any thread count and workspace size") {
+    path_guard guard;
+    const int8_layer l = make_layer(100, 200, 70, 5);
+    const std::vector<float> b = random_floats(l.out, 6);
+    for (edgeattn_isa isa : paths()) {
+        CAPTURE(edgeattn_isa_name(isa));
+        REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);
+        test_paths::set_threads(1);
+        const std::vector<float> one = run_dense(l, b.data(), 1);
+        for (int threads : {2, 3, 8}) {
+            test_paths::set_threads(threads);
+            for (std::size_t sized_for : {std::size_t{1}, std::size_t{2}, std::size_t{8}}) {
+                const std::vector<float> got = run_dense(l, b.data(), sized_for);
+                CHECK(std::memcmp(got.data(), one.data(), one.size() * sizeof(float)) == 0);
+            }
+        }
+        test_paths::set_threads(1);
+    }
+}
+
+TEST_CASE("the int8 arithmetic: a row of zeros gives the bias; a row with NaN or inf gives NaN, and only there") {
+    path_guard guard;
+    int8_layer l = make_layer(4, 37, 6, 9);
+    const std::vector<float> b = random_floats(l.out, 10);
+    for (std::size_t i = 0; i < l.in; ++i) {
+        l.x[0 * l.in + i] = 0.0f;
+        l.x[1 * l.in + i] = i % 2 ? -0.0f : 0.0f;
+    }
+    l.x[2 * l.in + 5] = NAN;
+    l.x[3 * l.in + 36] = -INFINITY;
+    int8_layer finite = make_layer(1, 37, 6, 9);  // row 0 of l before the edits
+    for (edgeattn_isa isa : paths()) {
+        CAPTURE(edgeattn_isa_name(isa));
+        REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);
+        const std::vector<float> y = run_dense(l, b.data());
+        for (std::size_t j = 0; j < l.out; ++j) {
+            CHECK(y[0 * l.out + j] == b[j]);
+            CHECK(y[1 * l.out + j] == b[j]);
+            CHECK(std::isnan(y[2 * l.out + j]));
+            CHECK(std::isnan(y[3 * l.out + j]));
+        }
+        const std::vector<float> zero_bias_free = run_dense(l, nullptr);
+        for (std::size_t j = 0; j < l.out; ++j) CHECK(zero_bias_free[j] == 0.0f);
+        CHECK(std::isfinite(run_dense(finite, b.data())[0]));
+    }
+}
+
+TEST_CASE("the int8 arithmetic: the largest input size sums exactly on every path") {
+    path_guard guard;
+    // Every |x| the largest (q = +-127) against weights of -128: |sum| =
+    // 127 * 128 * in, just below 2^31 at in = 132104.
+    const std::size_t in = 132104;
+    int8_layer l{2, in, 2, std::vector<float>(2 * in), {1.0f, 0.5f}, {}, std::vector<int8_t>(2 * in)};
+    for (std::size_t i = 0; i < in; ++i) {
+        l.x[i] = 3.0f;
+        l.x[in + i] = i % 2 ? 3.0f : -3.0f;
+        l.W[i] = -128;
+        l.W[in + i] = static_cast<int8_t>(i % 2 ? 127 : -128);
+    }
+    const std::vector<double> want = model_dense(l.rows, l.in, l.out, l.x, l.W, l.scales, nullptr);
+    CHECK(want[0] == -2147482624.0 * (3.0f / 127.0f) * 1.0);
+    for (edgeattn_isa isa : paths()) {
+        CAPTURE(edgeattn_isa_name(isa));
+        REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);
+        const std::vector<float> y = run_dense(l, nullptr);
+        for (std::size_t i = 0; i < want.size(); ++i)
+            CHECK(std::fabs(y[i] - want[i]) <= 3.0 * std::ldexp(1.0, -24) * std::fabs(want[i]));
+    }
+}
+
+TEST_CASE("the int8 arithmetic: refusals, each writing nothing") {
+    const int8_layer l = make_layer(3, 8, 4, 2);
+    const edgeattn_dense_dims dims = {l.rows, l.in, l.out};
+    std::vector<float> ws(integer_workspace_bytes(dims, 1) / 4 + 64);
+    std::vector<float> y(l.rows * l.out, 42.0f);
+    const auto untouched = [&] {
+        for (float v : y)
+            if (v != 42.0f) return false;
+        return true;
+    };
+    const auto dense = [&](const edgeattn_weight_matrix &m, std::size_t ws_bytes) {
+        return edgeattn_dense(&dims, l.x.data(), &m, nullptr, ws.data(), ws_bytes, y.data());
+    };
+    edgeattn_weight_matrix m = l.m();
+    const int seven = 7;
+    std::memcpy(&m.arithmetic, &seven, sizeof(int));
+    CHECK(dense(m, ws.size() * 4) == EDGEATTN_ERR_BAD_OPTION);
+    const int minus_one = -1;
+    std::memcpy(&m.arithmetic, &minus_one, sizeof(int));
+    CHECK(dense(m, ws.size() * 4) == EDGEATTN_ERR_BAD_OPTION);
+    // Not int8 weights: fp32 and fp16.
+    const std::vector<float> Wf(l.out * l.in, 0.25f);
+    const edgeattn_weight_matrix f32 = {EDGEATTN_DTYPE_F32, Wf.data(), nullptr, EDGEATTN_ARITHMETIC_INT8};
+    CHECK(dense(f32, ws.size() * 4) == EDGEATTN_ERR_OPTION_NOT_SUPPORTED);
+    const std::vector<uint16_t> Wh(l.out * l.in, 0x3C00);
+    const edgeattn_weight_matrix f16 = {EDGEATTN_DTYPE_F16, Wh.data(), nullptr, EDGEATTN_ARITHMETIC_INT8};
+    CHECK(dense(f16, ws.size() * 4) == EDGEATTN_ERR_OPTION_NOT_SUPPORTED);
+    // A workspace one byte short of the integer request's size.
+    CHECK(dense(l.m(), integer_workspace_bytes(dims, 1) - 4) == EDGEATTN_ERR_WORKSPACE_TOO_SMALL);
+    CHECK(untouched());
+    // Too many inputs for int32 sums.
+    const edgeattn_dense_dims wide = {1, 132105, 1};
+    std::vector<int8_t> Ww(132105, 1);
+    std::vector<float> xw(132105, 1.0f), one_scale(1, 1.0f), big_ws(1 << 16), yw(1, 42.0f);
+    const edgeattn_weight_matrix mw = {EDGEATTN_DTYPE_INT8, Ww.data(), one_scale.data(), EDGEATTN_ARITHMETIC_INT8};
+    CHECK(edgeattn_dense(&wide, xw.data(), &mw, nullptr, big_ws.data(), big_ws.size() * 4, yw.data()) ==
+          EDGEATTN_ERR_SIZE_OVERFLOW);
+    CHECK(yw[0] == 42.0f);
+    // Weights packed once take the fp32 arithmetic only.
+    CHECK(edgeattn_dense_packed_size(&dims, &m) == 0);
+    const edgeattn_weight_matrix integer = l.m();
+    CHECK(edgeattn_dense_packed_size(&dims, &integer) == 0);
+    std::vector<float> packed(4096, 42.0f);
+    CHECK(edgeattn_dense_pack(&dims, &integer, nullptr, packed.data(), packed.size() * 4) ==
+          EDGEATTN_ERR_OPTION_NOT_SUPPORTED);
+    CHECK(packed[0] == 42.0f);
+}
+
+TEST_CASE("the int8 arithmetic: the attention calls refuse it; the workspace query takes it for dense layers only") {
+    // Multi-head attention with int8 weights in the int8 arithmetic.
+    const std::size_t d = 8;
+    edgeattn_attention_dims dims{};
+    dims.batch = 1;
+    dims.queries = dims.keys = 2;
+    dims.query_size = dims.key_size = dims.value_size = d;
+    dims.num_hiddens = d;
+    dims.num_heads = 2;
+    std::vector<int8_t> W(d * d, 3);
+    std::vector<float> scales(d, 0.01f), x(2 * d, 0.5f), out(2 * d, 42.0f);
+    const edgeattn_weight_matrix plain = {EDGEATTN_DTYPE_INT8, W.data(), scales.data(), EDGEATTN_ARITHMETIC_FLOAT};
+    edgeattn_weights w{plain, plain, plain, plain, nullptr, nullptr, nullptr, nullptr};
+    std::vector<float> ws(test_calls::workspace_bytes(EDGEATTN_OP_MHA, dims, 1) / 4);
+    REQUIRE(edgeattn_mha(&dims, x.data(), x.data(), x.data(), &w, nullptr, ws.data(), ws.size() * 4, out.data(),
+                         nullptr) == EDGEATTN_OK);
+    std::fill(out.begin(), out.end(), 42.0f);
+    for (edgeattn_weight_matrix *m : {&w.W_q, &w.W_k, &w.W_v, &w.W_o}) {
+        m->arithmetic = EDGEATTN_ARITHMETIC_INT8;
+        CHECK(edgeattn_mha(&dims, x.data(), x.data(), x.data(), &w, nullptr, ws.data(), ws.size() * 4, out.data(),
+                           nullptr) == EDGEATTN_ERR_OPTION_NOT_SUPPORTED);
+        CHECK(edgeattn_mha_packed_size(&dims, &w) == 0);
+        m->arithmetic = EDGEATTN_ARITHMETIC_FLOAT;
+    }
+    CHECK(out[0] == 42.0f);
+
+    edgeattn_workspace_request r{};
+    r.op = EDGEATTN_OP_MHA;
+    r.dims = dims;
+    r.arithmetic = EDGEATTN_ARITHMETIC_INT8;
+    std::size_t bytes = 99;
+    CHECK(edgeattn_workspace_size(&r, 1, 1, &bytes) == EDGEATTN_ERR_OPTION_NOT_SUPPORTED);
+    r.op = EDGEATTN_OP_DENSE;
+    r.dense = {4, 16, 8};
+    const int two = 2;
+    std::memcpy(&r.arithmetic, &two, sizeof(int));
+    CHECK(edgeattn_workspace_size(&r, 1, 1, &bytes) == EDGEATTN_ERR_BAD_OPTION);
+    CHECK(bytes == 99);
+    // Sized for more threads, never smaller.
+    r.arithmetic = EDGEATTN_ARITHMETIC_INT8;
+    std::size_t one = 0, four = 0;
+    REQUIRE(edgeattn_workspace_size(&r, 1, 1, &one) == EDGEATTN_OK);
+    REQUIRE(edgeattn_workspace_size(&r, 1, 4, &four) == EDGEATTN_OK);
+    CHECK(four >= one);
+    CHECK(one >= 4 * 16 + 4 * 8 * 4);
+}
