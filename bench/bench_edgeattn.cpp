@@ -242,6 +242,44 @@ void gemm(benchmark::State &state, GemmShape s, bool prepacked, edgeattn_dtype t
     set_flops(state, 2.0 * M * N * K);
 }
 
+// ------------------------------------------------------------------ dense
+
+// edgeattn_dense through the C API, W as given: fp32, int8 widened to fp32
+// (the fp32 arithmetic), or int8 in the int8 arithmetic (W8A8: rows of x
+// quantised per call, int32 products). The workspace is sized for the
+// threads OpenMP gives.
+void dense(benchmark::State &state, GemmShape s, edgeattn_dtype type, edgeattn_arithmetic arithmetic) {
+    const size_t M = s.M, N = s.N, K = s.K;
+    Floats X = random_floats(M * K, 12), W = random_floats(N * K, 13), Y = alloc_floats(M * N);
+    Floats scales = alloc_floats(N);
+    std::vector<int8_t> w8(N * K);
+    edgeattn_weight_matrix m = {EDGEATTN_DTYPE_F32, W.get(), nullptr, EDGEATTN_ARITHMETIC_FLOAT};
+    if (type == EDGEATTN_DTYPE_INT8) {
+        if (edgeattn_status st = edgeattn_quantize_int8(N, K, W.get(), w8.data(), scales.get()))
+            return fail(state, "edgeattn_quantize_int8", st);
+        m = {EDGEATTN_DTYPE_INT8, w8.data(), scales.get(), arithmetic};
+    }
+    const edgeattn_dense_dims dims = {M, K, N};
+    edgeattn_workspace_request r{};
+    r.op = EDGEATTN_OP_DENSE;
+    r.dense = dims;
+    r.arithmetic = arithmetic;
+    size_t ws_bytes = 0;
+    if (edgeattn_status st = edgeattn_workspace_size(&r, 1, max_threads(), &ws_bytes))
+        return fail(state, "edgeattn_workspace_size", st);
+    auto ws = alloc_bytes(ws_bytes);
+    if (edgeattn_status st = edgeattn_dense(&dims, X.get(), &m, nullptr, ws.get(), ws_bytes, Y.get()))
+        return fail(state, "edgeattn_dense", st);
+    for (auto _ : state) {
+        edgeattn_dense(&dims, X.get(), &m, nullptr, ws.get(), ws_bytes, Y.get());
+        benchmark::DoNotOptimize(Y.get());
+        benchmark::ClobberMemory();
+    }
+    set_flops(state, 2.0 * M * N * K);
+}
+
+constexpr GemmShape dense_shapes[] = {{128, 512, 512}, {1, 512, 512}, {4, 512, 512}, {8, 100, 100}};
+
 // A decode step's projections: one token (or a few) through a layer's
 // weights, which packing must not slow (the packed weights are read the
 // same number of times as the caller's).
@@ -325,6 +363,14 @@ void register_benchmarks() {
                                                EDGEATTN_DTYPE_F16));
         configure(benchmark::RegisterBenchmark(name("gemm_packed_fp16", "edgeattn", s).c_str(), gemm, s, true,
                                                EDGEATTN_DTYPE_F16));
+    }
+    for (const auto &s : dense_shapes) {
+        configure(benchmark::RegisterBenchmark(name("dense", "edgeattn", s).c_str(), dense, s, EDGEATTN_DTYPE_F32,
+                                               EDGEATTN_ARITHMETIC_FLOAT));
+        configure(benchmark::RegisterBenchmark(name("dense_int8", "edgeattn", s).c_str(), dense, s,
+                                               EDGEATTN_DTYPE_INT8, EDGEATTN_ARITHMETIC_FLOAT));
+        configure(benchmark::RegisterBenchmark(name("dense_w8a8", "edgeattn", s).c_str(), dense, s,
+                                               EDGEATTN_DTYPE_INT8, EDGEATTN_ARITHMETIC_INT8));
     }
     for (const auto &s : posenc_shapes) {
         configure(benchmark::RegisterBenchmark(name("posenc", "edgeattn", s).c_str(), posenc, s));

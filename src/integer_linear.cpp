@@ -81,10 +81,8 @@ void integer_linear(const kernel_table &k, size_t rows, size_t in_features, size
                 float *yr = y + (r0 + r) * out_features;
                 const int32_t *sr = sums + r * out_features;
                 const float sx = row_scales[r];
-                for (size_t j = 0; j < out_features; ++j) {
-                    const float v = (static_cast<float>(sr[j]) * sx) * W.scales[j];
-                    yr[j] = b ? v + b[j] : v;
-                }
+                for (size_t j = 0; j < out_features; ++j) yr[j] = (static_cast<float>(sr[j]) * sx) * W.scales[j];
+                for (size_t j = 0; j < out_features && b; ++j) yr[j] += b[j];
             }
         }
     });

@@ -2,7 +2,7 @@
 // This file alone is compiled with the avx512 flags (see CMakeLists.txt).
 #include "../kernels/xsimd_batch.hpp"  // first: the kernels look its helpers up
 #include "../kernels/make_kernel_table.hpp"
-#define EDGEATTN_INT8_PRODUCTS EDGEATTN_INT8_AVX2
+#define EDGEATTN_INT8_PRODUCTS EDGEATTN_INT8_AVX512
 #include "../kernels/int8_products.hpp"
 
 #if !(defined __AVX512F__ && defined __AVX512DQ__)

@@ -63,6 +63,34 @@ inline int8_t quantize_int8(float x, float scale) {
     return static_cast<int8_t>(q > 127 ? 127 : q < -127 ? -127 : q);
 }
 
+// quantize_int8 over a row, in two passes: the float quotient rounded to
+// nearest even with the 1.5 * 2^23 trick (t + c - c: exact for |t| <= 127,
+// no branch, so the loop vectorises), which is quantize_int8's answer
+// unless t lies exactly on a half; then those elements again through
+// quantize_int8, whose exact tie rule decides. Tiny scales (rescaled there)
+// take quantize_int8 throughout.
+inline void quantize_int8_values(const float *x, size_t n, float scale, int8_t *q) {
+    if (scale < 0x1p-100f) {
+        for (size_t i = 0; i < n; ++i) q[i] = quantize_int8(x[i], scale);
+        return;
+    }
+    constexpr float round_constant = 12582912.0f;  // 1.5 * 2^23
+    int halves = 0;
+    for (size_t i = 0; i < n; ++i) {
+        float t = x[i] / scale;
+        t = t < 127.0f ? t : 127.0f;
+        t = t > -127.0f ? t : -127.0f;
+        const float r = (t + round_constant) - round_constant;
+        halves |= (r - t == 0.5f) | (t - r == 0.5f);
+        q[i] = static_cast<int8_t>(static_cast<int>(r));
+    }
+    for (size_t i = 0; halves && i < n; ++i) {
+        const float t = x[i] / scale;
+        const float r = (t + round_constant) - round_constant;
+        if (r - t == 0.5f || t - r == 0.5f) q[i] = quantize_int8(x[i], scale);
+    }
+}
+
 // Stores a row of n floats as q (n int8) and returns its scale.
 inline float quantize_int8_row(const float *x, size_t n, int8_t *q) {
     for (size_t i = 0; i < n; ++i)
@@ -71,7 +99,7 @@ inline float quantize_int8_row(const float *x, size_t n, int8_t *q) {
             return NAN;
         }
     const float scale = int8_row_scale(x, n);
-    for (size_t i = 0; i < n; ++i) q[i] = quantize_int8(x[i], scale);
+    quantize_int8_values(x, n, scale, q);
     return scale;
 }
 
