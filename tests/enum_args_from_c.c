@@ -17,6 +17,7 @@ size_t c_dense_packed_size(const edgeattn_dense_dims *dims, int type) {
     W.type = (edgeattn_dtype)type;
     W.data = NULL;
     W.scales = NULL;
+    W.arithmetic = EDGEATTN_ARITHMETIC_FLOAT;
     return edgeattn_dense_packed_size(dims, &W);
 }
 

@@ -66,6 +66,7 @@ static edgeattn_weight_matrix f32_matrix(const float *data) {
     m.type = EDGEATTN_DTYPE_F32;
     m.data = data;
     m.scales = NULL;
+    m.arithmetic = EDGEATTN_ARITHMETIC_FLOAT;
     return m;
 }
 

@@ -17,8 +17,8 @@ int main(void) {
     /* d2l's self-attention example: MultiHeadAttention(100, 5) on X, X, X */
     const edgeattn_attention_dims dims = {B, Q, Q, H, H, H, H, HEADS, 0, 0};
     const edgeattn_weights w = {
-        {EDGEATTN_DTYPE_F32, W[0], NULL}, {EDGEATTN_DTYPE_F32, W[1], NULL},
-        {EDGEATTN_DTYPE_F32, W[2], NULL}, {EDGEATTN_DTYPE_F32, W[3], NULL},
+        {.type = EDGEATTN_DTYPE_F32, .data = W[0]}, {.type = EDGEATTN_DTYPE_F32, .data = W[1]},
+        {.type = EDGEATTN_DTYPE_F32, .data = W[2]}, {.type = EDGEATTN_DTYPE_F32, .data = W[3]},
         NULL, NULL, NULL, NULL}; /* no biases */
     const int32_t lens[B] = {3, 2}; /* valid_lens = [3, 2] */
     const edgeattn_attention_options options = {

@@ -69,6 +69,7 @@ static inline edgeattn_weight_matrix edgeattn_detail_f32_matrix(const float *dat
     m.type = EDGEATTN_DTYPE_F32;
     m.data = data;
     m.scales = NULL;
+    m.arithmetic = EDGEATTN_ARITHMETIC_FLOAT;
     return m;
 }
 
@@ -135,6 +136,7 @@ static inline size_t edgeattn_detail_attention_workspace(edgeattn_op op,
     r.tokens = tokens;
     r.dense.rows = r.dense.in_features = r.dense.out_features = 0;
     r.tensor_type = EDGEATTN_DTYPE_F32;
+    r.arithmetic = EDGEATTN_ARITHMETIC_FLOAT;
     return edgeattn_workspace_size(&r, 1, max_threads, &bytes) == EDGEATTN_OK ? bytes : 0;
 }
 
@@ -509,6 +511,7 @@ static inline size_t edgeattn_linear_workspace_size(const edgeattn_linear_dims *
     r.dims.value_hiddens = 0;
     r.tokens = 0;
     r.tensor_type = EDGEATTN_DTYPE_F32;
+    r.arithmetic = EDGEATTN_ARITHMETIC_FLOAT;
     r.dense = *dims;
     return edgeattn_workspace_size(&r, 1, max_threads, &bytes) == EDGEATTN_OK ? bytes : 0;
 }
