@@ -63,7 +63,8 @@
     X(add_kernel_table, add_kernels)               \
     X(stored_weight_table, stored_weight_kernels)  \
     X(additive_kernel_table, additive_kernels)     \
-    X(cache_kernel_table, cache_kernels)
+    X(cache_kernel_table, cache_kernels)           \
+    X(integer_kernel_table, integer_kernels)
 
 namespace edgeattn {
 namespace detail {

@@ -110,9 +110,9 @@ struct model {
                             b[2].data(), b[3].data());
     }
     edgeattn_weights typed() const {
-        return {{EDGEATTN_DTYPE_INT8, q8[0].data(), s8[0].data()},
-                {EDGEATTN_DTYPE_F16, k16.data(), nullptr},
-                {EDGEATTN_DTYPE_INT8, q8[1].data(), s8[1].data()},
+        return {{EDGEATTN_DTYPE_INT8, q8[0].data(), s8[0].data(), EDGEATTN_ARITHMETIC_FLOAT},
+                {EDGEATTN_DTYPE_F16, k16.data(), nullptr, EDGEATTN_ARITHMETIC_FLOAT},
+                {EDGEATTN_DTYPE_INT8, q8[1].data(), s8[1].data(), EDGEATTN_ARITHMETIC_FLOAT},
                 f32(W[3].data()),
                 b[0].data(), b[1].data(), b[2].data(), b[3].data()};
     }

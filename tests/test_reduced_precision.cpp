@@ -82,7 +82,7 @@ struct stored {
         const void *data = type == EDGEATTN_DTYPE_INT8 ? static_cast<const void *>(i8.data())
                            : type == EDGEATTN_DTYPE_F16 ? static_cast<const void *>(f16.data())
                                                           : static_cast<const void *>(f32.data());
-        return {type, data, type == EDGEATTN_DTYPE_INT8 ? scales.data() : nullptr};
+        return {type, data, type == EDGEATTN_DTYPE_INT8 ? scales.data() : nullptr, EDGEATTN_ARITHMETIC_FLOAT};
     }
 };
 

@@ -289,7 +289,7 @@ std::size_t workspace_size(Check &k, const edgeattn_workspace_request *calls, st
 
 std::size_t workspace_size(Check &k, const edgeattn_workspace_request &call) { return workspace_size(k, &call); }
 
-edgeattn_weight_matrix f32_matrix(const float *data) { return {EDGEATTN_DTYPE_F32, data, nullptr}; }
+edgeattn_weight_matrix f32_matrix(const float *data) { return {EDGEATTN_DTYPE_F32, data, nullptr, EDGEATTN_ARITHMETIC_FLOAT}; }
 
 void *workspace(Check &k, std::size_t bytes) {
     if (bytes == 0 || bytes > sizeof arena) {
@@ -340,7 +340,7 @@ class Scratch {
 edgeattn_weight_matrix stored_matrix(Check &k, const golden_case &c, const char *name, std::size_t rows,
                                      std::size_t cols) {
     const long type = param(c, "weight_type", 0);
-    edgeattn_weight_matrix m{EDGEATTN_DTYPE_F32, nullptr, nullptr};
+    edgeattn_weight_matrix m{EDGEATTN_DTYPE_F32, nullptr, nullptr, EDGEATTN_ARITHMETIC_FLOAT};
     if (type == 0) {
         m.data = k.f32(name, {rows, cols});
         return m;
@@ -364,13 +364,13 @@ edgeattn_weight_matrix stored_matrix(Check &k, const golden_case &c, const char 
         if (!q || !scales) return m;
         auto *q8 = reinterpret_cast<std::int8_t *>(stored_pool + start);
         for (std::size_t i = 0; i < n; ++i) q8[i] = static_cast<std::int8_t>(q[i]);
-        return {EDGEATTN_DTYPE_INT8, q8, scales};
+        return {EDGEATTN_DTYPE_INT8, q8, scales, EDGEATTN_ARITHMETIC_FLOAT};
     }
     const float *f = k.f32(name, {rows, cols});
     if (!f) return m;
     auto *h = reinterpret_cast<std::uint16_t *>(stored_pool + start);
     k.status(edgeattn_float_to_half(n, f, h), "edgeattn_float_to_half: ");
-    return {EDGEATTN_DTYPE_F16, h, nullptr};
+    return {EDGEATTN_DTYPE_F16, h, nullptr, EDGEATTN_ARITHMETIC_FLOAT};
 }
 
 // Multi-head weights of a case, each matrix in the stored type of param
@@ -480,7 +480,7 @@ void c_attention(Check &k, const golden_case &c, bool with_weights, bool packed 
         const bool projection_free = param(c, "projection_free", 0) == 1;
         if (projection_free) packed = false;
         edgeattn_weights w{};
-        const edgeattn_weight_matrix none{EDGEATTN_DTYPE_NONE, nullptr, nullptr};
+        const edgeattn_weight_matrix none{EDGEATTN_DTYPE_NONE, nullptr, nullptr, EDGEATTN_ARITHMETIC_FLOAT};
         if (projection_free) w = {none, none, none, none, nullptr, nullptr, nullptr, nullptr};
         const bool read = projection_free ||
                           mha_weights_of(k, c, h, h_kv, d.query_size, d.key_size, d.value_size, w, hv, hv_kv);
@@ -640,7 +640,7 @@ bool read_decode(Check &k, const golden_case &c, Decode &z) {
     z.chunks = k.i32("chunks", {z.S});
     z.truncate = find(c, role::input, "truncate") ? k.i32("truncate", {z.S}) : nullptr;
     z.projection_free = param(c, "projection_free", 0) == 1;
-    const edgeattn_weight_matrix none{EDGEATTN_DTYPE_NONE, nullptr, nullptr};
+    const edgeattn_weight_matrix none{EDGEATTN_DTYPE_NONE, nullptr, nullptr, EDGEATTN_ARITHMETIC_FLOAT};
     if (z.projection_free) z.w = {none, none, none, none, nullptr, nullptr, nullptr, nullptr};
     const bool read =
         z.projection_free || mha_weights_of(k, c, h, h_kv, z.dm, z.dm, z.dm, z.w, hv, z.H_kv * z.value_head);

@@ -51,8 +51,8 @@ struct Weights {
             for (std::size_t i = 0; i < D * D; ++i) w[m][i] = (i % 7 == 0 ? 0.01f : 0.0f) * static_cast<float>(m + 1);
     }
     edgeattn_weights typed() const {
-        return {{EDGEATTN_DTYPE_F32, w[0], nullptr}, {EDGEATTN_DTYPE_F32, w[1], nullptr},
-                {EDGEATTN_DTYPE_F32, w[2], nullptr}, {EDGEATTN_DTYPE_F32, w[3], nullptr},
+        return {{EDGEATTN_DTYPE_F32, w[0], nullptr, EDGEATTN_ARITHMETIC_FLOAT}, {EDGEATTN_DTYPE_F32, w[1], nullptr, EDGEATTN_ARITHMETIC_FLOAT},
+                {EDGEATTN_DTYPE_F32, w[2], nullptr, EDGEATTN_ARITHMETIC_FLOAT}, {EDGEATTN_DTYPE_F32, w[3], nullptr, EDGEATTN_ARITHMETIC_FLOAT},
                 nullptr, nullptr, nullptr, nullptr};
     }
 };

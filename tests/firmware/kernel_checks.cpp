@@ -12,6 +12,7 @@
 //                    float64 within (K + 2) ulp of the sum of magnitudes;
 //                    through packed panels (both widths, = and +=), M 1..8,
 //                    N 1..17; a decode step's scores and weighted sums
+//   int8 products    the int8 arithmetic's int32 sums, exactly
 //   masked softmax   rows of 1..41 keys, visible parts of any interval,
 //                    against float64 (relative 1e-6, masked rows d2l's); a
 //                    NaN score makes its row NaN
@@ -348,6 +349,44 @@ void softmax_checks(const kernel_table &k, const char *path) {
 
 }  // namespace
 
+// The int8 arithmetic's products (integer_kernel_table): int32 sums are
+// exact, so each must equal the plain loop here bit for bit. A in
+// [-127, 127], W over -128..127; M 1..5, N 1..9, K 1..70 (past Helium's
+// 16-byte and SMLAD's 4-byte steps), a canary after each row of C.
+void integer_checks(const kernel_table &k, const char *path) {
+    constexpr std::size_t max_m = 5, max_n = 9, max_k = 70;
+    static int8_t A[max_m * max_k], W[max_n * max_k];
+    static int32_t C[max_m * (max_n + 1)];
+    uint32_t state = 12345;
+    for (int8_t &a : A) {
+        state = state * 1664525u + 1013904223u;
+        a = static_cast<int8_t>(static_cast<int>(state >> 24) % 255 - 127);
+    }
+    for (int8_t &w : W) {
+        state = state * 1664525u + 1013904223u;
+        w = static_cast<int8_t>(state >> 24);
+    }
+    A[0] = -127;
+    W[0] = -128;
+    const edgeattn::detail::integer_kernel_table &ik = edgeattn::detail::integer_kernels_of(k);
+    bool ok = true;
+    for (std::size_t M = 1; M <= max_m; ++M)
+        for (std::size_t N = 1; N <= max_n; ++N)
+            for (std::size_t K = 1; K <= max_k; K += K < 20 ? 1 : 7) {
+                for (int32_t &c : C) c = 0x5A5A5A5A;
+                ik.int8_products(M, N, K, A, K, W, K, C, N + 1);
+                for (std::size_t r = 0; r < M; ++r) {
+                    for (std::size_t j = 0; j < N; ++j) {
+                        int32_t want = 0;
+                        for (std::size_t i = 0; i < K; ++i) want += int32_t{A[r * K + i]} * W[j * K + i];
+                        ok = ok && C[r * (N + 1) + j] == want;
+                    }
+                    ok = ok && C[r * (N + 1) + N] == 0x5A5A5A5A;
+                }
+            }
+    check(ok, path, "int8 products (the int8 arithmetic): the exact int32 sums", 0);
+}
+
 int main() {
     const edgeattn_isa paths[] = {EDGEATTN_ISA_HELIUM, EDGEATTN_ISA_SCALAR};
     std::size_t ran = 0;
@@ -372,6 +411,7 @@ int main() {
         if (!never_packs) packed_product_checks(k, name);
         decode_checks(k, name);
         softmax_checks(k, name);
+        integer_checks(k, name);
     }
     edgeattn_set_isa(EDGEATTN_ISA_AUTO);
 #if defined(EDGEATTN_FIRMWARE_HELIUM)
