@@ -312,9 +312,9 @@ void int8_products_of_path(size_t M, size_t N, size_t K, const int8_t *A, size_t
     int8_products(M, N, K, A, lda, W, ldw, C, ldc);
 }
 
-inline integer_kernel_table make_integer_kernel_table() { return {int8_products_of_path}; }
+constexpr integer_kernel_table make_integer_kernel_table() { return {int8_products_of_path}; }
 #else
-inline integer_kernel_table make_integer_kernel_table() { return {int8_products}; }
+constexpr integer_kernel_table make_integer_kernel_table() { return {int8_products}; }
 #endif
 
 }  // namespace
