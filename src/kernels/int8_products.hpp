@@ -58,129 +58,107 @@ inline void int8_dots4_from(const int8_t *a, const int8_t *const w[4], size_t i0
     }
 }
 
+// Each path's step: int8_step bytes of A against as many of a W row.
+// int8_x is A's step loaded (widened where the path needs it), int8_acc a
+// column's running sums; int8_accumulate adds one W row's step of products,
+// int8_total sums the lanes. int8_dots4 below runs them for every path.
 #if EDGEATTN_INT8_PRODUCTS == EDGEATTN_INT8_AVX2 || EDGEATTN_INT8_PRODUCTS == EDGEATTN_INT8_AVX512
-// Horizontal sum of eight int32 lanes.
-inline int32_t lane_sum(__m256i v) {
+// 32 products a step: VPMADDUBSW multiplies unsigned by signed bytes and
+// adds pairs into int16, saturating. |w| as the unsigned side (-128 is 128)
+// and a with w's sign as the signed side ([-127, 127]) keep each pair within
+// 2 * 128 * 127 = 32512: no saturation. VPMADDWD by ones widens the pairs.
+constexpr size_t int8_step = 32;
+using int8_acc = __m256i;
+using int8_x = __m256i;
+
+inline int8_acc int8_zero() { return _mm256_setzero_si256(); }
+inline int8_x int8_load_x(const int8_t *a) { return _mm256_loadu_si256(reinterpret_cast<const __m256i *>(a)); }
+
+inline int8_acc int8_accumulate(int8_acc acc, const int8_x &a, const int8_t *w) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(w));
+    const __m256i pairs = _mm256_maddubs_epi16(_mm256_abs_epi8(v), _mm256_sign_epi8(a, v));
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(pairs, _mm256_set1_epi16(1)));
+}
+
+inline int32_t int8_total(int8_acc v) {
     __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
     s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
     s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
     return _mm_cvtsi128_si32(s);
 }
-
-// 32 products a pass: VPMADDUBSW multiplies unsigned by signed bytes and
-// adds pairs into int16, saturating. |w| as the unsigned side (-128 is 128)
-// and a with w's sign as the signed side ([-127, 127]) keep each pair within
-// 2 * 128 * 127 = 32512: no saturation. VPMADDWD by ones widens the pairs.
-inline __m256i int8_pair_sums(__m256i a, __m256i w, __m256i ones) {
-    return _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(w), _mm256_sign_epi8(a, w)), ones);
-}
-
-inline void int8_dots4(const int8_t *a, const int8_t *const w[4], size_t K, int32_t sums[4]) {
-    const __m256i ones = _mm256_set1_epi16(1);
-    __m256i s0 = _mm256_setzero_si256(), s1 = s0, s2 = s0, s3 = s0;
-    size_t i = 0;
-    for (; i + 32 <= K; i += 32) {
-        const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(a + i));
-        s0 = _mm256_add_epi32(s0, int8_pair_sums(x, _mm256_loadu_si256(reinterpret_cast<const __m256i *>(w[0] + i)), ones));
-        s1 = _mm256_add_epi32(s1, int8_pair_sums(x, _mm256_loadu_si256(reinterpret_cast<const __m256i *>(w[1] + i)), ones));
-        s2 = _mm256_add_epi32(s2, int8_pair_sums(x, _mm256_loadu_si256(reinterpret_cast<const __m256i *>(w[2] + i)), ones));
-        s3 = _mm256_add_epi32(s3, int8_pair_sums(x, _mm256_loadu_si256(reinterpret_cast<const __m256i *>(w[3] + i)), ones));
-    }
-    sums[0] = lane_sum(s0);
-    sums[1] = lane_sum(s1);
-    sums[2] = lane_sum(s2);
-    sums[3] = lane_sum(s3);
-    int8_dots4_from(a, w, i, K, sums);
-}
 #elif EDGEATTN_INT8_PRODUCTS == EDGEATTN_INT8_SSE2
-// Bytes 0..7 and 8..15 of v sign-extended to int16 (unpack with itself,
-// then an arithmetic shift).
+// 16 products a step: both sides widened to int16 (bytes unpacked with
+// themselves, then an arithmetic shift), PMADDWD adds pairs into int32.
+constexpr size_t int8_step = 16;
+using int8_acc = __m128i;
+struct int8_x {
+    __m128i low, high;  // bytes 0..7 and 8..15 as int16
+};
+
 inline __m128i widen_low(__m128i v) { return _mm_srai_epi16(_mm_unpacklo_epi8(v, v), 8); }
 inline __m128i widen_high(__m128i v) { return _mm_srai_epi16(_mm_unpackhi_epi8(v, v), 8); }
 
-inline int32_t lane_sum(__m128i s) {
+inline int8_acc int8_zero() { return _mm_setzero_si128(); }
+inline int8_x int8_load_x(const int8_t *a) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i *>(a));
+    return {widen_low(v), widen_high(v)};
+}
+
+inline int8_acc int8_accumulate(int8_acc acc, const int8_x &a, const int8_t *w) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i *>(w));
+    return _mm_add_epi32(acc, _mm_add_epi32(_mm_madd_epi16(a.low, widen_low(v)), _mm_madd_epi16(a.high, widen_high(v))));
+}
+
+inline int32_t int8_total(int8_acc s) {
     s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
     s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
     return _mm_cvtsi128_si32(s);
 }
-
-// 16 products a pass: both sides widened to int16, PMADDWD adds pairs into int32.
-inline __m128i int8_pair_sums(__m128i a_lo, __m128i a_hi, const int8_t *w) {
-    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i *>(w));
-    return _mm_add_epi32(_mm_madd_epi16(a_lo, widen_low(v)), _mm_madd_epi16(a_hi, widen_high(v)));
-}
-
-inline void int8_dots4(const int8_t *a, const int8_t *const w[4], size_t K, int32_t sums[4]) {
-    __m128i s0 = _mm_setzero_si128(), s1 = s0, s2 = s0, s3 = s0;
-    size_t i = 0;
-    for (; i + 16 <= K; i += 16) {
-        const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i *>(a + i));
-        const __m128i lo = widen_low(x), hi = widen_high(x);
-        s0 = _mm_add_epi32(s0, int8_pair_sums(lo, hi, w[0] + i));
-        s1 = _mm_add_epi32(s1, int8_pair_sums(lo, hi, w[1] + i));
-        s2 = _mm_add_epi32(s2, int8_pair_sums(lo, hi, w[2] + i));
-        s3 = _mm_add_epi32(s3, int8_pair_sums(lo, hi, w[3] + i));
-    }
-    sums[0] = lane_sum(s0);
-    sums[1] = lane_sum(s1);
-    sums[2] = lane_sum(s2);
-    sums[3] = lane_sum(s3);
-    int8_dots4_from(a, w, i, K, sums);
-}
 #elif EDGEATTN_INT8_PRODUCTS == EDGEATTN_INT8_NEON
-inline int32_t lane_sum(int32x4_t s) {
-    const int32x2_t p = vadd_s32(vget_low_s32(s), vget_high_s32(s));
-    return vget_lane_s32(vpadd_s32(p, p), 0);
-}
-
-// 16 products a pass: VMULL and VMLAL of the two halves into int16 lanes
+// 16 products a step: VMULL and VMLAL of the two halves into int16 lanes
 // (two products of at most 128 * 127 each: 32512, no overflow), then
 // VPADAL adds neighbouring lanes into int32.
-inline int32x4_t int8_pair_sums(int32x4_t acc, int8x16_t a, const int8_t *w) {
+constexpr size_t int8_step = 16;
+using int8_acc = int32x4_t;
+using int8_x = int8x16_t;
+
+inline int8_acc int8_zero() { return vdupq_n_s32(0); }
+inline int8_x int8_load_x(const int8_t *a) { return vld1q_s8(a); }
+
+inline int8_acc int8_accumulate(int8_acc acc, const int8_x &a, const int8_t *w) {
     const int8x16_t v = vld1q_s8(w);
     int16x8_t p = vmull_s8(vget_low_s8(a), vget_low_s8(v));
     p = vmlal_s8(p, vget_high_s8(a), vget_high_s8(v));
     return vpadalq_s16(acc, p);
 }
 
-inline void int8_dots4(const int8_t *a, const int8_t *const w[4], size_t K, int32_t sums[4]) {
-    int32x4_t s0 = vdupq_n_s32(0), s1 = s0, s2 = s0, s3 = s0;
-    size_t i = 0;
-    for (; i + 16 <= K; i += 16) {
-        const int8x16_t x = vld1q_s8(a + i);
-        s0 = int8_pair_sums(s0, x, w[0] + i);
-        s1 = int8_pair_sums(s1, x, w[1] + i);
-        s2 = int8_pair_sums(s2, x, w[2] + i);
-        s3 = int8_pair_sums(s3, x, w[3] + i);
-    }
-    sums[0] = lane_sum(s0);
-    sums[1] = lane_sum(s1);
-    sums[2] = lane_sum(s2);
-    sums[3] = lane_sum(s3);
-    int8_dots4_from(a, w, i, K, sums);
+inline int32_t int8_total(int8_acc s) {
+    const int32x2_t p = vadd_s32(vget_low_s32(s), vget_high_s32(s));
+    return vget_lane_s32(vpadd_s32(p, p), 0);
 }
 #elif EDGEATTN_INT8_PRODUCTS == EDGEATTN_INT8_HELIUM
 // 16 products an instruction: VMLADAVA adds a vector's products into a
 // core register.
-inline void int8_dots4(const int8_t *a, const int8_t *const w[4], size_t K, int32_t sums[4]) {
-    int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-    size_t i = 0;
-    for (; i + 16 <= K; i += 16) {
-        const int8x16_t x = vld1q_s8(a + i);
-        s0 = vmladavaq_s8(s0, x, vld1q_s8(w[0] + i));
-        s1 = vmladavaq_s8(s1, x, vld1q_s8(w[1] + i));
-        s2 = vmladavaq_s8(s2, x, vld1q_s8(w[2] + i));
-        s3 = vmladavaq_s8(s3, x, vld1q_s8(w[3] + i));
-    }
-    sums[0] = s0;
-    sums[1] = s1;
-    sums[2] = s2;
-    sums[3] = s3;
-    int8_dots4_from(a, w, i, K, sums);
+constexpr size_t int8_step = 16;
+using int8_acc = int32_t;
+using int8_x = int8x16_t;
+
+inline int8_acc int8_zero() { return 0; }
+inline int8_x int8_load_x(const int8_t *a) { return vld1q_s8(a); }
+inline int8_acc int8_accumulate(int8_acc acc, const int8_x &a, const int8_t *w) {
+    return vmladavaq_s8(acc, a, vld1q_s8(w));
 }
+inline int32_t int8_total(int8_acc s) { return s; }
 #elif defined(__ARM_FEATURE_DSP) && !defined(__aarch64__)
-// Cortex-M4F: SMLAD multiplies two signed halfword pairs and adds both;
-// SXTB16 sign-extends bytes 0 and 2 of a word (and, rotated by 8, 1 and 3).
+// Cortex-M4F, ARMv7: SMLAD multiplies two signed halfword pairs and adds
+// both; SXTB16 sign-extends bytes 0 and 2 of a word (and, rotated by 8, 1
+// and 3). 4 products a step.
+constexpr size_t int8_step = 4;
+using int8_acc = int32_t;
+struct int8_x {
+    int32_t even, odd;  // bytes 0, 2 and 1, 3 as halfword pairs
+};
+
 inline uint32_t load_word(const int8_t *p) {
     uint32_t v;
     memcpy(&v, p, 4);
@@ -205,33 +183,39 @@ inline int32_t smlad(int32_t a, int32_t b, int32_t acc) {
     return r;
 }
 
+inline int8_acc int8_zero() { return 0; }
+inline int8_x int8_load_x(const int8_t *a) {
+    const uint32_t v = load_word(a);
+    return {sxtb16(v), sxtb16_odd(v)};
+}
+inline int8_acc int8_accumulate(int8_acc acc, const int8_x &a, const int8_t *w) {
+    const uint32_t v = load_word(w);
+    return smlad(a.odd, sxtb16_odd(v), smlad(a.even, sxtb16(v), acc));
+}
+inline int32_t int8_total(int8_acc s) { return s; }
+#else
+#define EDGEATTN_INT8_LOOPS_ONLY 1  // the plain loop alone
+#endif
+
+// sums[c] = A . W_c over K for four rows of W: whole steps through the
+// path's primitives, the tail (and a path without them) in the plain loop.
 inline void int8_dots4(const int8_t *a, const int8_t *const w[4], size_t K, int32_t sums[4]) {
-    int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
     size_t i = 0;
-    for (; i + 4 <= K; i += 4) {
-        const uint32_t x = load_word(a + i);
-        const int32_t x02 = sxtb16(x), x13 = sxtb16_odd(x);
-        uint32_t v = load_word(w[0] + i);
-        s0 = smlad(x13, sxtb16_odd(v), smlad(x02, sxtb16(v), s0));
-        v = load_word(w[1] + i);
-        s1 = smlad(x13, sxtb16_odd(v), smlad(x02, sxtb16(v), s1));
-        v = load_word(w[2] + i);
-        s2 = smlad(x13, sxtb16_odd(v), smlad(x02, sxtb16(v), s2));
-        v = load_word(w[3] + i);
-        s3 = smlad(x13, sxtb16_odd(v), smlad(x02, sxtb16(v), s3));
+#if defined(EDGEATTN_INT8_LOOPS_ONLY)
+    sums[0] = sums[1] = sums[2] = sums[3] = 0;
+#else
+    int8_acc s[4] = {int8_zero(), int8_zero(), int8_zero(), int8_zero()};
+    for (; i + int8_step <= K; i += int8_step) {
+        const int8_x x = int8_load_x(a + i);
+#pragma GCC unroll 4
+        for (size_t c = 0; c < 4; ++c) s[c] = int8_accumulate(s[c], x, w[c] + i);
     }
-    sums[0] = s0;
-    sums[1] = s1;
-    sums[2] = s2;
-    sums[3] = s3;
+#pragma GCC unroll 4
+    for (size_t c = 0; c < 4; ++c) sums[c] = int8_total(s[c]);
+#endif
     int8_dots4_from(a, w, i, K, sums);
 }
-#else
-inline void int8_dots4(const int8_t *a, const int8_t *const w[4], size_t K, int32_t sums[4]) {
-    sums[0] = sums[1] = sums[2] = sums[3] = 0;
-    int8_dots4_from(a, w, 0, K, sums);
-}
-#endif
+#undef EDGEATTN_INT8_LOOPS_ONLY
 
 // Every row of A against four rows of W at a time; a last group of fewer
 // columns repeats its final row (computed, not stored).
