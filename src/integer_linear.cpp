@@ -19,31 +19,22 @@ namespace {
 // in = 512).
 constexpr size_t integer_rows_per_block = 16;
 
-constexpr size_t cache_line_bytes = floats_per_cache_line * sizeof(float);
-
-bool round_to_line(size_t n, size_t &rounded) {
-    if (add_overflows(n, cache_line_bytes - 1, rounded)) return false;
-    rounded -= rounded % cache_line_bytes;
-    return true;
-}
-
-// A slot: quantised rows (R, in) int8, their scales (R) and sums (R, out) int32.
+// A slot: quantised rows (R, in) int8, their scales (R) and sums (R, out)
+// int32, each on a cache line (layout_builder); offsets in bytes.
 struct slot_layout {
     size_t quantised = 0, scales = 0, sums = 0, bytes = 0;
 };
 
 bool make_slot_layout(size_t rows, size_t in_features, size_t out_features, slot_layout &l) {
     const size_t r = rows < integer_rows_per_block ? rows : integer_rows_per_block;
-    size_t q = 0, s = 0, sums = 0, total = 0;
-    if (mul_overflows(r, in_features, q) || !round_to_line(q, q) || !round_to_line(r * sizeof(float), s) ||
-        mul_overflows(r, out_features, sums) || mul_overflows(sums, sizeof(int32_t), sums) ||
-        !round_to_line(sums, sums) || add_overflows(q, s, total) || add_overflows(total, sums, total))
-        return false;
-    l.quantised = 0;
-    l.scales = q;
-    l.sums = q + s;
-    l.bytes = total;
-    return true;
+    size_t quantised_bytes = 0;
+    if (mul_overflows(r, in_features, quantised_bytes)) return false;
+    layout_builder b;
+    l.quantised = b.add(quantised_bytes / sizeof(float) + (quantised_bytes % sizeof(float) != 0)) * sizeof(float);
+    l.scales = b.add(r) * sizeof(float);
+    l.sums = b.add(r, out_features) * sizeof(float);  // int32, as wide as a float
+    l.bytes = b.bytes();
+    return l.bytes != 0;
 }
 
 }  // namespace

@@ -67,13 +67,21 @@ inline edgeattn_status stored_type_status(int type) {
 // -128).
 constexpr size_t integer_max_features = 2147483647u / (127u * 128u);
 
-// A weight matrix's arithmetic (an int, as a C caller may store any): an
-// enum value; integer only on int8 weights (`type`), of at most
-// integer_max_features inputs, in an op that `takes_integer`.
+// An edgeattn_arithmetic read as an int (a C caller may store any):
+// `integer` for the int8 arithmetic; outside the enum BAD_OPTION.
+inline edgeattn_status arithmetic_of(int arithmetic, bool &integer) {
+    integer = arithmetic == EDGEATTN_ARITHMETIC_INT8;
+    return integer || arithmetic == EDGEATTN_ARITHMETIC_FLOAT ? EDGEATTN_OK : EDGEATTN_ERR_BAD_OPTION;
+}
+
+// A weight matrix's arithmetic: an enum value; integer only on int8
+// weights (`type`), of at most integer_max_features inputs, in an op that
+// `takes_integer`.
 inline edgeattn_status arithmetic_status(int arithmetic, edgeattn_dtype type, size_t in,
                                          bool takes_integer) {
-    if (arithmetic == EDGEATTN_ARITHMETIC_FLOAT) return EDGEATTN_OK;
-    if (arithmetic != EDGEATTN_ARITHMETIC_INT8) return EDGEATTN_ERR_BAD_OPTION;
+    bool integer = false;
+    if (edgeattn_status st = arithmetic_of(arithmetic, integer)) return st;
+    if (!integer) return EDGEATTN_OK;
     if (!takes_integer || type != EDGEATTN_DTYPE_INT8) return EDGEATTN_ERR_OPTION_NOT_SUPPORTED;
     return in > integer_max_features ? EDGEATTN_ERR_SIZE_OVERFLOW : EDGEATTN_OK;
 }

@@ -16,10 +16,8 @@ edgeattn_status one_call(const edgeattn_workspace_request &r, size_t threads, si
     // Additive attention and dense layers take fp32 tensors only.
     if (half && (op == EDGEATTN_OP_ADDITIVE || op == EDGEATTN_OP_DENSE)) return EDGEATTN_ERR_OPTION_NOT_SUPPORTED;
     // The int8 arithmetic: dense layers only.
-    const int arithmetic = enum_as_int(r.arithmetic);
-    if (arithmetic != EDGEATTN_ARITHMETIC_FLOAT && arithmetic != EDGEATTN_ARITHMETIC_INT8)
-        return EDGEATTN_ERR_BAD_OPTION;
-    const bool integer = arithmetic == EDGEATTN_ARITHMETIC_INT8;
+    bool integer = false;
+    if (edgeattn_status st = arithmetic_of(enum_as_int(r.arithmetic), integer)) return st;
     if (integer && op != EDGEATTN_OP_DENSE) return EDGEATTN_ERR_OPTION_NOT_SUPPORTED;
     switch (op) {
         case EDGEATTN_OP_SDPA: return sdpa_workspace_bytes(r.dims, threads, half, bytes);

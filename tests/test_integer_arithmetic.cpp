@@ -127,10 +127,8 @@ void check_against_model(const std::vector<float> &got, const std::vector<double
 
 // |sum| * sx * sw + |b| per element: the scale of each element's roundings.
 std::vector<double> magnitudes(const int8_layer &l, const float *b) {
-    int8_layer a = l;
     std::vector<float> ab(l.out);
     for (std::size_t j = 0; j < l.out; ++j) ab[j] = b ? std::fabs(b[j]) : 0.0f;
-    for (int8_t &w : a.W) w = static_cast<int8_t>(w == -128 ? -128 : std::abs(w));
     std::vector<double> m(l.rows * l.out);
     for (std::size_t r = 0; r < l.rows; ++r) {
         const quantised_row qx = model_quantise(l.x.data() + r * l.in, l.in);
