@@ -23,7 +23,7 @@
 #   test_thread_use            a workspace sized for one thread gives a call
 #                              that opens no OpenMP parallel region
 #   hygiene.library_symbols    libedgeattn.a references no heap, exceptions,
-#                              RTTI, iostream or stdio
+#                              RTTI, iostream, stdio or static guards
 #   hygiene.table_in_rodata    the constexpr positional table is in .rodata
 
 foreach(t test_fixed_size_api test_positional_encoding test_rope test_status test_kernels test_determinism

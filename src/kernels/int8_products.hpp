@@ -285,10 +285,10 @@ EDGEATTN_VNNI_TARGET void int8_products_vnni(size_t M, size_t N, size_t K, const
     }
 }
 
-bool cpu_has_vnni() {
-    static const bool has = __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vnni");
-    return has;
-}
+// Asked on every call: __builtin_cpu_supports reads a word libgcc filled at
+// start-up, and a function-local static would need libstdc++'s guards,
+// which a C program linking the library does not have.
+bool cpu_has_vnni() { return __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vnni"); }
 
 void int8_products_of_path(size_t M, size_t N, size_t K, const int8_t *A, size_t lda, const int8_t *W,
                            size_t ldw, int32_t *C, size_t ldc) {
