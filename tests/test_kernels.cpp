@@ -41,9 +41,7 @@ namespace {
 
 std::vector<const kernel_table *> supported_paths() {
     std::vector<const kernel_table *> paths;
-    for (int i = EDGEATTN_ISA_SCALAR; i <= EDGEATTN_ISA_HELIUM; ++i) {
-        const edgeattn_isa isa = static_cast<edgeattn_isa>(i);
-        if (!edgeattn_isa_supported(isa)) continue;
+    for (edgeattn_isa isa : test_paths::paths()) {
         REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);
         paths.push_back(&edgeattn::detail::active_kernels());
     }
