@@ -7,7 +7,6 @@
 #include <stdint.h>
 
 #include "edgeattn/detail/workspace_layout.hpp"
-#include "kernels/int8_scale.hpp"
 #include "parallel.hpp"
 
 namespace edgeattn {
@@ -66,7 +65,7 @@ void integer_linear(const kernel_table &k, size_t rows, size_t in_features, size
             const size_t r0 = block * integer_rows_per_block;
             const size_t n = rows - r0 < integer_rows_per_block ? rows - r0 : integer_rows_per_block;
             for (size_t r = 0; r < n; ++r)
-                row_scales[r] = quantize_int8_row(x + (r0 + r) * in_features, in_features, q + r * in_features);
+                row_scales[r] = ik.quantize_row(x + (r0 + r) * in_features, in_features, q + r * in_features);
             ik.int8_products(n, out_features, in_features, q, in_features, Wq, in_features, sums, out_features);
             for (size_t r = 0; r < n; ++r) {
                 float *yr = y + (r0 + r) * out_features;

@@ -169,6 +169,31 @@ TEST_CASE("the int8 arithmetic: every path within roundings of the float64 model
     }
 }
 
+TEST_CASE("the int8 arithmetic: quotients on a half round to even, and those a float division puts on one by the exact quotient") {
+    path_guard guard;
+    // Row 0: max 127, scale 1, every element a half (k + 1/2: ties, to the
+    // even neighbour). Row 1: max 24.1455498, where 0.665428519 / scale is
+    // 3.5 in float but below 3.5 exactly (3, not 4), at every position of a
+    // vector step and its tail.
+    const std::size_t in = 67, out = 5;
+    int8_layer l = make_layer(2, in, out, 5);
+    for (std::size_t i = 0; i < in; ++i) {
+        l.x[i] = static_cast<float>(static_cast<int>(i % 40) - 20) + 0.5f;
+        l.x[in + i] = i % 2 ? 0.665428519f : -0.665428519f;
+    }
+    l.x[in - 1] = 127.0f;
+    l.x[2 * in - 1] = 24.1455498f;
+    const quantised_row q1 = model_quantise(l.x.data() + in, in);
+    REQUIRE(static_cast<float>(0.665428519f / static_cast<float>(q1.scale)) == 3.5f);  // the float quotient's half
+    REQUIRE(q1.q[1] == 3);
+    const std::vector<double> want = model_dense(l.rows, in, out, l.x, l.W, l.scales, nullptr);
+    for (edgeattn_isa isa : paths()) {
+        CAPTURE(edgeattn_isa_name(isa));
+        REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);
+        check_against_model(run_dense(l, nullptr), want, magnitudes(l, nullptr));
+    }
+}
+
 TEST_CASE("the int8 arithmetic: near the fp32 arithmetic's answer, and an fp32 zero value keeps today's bits") {
     const int8_layer l = make_layer(24, 96, 20, 3);
     const edgeattn_dense_dims dims = {l.rows, l.in, l.out};

@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "int8_scale.hpp"
 #include "kernel_table.hpp"
 
 #define EDGEATTN_INT8_PLAIN 1  // int32 loops; SMLAD where the core has the DSP extension
@@ -217,6 +218,9 @@ inline void int8_dots4(const int8_t *a, const int8_t *const w[4], size_t K, int3
 }
 #undef EDGEATTN_INT8_LOOPS_ONLY
 
+// The row rule with this path's flags (the compiler vectorises its loops).
+float quantize_row_of_path(const float *x, size_t n, int8_t *q) { return quantize_int8_row(x, n, q); }
+
 // Every row of A against four rows of W at a time; a last group of fewer
 // columns repeats its final row (computed, not stored).
 void int8_products(size_t M, size_t N, size_t K, const int8_t *A, size_t lda, const int8_t *W,
@@ -239,10 +243,31 @@ void int8_products(size_t M, size_t N, size_t K, const int8_t *A, size_t lda, co
 // saturation. A's rows go in as unsigned q + 128 (q xor 0x80), and
 // 128 * sum(W row) comes off each sum afterwards, in modular int32
 // arithmetic, whose true result fits. Tiles of 4 rows x 4 columns: 16
-// accumulators fed by 8 loads a step. Compiled for these instructions
+// accumulators fed by 8 loads a step, their 256 lanes summed into one
+// vector of the tile's 16 sums by shuffles (vnni_columns, vnni_rows). Compiled for these instructions
 // alone (a target attribute): the path's other code keeps its flags, and
 // the kernel runs only where the CPU reports them.
 #define EDGEATTN_VNNI_TARGET __attribute__((target("avx512f,avx512bw,avx512vnni")))
+
+// The four columns' sums of four accumulators (each lane a partial sum of
+// its column), one per 32-bit element of each 128-bit lane: (4 columns) x
+// (4 lane groups), each lane group summing its own four lanes.
+EDGEATTN_VNNI_TARGET inline __m512i vnni_columns(__m512i a0, __m512i a1, __m512i a2, __m512i a3) {
+    const __m512i t0 = _mm512_add_epi32(_mm512_unpacklo_epi32(a0, a1), _mm512_unpackhi_epi32(a0, a1));
+    const __m512i t1 = _mm512_add_epi32(_mm512_unpacklo_epi32(a2, a3), _mm512_unpackhi_epi32(a2, a3));
+    return _mm512_add_epi32(_mm512_unpacklo_epi64(t0, t1), _mm512_unpackhi_epi64(t0, t1));
+}
+
+// Sums the four lane groups of vnni_columns' results for four rows: 128-bit
+// lane k of the answer holds row k's four column sums.
+EDGEATTN_VNNI_TARGET inline __m512i vnni_rows(__m512i r0, __m512i r1, __m512i r2, __m512i r3) {
+    const __m512i v01 = _mm512_add_epi32(_mm512_shuffle_i32x4(r0, r1, _MM_SHUFFLE(2, 0, 2, 0)),
+                                         _mm512_shuffle_i32x4(r0, r1, _MM_SHUFFLE(3, 1, 3, 1)));
+    const __m512i v23 = _mm512_add_epi32(_mm512_shuffle_i32x4(r2, r3, _MM_SHUFFLE(2, 0, 2, 0)),
+                                         _mm512_shuffle_i32x4(r2, r3, _MM_SHUFFLE(3, 1, 3, 1)));
+    return _mm512_add_epi32(_mm512_shuffle_i32x4(v01, v23, _MM_SHUFFLE(2, 0, 2, 0)),
+                            _mm512_shuffle_i32x4(v01, v23, _MM_SHUFFLE(3, 1, 3, 1)));
+}
 
 EDGEATTN_VNNI_TARGET void int8_products_vnni(size_t M, size_t N, size_t K, const int8_t *A, size_t lda,
                                              const int8_t *W, size_t ldw, int32_t *C, size_t ldc) {
@@ -253,34 +278,47 @@ EDGEATTN_VNNI_TARGET void int8_products_vnni(size_t M, size_t N, size_t K, const
     for (size_t j = 0; j < N; j += tile) {
         const size_t n = N - j < tile ? N - j : tile;
         const int8_t *w[tile];
-        uint32_t correction[tile];
+        __m512i s[tile];
         for (size_t c = 0; c < tile; ++c) {
             w[c] = W + (j + (c < n ? c : n - 1)) * ldw;
-            __m512i s = _mm512_setzero_si512();
-            for (size_t i = 0; i < full; i += 64) s = _mm512_dpbusd_epi32(s, ones, _mm512_loadu_si512(w[c] + i));
-            if (tail) s = _mm512_dpbusd_epi32(s, ones, _mm512_maskz_loadu_epi8(tail, w[c] + full));
-            correction[c] = 128u * static_cast<uint32_t>(_mm512_reduce_add_epi32(s));
+            s[c] = _mm512_setzero_si512();
+            for (size_t i = 0; i < full; i += 64) s[c] = _mm512_dpbusd_epi32(s[c], ones, _mm512_loadu_si512(w[c] + i));
+            if (tail) s[c] = _mm512_dpbusd_epi32(s[c], ones, _mm512_maskz_loadu_epi8(tail, w[c] + full));
         }
-        for (size_t r = 0; r < M; r += tile) {
-            const size_t m = M - r < tile ? M - r : tile;
+        // 128 * sum(W row c) in element c of every 128-bit lane.
+        const __m512i zero = _mm512_setzero_si512();
+        const __m512i correction = _mm512_slli_epi32(vnni_rows(vnni_columns(s[0], s[1], s[2], s[3]), zero, zero, zero), 7);
+        const __m512i corrections = _mm512_broadcast_i32x4(_mm512_castsi512_si128(correction));
+        for (size_t r = 0; r < M; r += tile) {  // M a multiple of 4 (the caller's)
             const int8_t *a[tile];
-            for (size_t k = 0; k < tile; ++k) a[k] = A + (r + (k < m ? k : m - 1)) * lda;
+            for (size_t k = 0; k < tile; ++k) a[k] = A + (r + k) * lda;
             __m512i acc[tile][tile];
             for (size_t k = 0; k < tile; ++k)
                 for (size_t c = 0; c < tile; ++c) acc[k][c] = _mm512_setzero_si512();
             for (size_t i = 0; i < K; i += 64) {
-                const __mmask64 lanes = i < full ? ~0ull : tail;
                 __m512i x[tile], v[tile];
-                for (size_t k = 0; k < tile; ++k)
-                    x[k] = _mm512_xor_si512(_mm512_maskz_loadu_epi8(lanes, a[k] + i), flip);
-                for (size_t c = 0; c < tile; ++c) v[c] = _mm512_maskz_loadu_epi8(lanes, w[c] + i);
+                if (i < full) {
+                    for (size_t k = 0; k < tile; ++k) x[k] = _mm512_xor_si512(_mm512_loadu_si512(a[k] + i), flip);
+                    for (size_t c = 0; c < tile; ++c) v[c] = _mm512_loadu_si512(w[c] + i);
+                } else {  // the tail: absent bytes are 0 in W, whatever x's are
+                    for (size_t k = 0; k < tile; ++k)
+                        x[k] = _mm512_xor_si512(_mm512_maskz_loadu_epi8(tail, a[k] + i), flip);
+                    for (size_t c = 0; c < tile; ++c) v[c] = _mm512_maskz_loadu_epi8(tail, w[c] + i);
+                }
                 for (size_t k = 0; k < tile; ++k)
                     for (size_t c = 0; c < tile; ++c) acc[k][c] = _mm512_dpbusd_epi32(acc[k][c], x[k], v[c]);
             }
-            for (size_t k = 0; k < m; ++k)
-                for (size_t c = 0; c < n; ++c)
-                    C[(r + k) * ldc + j + c] =
-                        static_cast<int32_t>(static_cast<uint32_t>(_mm512_reduce_add_epi32(acc[k][c])) - correction[c]);
+            // Modular int32 arithmetic: the true sums fit, so wrapping is exact.
+            const __m512i sums = _mm512_sub_epi32(
+                vnni_rows(vnni_columns(acc[0][0], acc[0][1], acc[0][2], acc[0][3]),
+                          vnni_columns(acc[1][0], acc[1][1], acc[1][2], acc[1][3]),
+                          vnni_columns(acc[2][0], acc[2][1], acc[2][2], acc[2][3]),
+                          vnni_columns(acc[3][0], acc[3][1], acc[3][2], acc[3][3])),
+                corrections);
+            alignas(64) int32_t out[tile * tile];
+            _mm512_store_si512(out, sums);
+            for (size_t k = 0; k < tile; ++k)
+                for (size_t c = 0; c < n; ++c) C[(r + k) * ldc + j + c] = out[k * tile + c];
         }
     }
 }
@@ -290,15 +328,19 @@ EDGEATTN_VNNI_TARGET void int8_products_vnni(size_t M, size_t N, size_t K, const
 // which a C program linking the library does not have.
 bool cpu_has_vnni() { return __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vnni"); }
 
+// VNNI's tiles take whole groups of four rows; the rows left over, and
+// calls of fewer rows (where the W row sums VNNI's correction needs would
+// cost as much as the products), take AVX2's kernel, which needs none.
 void int8_products_of_path(size_t M, size_t N, size_t K, const int8_t *A, size_t lda, const int8_t *W,
                            size_t ldw, int32_t *C, size_t ldc) {
-    if (cpu_has_vnni()) return int8_products_vnni(M, N, K, A, lda, W, ldw, C, ldc);
-    int8_products(M, N, K, A, lda, W, ldw, C, ldc);
+    const size_t tiled = cpu_has_vnni() ? M / 4 * 4 : 0;
+    if (tiled) int8_products_vnni(tiled, N, K, A, lda, W, ldw, C, ldc);
+    if (tiled < M) int8_products(M - tiled, N, K, A + tiled * lda, lda, W, ldw, C + tiled * ldc, ldc);
 }
 
-constexpr integer_kernel_table make_integer_kernel_table() { return {int8_products_of_path}; }
+constexpr integer_kernel_table make_integer_kernel_table() { return {int8_products_of_path, quantize_row_of_path}; }
 #else
-constexpr integer_kernel_table make_integer_kernel_table() { return {int8_products}; }
+constexpr integer_kernel_table make_integer_kernel_table() { return {int8_products, quantize_row_of_path}; }
 #endif
 
 }  // namespace

@@ -21,19 +21,39 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 namespace edgeattn {
 namespace detail {
 
-// The scale of a row of finite floats.
-inline float int8_row_scale(const float *x, size_t n) {
-    float largest = 0.0f;
-    for (size_t i = 0; i < n; ++i)
-        if (fabsf(x[i]) > largest) largest = fabsf(x[i]);
-    if (largest == 0.0f) return 1.0f;
-    const float scale = largest / 127.0f;
+// The bits of max |x| over a row, as an int32. With the sign bit cleared,
+// the order of floats' bit patterns is the order of their values, and an
+// infinity's or a NaN's pattern lies above every finite one: one integer
+// pass, which vectorises (no NaN rules, no float compares), gives both
+// the scale and whether the row is finite.
+constexpr int32_t int8_infinity_bits = 0x7f800000;
+inline int32_t largest_magnitude_bits(const float *x, size_t n) {
+    int32_t largest = 0;
+    for (size_t i = 0; i < n; ++i) {
+        int32_t bits;
+        memcpy(&bits, x + i, sizeof bits);
+        bits &= 0x7fffffff;
+        largest = bits > largest ? bits : largest;
+    }
+    return largest;
+}
+
+// The scale of a row whose max |x| has the (finite) bits `largest`.
+inline float int8_scale_of_largest(int32_t largest) {
+    float m;
+    memcpy(&m, &largest, sizeof m);
+    if (m == 0.0f) return 1.0f;
+    const float scale = m / 127.0f;
     return scale > 0.0f ? scale : 1.40129846e-45f;  // 2^-149
 }
+
+// The scale of a row of finite floats.
+inline float int8_row_scale(const float *x, size_t n) { return int8_scale_of_largest(largest_magnitude_bits(x, n)); }
 
 // x / scale rounded to nearest, ties to even, clamped to [-127, 127]
 // (finite x, scale > 0). Rounding is monotonic, so the float quotient t
@@ -63,42 +83,54 @@ inline int8_t quantize_int8(float x, float scale) {
     return static_cast<int8_t>(q > 127 ? 127 : q < -127 ? -127 : q);
 }
 
+// Whether t's rounding r = (t + 1.5 * 2^23) - 1.5 * 2^23 lies exactly half
+// a unit from t: r - t is exact, and |r - t| == 0.5 is a compare of its
+// bits (an integer one: the loop below then has no float compare, which
+// GCC, keeping float compares' exceptions, would not vectorise).
+inline bool int8_rounds_a_half(float t, float r) {
+    const float d = r - t;
+    int32_t bits;
+    memcpy(&bits, &d, sizeof bits);
+    return (bits & 0x7fffffff) == 0x3f000000;
+}
+
 // quantize_int8 over a row, in two passes: the float quotient rounded to
-// nearest even with the 1.5 * 2^23 trick (t + c - c: exact for |t| <= 127,
-// no branch, so the loop vectorises), which is quantize_int8's answer
+// nearest even with the 1.5 * 2^23 trick (exact for |t| < 2^22, and the
+// quotient of a row's element by its scale is at most 127 and a rounding),
+// then clamped to [-127, 127] as an integer -- quantize_int8's answer
 // unless t lies exactly on a half; then those elements again through
-// quantize_int8, whose exact tie rule decides. Tiny scales (rescaled there)
-// take quantize_int8 throughout.
+// quantize_int8, whose exact tie rule decides. The first loop vectorises.
+// Tiny scales (rescaled there) take quantize_int8 throughout.
 inline void quantize_int8_values(const float *x, size_t n, float scale, int8_t *q) {
     if (scale < 0x1p-100f) {
         for (size_t i = 0; i < n; ++i) q[i] = quantize_int8(x[i], scale);
         return;
     }
     constexpr float round_constant = 12582912.0f;  // 1.5 * 2^23
-    int halves = 0;
+    int32_t halves = 0;
     for (size_t i = 0; i < n; ++i) {
-        float t = x[i] / scale;
-        t = t < 127.0f ? t : 127.0f;
-        t = t > -127.0f ? t : -127.0f;
+        const float t = x[i] / scale;
         const float r = (t + round_constant) - round_constant;
-        halves |= (r - t == 0.5f) | (t - r == 0.5f);
-        q[i] = static_cast<int8_t>(static_cast<int>(r));
+        halves |= int8_rounds_a_half(t, r);
+        int32_t v = static_cast<int32_t>(r);
+        v = v < 127 ? v : 127;
+        v = v > -127 ? v : -127;
+        q[i] = static_cast<int8_t>(v);
     }
     for (size_t i = 0; halves && i < n; ++i) {
         const float t = x[i] / scale;
-        const float r = (t + round_constant) - round_constant;
-        if (r - t == 0.5f || t - r == 0.5f) q[i] = quantize_int8(x[i], scale);
+        if (int8_rounds_a_half(t, (t + round_constant) - round_constant)) q[i] = quantize_int8(x[i], scale);
     }
 }
 
 // Stores a row of n floats as q (n int8) and returns its scale.
 inline float quantize_int8_row(const float *x, size_t n, int8_t *q) {
-    for (size_t i = 0; i < n; ++i)
-        if (!(x[i] - x[i] == 0.0f)) {  // NaN or +-inf
-            for (size_t j = 0; j < n; ++j) q[j] = 0;
-            return NAN;
-        }
-    const float scale = int8_row_scale(x, n);
+    const int32_t largest = largest_magnitude_bits(x, n);
+    if (largest >= int8_infinity_bits) {  // a NaN or an infinity
+        memset(q, 0, n);
+        return NAN;
+    }
+    const float scale = int8_scale_of_largest(largest);
     quantize_int8_values(x, n, scale, q);
     return scale;
 }

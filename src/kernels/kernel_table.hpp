@@ -148,10 +148,13 @@ struct add_kernel_table {
 
 // The int8 arithmetic (edgeattn_arithmetic, kernels/int8_products.hpp):
 // C (M,N) = A (M,K) . W (N,K)^T in int32, exact, A an activation's rows
-// quantised to [-127, 127], W int8 read in place.
+// quantised to [-127, 127], W int8 read in place; quantize_row is
+// kernels/int8_scale.hpp's rule for a row, compiled with the path's flags
+// (the same bits on every path: each element's answer is its own).
 struct integer_kernel_table {
     void (*int8_products)(size_t M, size_t N, size_t K, const int8_t *A, size_t lda, const int8_t *W,
                           size_t ldw, int32_t *C, size_t ldc);
+    float (*quantize_row)(const float *x, size_t n, int8_t *q);
 };
 
 // Attention over an int8 / fp16 KV cache (src/stored_cache_rows.cpp):
