@@ -35,6 +35,9 @@
 #include <emmintrin.h>
 #elif EDGEATTN_INT8_PRODUCTS == EDGEATTN_INT8_NEON
 #include <arm_neon.h>
+#if defined(__aarch64__) && defined(__linux__) && !defined(__ARM_FEATURE_DOTPROD)
+#include <sys/auxv.h>  // getauxval: whether the CPU has the dot product
+#endif
 #elif EDGEATTN_INT8_PRODUCTS == EDGEATTN_INT8_HELIUM
 #include <arm_mve.h>
 #endif
@@ -60,24 +63,33 @@ inline void int8_dots4_from(const int8_t *a, const int8_t *const w[4], size_t i0
 }
 
 // Each path's step: int8_step bytes of A against as many of a W row.
-// int8_x is A's step loaded (widened where the path needs it), int8_acc a
-// column's running sums; int8_accumulate adds one W row's step of products,
-// int8_total sums the lanes. int8_dots4 below runs them for every path.
+// int8_x is A's step loaded and int8_w a W row's (each widened or split
+// where the path needs it: a W row's step is prepared once for every row of
+// A in the pass), int8_acc a column's running sums; int8_accumulate adds
+// one W row's step of products, int8_total sums the lanes; int8_rows_per_pass
+// rows of A share each prepared W step (where the registers hold them).
+// int8_dots below runs them for every path.
 #if EDGEATTN_INT8_PRODUCTS == EDGEATTN_INT8_AVX2 || EDGEATTN_INT8_PRODUCTS == EDGEATTN_INT8_AVX512
 // 32 products a step: VPMADDUBSW multiplies unsigned by signed bytes and
 // adds pairs into int16, saturating. |w| as the unsigned side (-128 is 128)
 // and a with w's sign as the signed side ([-127, 127]) keep each pair within
 // 2 * 128 * 127 = 32512: no saturation. VPMADDWD by ones widens the pairs.
-constexpr size_t int8_step = 32;
+constexpr size_t int8_step = 32, int8_rows_per_pass = 2;
 using int8_acc = __m256i;
 using int8_x = __m256i;
+struct int8_w {
+    __m256i magnitude, sign;  // |w|, and w for its signs
+};
 
 inline int8_acc int8_zero() { return _mm256_setzero_si256(); }
 inline int8_x int8_load_x(const int8_t *a) { return _mm256_loadu_si256(reinterpret_cast<const __m256i *>(a)); }
-
-inline int8_acc int8_accumulate(int8_acc acc, const int8_x &a, const int8_t *w) {
+inline int8_w int8_load_w(const int8_t *w) {
     const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(w));
-    const __m256i pairs = _mm256_maddubs_epi16(_mm256_abs_epi8(v), _mm256_sign_epi8(a, v));
+    return {_mm256_abs_epi8(v), v};
+}
+
+inline int8_acc int8_accumulate(int8_acc acc, const int8_x &a, const int8_w &w) {
+    const __m256i pairs = _mm256_maddubs_epi16(w.magnitude, _mm256_sign_epi8(a, w.sign));
     return _mm256_add_epi32(acc, _mm256_madd_epi16(pairs, _mm256_set1_epi16(1)));
 }
 
@@ -90,11 +102,12 @@ inline int32_t int8_total(int8_acc v) {
 #elif EDGEATTN_INT8_PRODUCTS == EDGEATTN_INT8_SSE2
 // 16 products a step: both sides widened to int16 (bytes unpacked with
 // themselves, then an arithmetic shift), PMADDWD adds pairs into int32.
-constexpr size_t int8_step = 16;
+constexpr size_t int8_step = 16, int8_rows_per_pass = 2;
 using int8_acc = __m128i;
 struct int8_x {
     __m128i low, high;  // bytes 0..7 and 8..15 as int16
 };
+using int8_w = int8_x;
 
 inline __m128i widen_low(__m128i v) { return _mm_srai_epi16(_mm_unpacklo_epi8(v, v), 8); }
 inline __m128i widen_high(__m128i v) { return _mm_srai_epi16(_mm_unpackhi_epi8(v, v), 8); }
@@ -104,10 +117,10 @@ inline int8_x int8_load_x(const int8_t *a) {
     const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i *>(a));
     return {widen_low(v), widen_high(v)};
 }
+inline int8_w int8_load_w(const int8_t *w) { return int8_load_x(w); }
 
-inline int8_acc int8_accumulate(int8_acc acc, const int8_x &a, const int8_t *w) {
-    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i *>(w));
-    return _mm_add_epi32(acc, _mm_add_epi32(_mm_madd_epi16(a.low, widen_low(v)), _mm_madd_epi16(a.high, widen_high(v))));
+inline int8_acc int8_accumulate(int8_acc acc, const int8_x &a, const int8_w &w) {
+    return _mm_add_epi32(acc, _mm_add_epi32(_mm_madd_epi16(a.low, w.low), _mm_madd_epi16(a.high, w.high)));
 }
 
 inline int32_t int8_total(int8_acc s) {
@@ -119,15 +132,16 @@ inline int32_t int8_total(int8_acc s) {
 // 16 products a step: VMULL and VMLAL of the two halves into int16 lanes
 // (two products of at most 128 * 127 each: 32512, no overflow), then
 // VPADAL adds neighbouring lanes into int32.
-constexpr size_t int8_step = 16;
+constexpr size_t int8_step = 16, int8_rows_per_pass = 2;
 using int8_acc = int32x4_t;
 using int8_x = int8x16_t;
+using int8_w = int8x16_t;
 
 inline int8_acc int8_zero() { return vdupq_n_s32(0); }
 inline int8_x int8_load_x(const int8_t *a) { return vld1q_s8(a); }
+inline int8_w int8_load_w(const int8_t *w) { return vld1q_s8(w); }
 
-inline int8_acc int8_accumulate(int8_acc acc, const int8_x &a, const int8_t *w) {
-    const int8x16_t v = vld1q_s8(w);
+inline int8_acc int8_accumulate(int8_acc acc, const int8_x &a, const int8_w &v) {
     int16x8_t p = vmull_s8(vget_low_s8(a), vget_low_s8(v));
     p = vmlal_s8(p, vget_high_s8(a), vget_high_s8(v));
     return vpadalq_s16(acc, p);
@@ -140,25 +154,26 @@ inline int32_t int8_total(int8_acc s) {
 #elif EDGEATTN_INT8_PRODUCTS == EDGEATTN_INT8_HELIUM
 // 16 products an instruction: VMLADAVA adds a vector's products into a
 // core register.
-constexpr size_t int8_step = 16;
+constexpr size_t int8_step = 16, int8_rows_per_pass = 1;
 using int8_acc = int32_t;
 using int8_x = int8x16_t;
+using int8_w = int8x16_t;
 
 inline int8_acc int8_zero() { return 0; }
 inline int8_x int8_load_x(const int8_t *a) { return vld1q_s8(a); }
-inline int8_acc int8_accumulate(int8_acc acc, const int8_x &a, const int8_t *w) {
-    return vmladavaq_s8(acc, a, vld1q_s8(w));
-}
+inline int8_w int8_load_w(const int8_t *w) { return vld1q_s8(w); }
+inline int8_acc int8_accumulate(int8_acc acc, const int8_x &a, const int8_w &w) { return vmladavaq_s8(acc, a, w); }
 inline int32_t int8_total(int8_acc s) { return s; }
 #elif defined(__ARM_FEATURE_DSP) && !defined(__aarch64__)
 // Cortex-M4F, ARMv7: SMLAD multiplies two signed halfword pairs and adds
 // both; SXTB16 sign-extends bytes 0 and 2 of a word (and, rotated by 8, 1
 // and 3). 4 products a step.
-constexpr size_t int8_step = 4;
+constexpr size_t int8_step = 4, int8_rows_per_pass = 1;
 using int8_acc = int32_t;
 struct int8_x {
     int32_t even, odd;  // bytes 0, 2 and 1, 3 as halfword pairs
 };
+using int8_w = int8_x;
 
 inline uint32_t load_word(const int8_t *p) {
     uint32_t v;
@@ -189,53 +204,75 @@ inline int8_x int8_load_x(const int8_t *a) {
     const uint32_t v = load_word(a);
     return {sxtb16(v), sxtb16_odd(v)};
 }
-inline int8_acc int8_accumulate(int8_acc acc, const int8_x &a, const int8_t *w) {
-    const uint32_t v = load_word(w);
-    return smlad(a.odd, sxtb16_odd(v), smlad(a.even, sxtb16(v), acc));
+inline int8_w int8_load_w(const int8_t *w) { return int8_load_x(w); }
+inline int8_acc int8_accumulate(int8_acc acc, const int8_x &a, const int8_w &w) {
+    return smlad(a.odd, w.odd, smlad(a.even, w.even, acc));
 }
 inline int32_t int8_total(int8_acc s) { return s; }
 #else
 #define EDGEATTN_INT8_LOOPS_ONLY 1  // the plain loop alone
+constexpr size_t int8_rows_per_pass = 1;
 #endif
 
-// sums[c] = A . W_c over K for four rows of W: whole steps through the
-// path's primitives, the tail (and a path without them) in the plain loop.
-inline void int8_dots4(const int8_t *a, const int8_t *const w[4], size_t K, int32_t sums[4]) {
+// sums[r][c] = A_r . W_c over K for R rows of A and four rows of W: whole
+// steps through the path's primitives (each W step prepared once for the R
+// rows), the tail (and a path without them) in the plain loop.
+template <size_t R>
+inline void int8_dots(const int8_t *const a[R], const int8_t *const w[4], size_t K, int32_t sums[R][4]) {
     size_t i = 0;
 #if defined(EDGEATTN_INT8_LOOPS_ONLY)
-    sums[0] = sums[1] = sums[2] = sums[3] = 0;
+    for (size_t r = 0; r < R; ++r) sums[r][0] = sums[r][1] = sums[r][2] = sums[r][3] = 0;
 #else
-    int8_acc s[4] = {int8_zero(), int8_zero(), int8_zero(), int8_zero()};
+    int8_acc s[R][4];
+    for (size_t r = 0; r < R; ++r)
+        for (size_t c = 0; c < 4; ++c) s[r][c] = int8_zero();
     for (; i + int8_step <= K; i += int8_step) {
-        const int8_x x = int8_load_x(a + i);
+        int8_x x[R];
+        for (size_t r = 0; r < R; ++r) x[r] = int8_load_x(a[r] + i);
 #pragma GCC unroll 4
-        for (size_t c = 0; c < 4; ++c) s[c] = int8_accumulate(s[c], x, w[c] + i);
+        for (size_t c = 0; c < 4; ++c) {
+            const int8_w v = int8_load_w(w[c] + i);
+            for (size_t r = 0; r < R; ++r) s[r][c] = int8_accumulate(s[r][c], x[r], v);
+        }
     }
+    for (size_t r = 0; r < R; ++r)
 #pragma GCC unroll 4
-    for (size_t c = 0; c < 4; ++c) sums[c] = int8_total(s[c]);
+        for (size_t c = 0; c < 4; ++c) sums[r][c] = int8_total(s[r][c]);
 #endif
-    int8_dots4_from(a, w, i, K, sums);
+    for (size_t r = 0; r < R; ++r) int8_dots4_from(a[r], w, i, K, sums[r]);
 }
 #undef EDGEATTN_INT8_LOOPS_ONLY
 
-// The row rule with this path's flags (the compiler vectorises its loops).
-float quantize_row_of_path(const float *x, size_t n, int8_t *q) { return quantize_int8_row(x, n, q); }
-
-// Every row of A against four rows of W at a time; a last group of fewer
-// columns repeats its final row (computed, not stored).
+// Every row of A against four rows of W at a time, int8_rows_per_pass rows
+// of A together (then one at a time); a last group of fewer columns
+// repeats its final row (computed, not stored).
 void int8_products(size_t M, size_t N, size_t K, const int8_t *A, size_t lda, const int8_t *W,
                    size_t ldw, int32_t *C, size_t ldc) {
+    constexpr size_t R = int8_rows_per_pass;
     for (size_t j = 0; j < N; j += int8_columns_per_pass) {
         const size_t n = N - j < int8_columns_per_pass ? N - j : int8_columns_per_pass;
         const int8_t *w[int8_columns_per_pass];
         for (size_t c = 0; c < int8_columns_per_pass; ++c) w[c] = W + (j + (c < n ? c : n - 1)) * ldw;
-        for (size_t r = 0; r < M; ++r) {
-            int32_t sums[int8_columns_per_pass];
-            int8_dots4(A + r * lda, w, K, sums);
-            for (size_t c = 0; c < n; ++c) C[r * ldc + j + c] = sums[c];
+        size_t r = 0;
+        for (; R > 1 && r + R <= M; r += R) {
+            const int8_t *a[R];
+            int32_t sums[R][int8_columns_per_pass];
+            for (size_t k = 0; k < R; ++k) a[k] = A + (r + k) * lda;
+            int8_dots<R>(a, w, K, sums);
+            for (size_t k = 0; k < R; ++k)
+                for (size_t c = 0; c < n; ++c) C[(r + k) * ldc + j + c] = sums[k][c];
+        }
+        for (; r < M; ++r) {
+            const int8_t *a[1] = {A + r * lda};
+            int32_t sums[1][int8_columns_per_pass];
+            int8_dots<1>(a, w, K, sums);
+            for (size_t c = 0; c < n; ++c) C[r * ldc + j + c] = sums[0][c];
         }
     }
 }
+
+// The row rule with this path's flags (the compiler vectorises its loops).
+float quantize_row_of_path(const float *x, size_t n, int8_t *q) { return quantize_int8_row(x, n, q); }
 
 #if EDGEATTN_INT8_PRODUCTS == EDGEATTN_INT8_AVX512
 // AVX512-VNNI (Ice Lake, Zen 4): VPDPBUSD adds four products of unsigned by
@@ -336,6 +373,67 @@ void int8_products_of_path(size_t M, size_t N, size_t K, const int8_t *A, size_t
     const size_t tiled = cpu_has_vnni() ? M / 4 * 4 : 0;
     if (tiled) int8_products_vnni(tiled, N, K, A, lda, W, ldw, C, ldc);
     if (tiled < M) int8_products(M - tiled, N, K, A + tiled * lda, lda, W, ldw, C + tiled * ldc, ldc);
+}
+
+constexpr integer_kernel_table make_integer_kernel_table() { return {int8_products_of_path, quantize_row_of_path}; }
+#elif EDGEATTN_INT8_PRODUCTS == EDGEATTN_INT8_NEON && defined(__aarch64__)
+// Armv8.2's dot product (SDOT, FEAT_DotProd: Cortex-A55/A76 and later):
+// four products of signed bytes into each int32 lane, 16 an instruction,
+// no widening steps. Compiled for it alone (a target attribute) unless the
+// build's flags have it, and run where the CPU reports it (Linux's
+// HWCAP_ASIMDDP); elsewhere VMULL/VMLAL above. 2 rows x 4 columns a pass.
+#if defined(__ARM_FEATURE_DOTPROD)
+#define EDGEATTN_SDOT_TARGET
+#else
+#define EDGEATTN_SDOT_TARGET __attribute__((target("arch=armv8.2-a+dotprod")))
+#endif
+
+EDGEATTN_SDOT_TARGET void int8_products_sdot(size_t M, size_t N, size_t K, const int8_t *A, size_t lda,
+                                             const int8_t *W, size_t ldw, int32_t *C, size_t ldc) {
+    constexpr size_t rows = 2, cols = int8_columns_per_pass;
+    const size_t full = K / 16 * 16;
+    for (size_t j = 0; j < N; j += cols) {
+        const size_t n = N - j < cols ? N - j : cols;
+        const int8_t *w[cols];
+        for (size_t c = 0; c < cols; ++c) w[c] = W + (j + (c < n ? c : n - 1)) * ldw;
+        for (size_t r = 0; r < M; r += rows) {
+            const size_t m = M - r < rows ? M - r : rows;  // a last single row is computed twice
+            const int8_t *a[rows] = {A + r * lda, A + (r + m - 1) * lda};
+            int32x4_t acc[rows][cols];
+            for (size_t k = 0; k < rows; ++k)
+                for (size_t c = 0; c < cols; ++c) acc[k][c] = vdupq_n_s32(0);
+            for (size_t i = 0; i < full; i += 16) {
+                const int8x16_t x0 = vld1q_s8(a[0] + i), x1 = vld1q_s8(a[1] + i);
+                for (size_t c = 0; c < cols; ++c) {
+                    const int8x16_t v = vld1q_s8(w[c] + i);
+                    acc[0][c] = vdotq_s32(acc[0][c], x0, v);
+                    acc[1][c] = vdotq_s32(acc[1][c], x1, v);
+                }
+            }
+            for (size_t k = 0; k < m; ++k) {
+                int32_t sums[cols];
+                for (size_t c = 0; c < cols; ++c) sums[c] = vaddvq_s32(acc[k][c]);
+                int8_dots4_from(a[k], w, full, K, sums);
+                for (size_t c = 0; c < n; ++c) C[(r + k) * ldc + j + c] = sums[c];
+            }
+        }
+    }
+}
+
+bool cpu_has_dotprod() {
+#if defined(__ARM_FEATURE_DOTPROD)
+    return true;
+#elif defined(__linux__)
+    return (getauxval(AT_HWCAP) & (1ul << 20)) != 0;  // HWCAP_ASIMDDP
+#else
+    return false;
+#endif
+}
+
+void int8_products_of_path(size_t M, size_t N, size_t K, const int8_t *A, size_t lda, const int8_t *W,
+                           size_t ldw, int32_t *C, size_t ldc) {
+    if (cpu_has_dotprod()) return int8_products_sdot(M, N, K, A, lda, W, ldw, C, ldc);
+    int8_products(M, N, K, A, lda, W, ldw, C, ldc);
 }
 
 constexpr integer_kernel_table make_integer_kernel_table() { return {int8_products_of_path, quantize_row_of_path}; }
