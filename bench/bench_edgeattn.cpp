@@ -139,9 +139,11 @@ void additive(benchmark::State &state, AdditiveShape s) {
 // (edgeattn_mha_pack, as a model does when it loads) and the loop calls
 // edgeattn_mha_packed. With `stored` int8 or fp16, the weights are quantised
 // (edgeattn_quantize_int8) or converted (edgeattn_float_to_half) and packed in
-// that type: ops mha_packed_int8, mha_packed_fp16.
+// that type: ops mha_packed_int8, mha_packed_fp16; int8 as given: mha_int8
+// (the fp32 arithmetic), mha_w8a8 (`arithmetic` int8: the projections in
+// integers).
 void mha(benchmark::State &state, AttentionShape s, bool weights, bool packed,
-         edgeattn_dtype stored) {
+         edgeattn_dtype stored, edgeattn_arithmetic arithmetic) {
     const size_t B = s.batch, n = s.seq, d = s.d_model, H = s.heads;
     const float wscale = 1.0f / std::sqrt(static_cast<float>(d));
     Floats X = random_floats(B * n * d, 5), O = alloc_floats(B * n * d);
@@ -151,7 +153,7 @@ void mha(benchmark::State &state, AttentionShape s, bool weights, bool packed,
     // Self-attention: keys = queries = n, every feature size d.
     const edgeattn_attention_dims dims = {B, n, n, d, d, d, d, H, 0};
     size_t ws_bytes = 0;
-    if (edgeattn_status st = workspace_size(EDGEATTN_OP_MHA, dims, 0, ws_bytes))
+    if (edgeattn_status st = workspace_size(EDGEATTN_OP_MHA, dims, 0, ws_bytes, arithmetic))
         return fail(state, "edgeattn_workspace_size", st);
     // The stored forms: d*d int8 (+ d scales) or binary16 per matrix.
     std::vector<int8_t> q8(stored == EDGEATTN_DTYPE_INT8 ? 4 * d * d : 0);
@@ -164,7 +166,7 @@ void mha(benchmark::State &state, AttentionShape s, bool weights, bool packed,
         edgeattn_status st = EDGEATTN_OK;
         if (stored == EDGEATTN_DTYPE_INT8) {
             st = edgeattn_quantize_int8(d, d, fm[i], &q8[i * d * d], scales.get() + i * d);
-            *tm[i] = {stored, &q8[i * d * d], scales.get() + i * d};
+            *tm[i] = {stored, &q8[i * d * d], scales.get() + i * d, arithmetic};
         } else if (stored == EDGEATTN_DTYPE_F16) {
             st = edgeattn_float_to_half(d * d, fm[i], &f16[i * d * d]);
             *tm[i] = {stored, &f16[i * d * d], nullptr};
@@ -329,15 +331,19 @@ void register_benchmarks() {
         configure(benchmark::RegisterBenchmark(name("sdpa", "edgeattn", s).c_str(), sdpa, s, false));
         configure(benchmark::RegisterBenchmark(name("sdpa_weights", "edgeattn", s).c_str(), sdpa, s, true));
         configure(benchmark::RegisterBenchmark(name("mha", "edgeattn", s).c_str(), mha, s, false, false,
-                                               EDGEATTN_DTYPE_F32));
+                                               EDGEATTN_DTYPE_F32, EDGEATTN_ARITHMETIC_FLOAT));
         configure(benchmark::RegisterBenchmark(name("mha_weights", "edgeattn", s).c_str(), mha, s, true, false,
-                                               EDGEATTN_DTYPE_F32));
+                                               EDGEATTN_DTYPE_F32, EDGEATTN_ARITHMETIC_FLOAT));
         configure(benchmark::RegisterBenchmark(name("mha_packed", "edgeattn", s).c_str(), mha, s, false, true,
-                                               EDGEATTN_DTYPE_F32));
+                                               EDGEATTN_DTYPE_F32, EDGEATTN_ARITHMETIC_FLOAT));
         configure(benchmark::RegisterBenchmark(name("mha_packed_int8", "edgeattn", s).c_str(), mha, s, false, true,
-                                               EDGEATTN_DTYPE_INT8));
+                                               EDGEATTN_DTYPE_INT8, EDGEATTN_ARITHMETIC_FLOAT));
         configure(benchmark::RegisterBenchmark(name("mha_packed_fp16", "edgeattn", s).c_str(), mha, s, false, true,
-                                               EDGEATTN_DTYPE_F16));
+                                               EDGEATTN_DTYPE_F16, EDGEATTN_ARITHMETIC_FLOAT));
+        configure(benchmark::RegisterBenchmark(name("mha_int8", "edgeattn", s).c_str(), mha, s, false, false,
+                                               EDGEATTN_DTYPE_INT8, EDGEATTN_ARITHMETIC_FLOAT));
+        configure(benchmark::RegisterBenchmark(name("mha_w8a8", "edgeattn", s).c_str(), mha, s, false, false,
+                                               EDGEATTN_DTYPE_INT8, EDGEATTN_ARITHMETIC_INT8));
     }
     configure(benchmark::RegisterBenchmark("sdpa/edgeattn/2x1x10d2v4", sdpa_d2l_example));
     for (const auto &s : additive_shapes)

@@ -29,11 +29,13 @@ inline std::size_t max_threads() {
 // store takes) for max_threads() threads: edgeattn_workspace_size with one
 // request.
 inline edgeattn_status workspace_size(edgeattn_op op, const edgeattn_attention_dims &dims,
-                                      std::size_t tokens, std::size_t &bytes) {
+                                      std::size_t tokens, std::size_t &bytes,
+                                      edgeattn_arithmetic arithmetic = EDGEATTN_ARITHMETIC_FLOAT) {
     edgeattn_workspace_request request{};
     request.op = op;
     request.dims = dims;
     request.tokens = tokens;
+    request.arithmetic = arithmetic;
     return edgeattn_workspace_size(&request, 1, max_threads(), &bytes);
 }
 

@@ -83,7 +83,7 @@ edgeattn_status edgeattn::detail::dense_workspace_bytes(const edgeattn_dense_dim
     linear_counts c;
     size_t floats = 0, one = 0;
     if (edgeattn_status st = count_linear(d, true, c)) return st;
-    if (integer) {  // a slot of quantised rows and their sums per thread
+    if (with_int8_arithmetic && integer) {  // a slot of quantised rows and their sums per thread
         if (!integer_linear_slot_bytes(d.rows, d.in_features, d.out_features, one) ||
             mul_overflows(one, max_threads > 1 ? max_threads : 1, bytes))
             return EDGEATTN_ERR_SIZE_OVERFLOW;
@@ -108,7 +108,7 @@ extern "C" edgeattn_status edgeattn_dense(const edgeattn_dense_dims *dims, const
     tensor_span params[3];
     size_t num_params = 0;
     if (edgeattn_status st = read_dense(dims, W, b, true, d, Wm, c, params, num_params)) return st;
-    const bool integer = Wm.arithmetic == EDGEATTN_ARITHMETIC_INT8;
+    const bool integer = with_int8_arithmetic && Wm.arithmetic == EDGEATTN_ARITHMETIC_INT8;
     size_t need = 0;
     if (edgeattn_status st = dense_workspace_bytes(d, 1, need, integer)) return st;
     if (!is_float_aligned(workspace)) return EDGEATTN_ERR_MISALIGNED;

@@ -15,6 +15,7 @@ constexpr bool with_mask_bias = EDGEATTN_WITH_MASK_BIAS != 0;
 constexpr bool with_long_rows = EDGEATTN_WITH_LONG_ROWS != 0;
 constexpr bool with_half = EDGEATTN_WITH_HALF != 0;
 constexpr bool with_int8 = EDGEATTN_WITH_INT8 != 0;
+constexpr bool with_int8_arithmetic = with_int8 && EDGEATTN_WITH_INT8_ARITHMETIC != 0;
 
 // Whether a path of this build packs fp32 operands into panels: not when
 // the plain C++ path built for size is its only path (make_kernel_table.hpp),

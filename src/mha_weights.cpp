@@ -87,7 +87,7 @@ edgeattn_status check_stored_matrix(const edgeattn_weight_matrix &m, size_t out,
 
 edgeattn_status view_typed_mha_weights(const edgeattn_attention_dims &d,
                                        const edgeattn_weights &w, mha_weights_view &view,
-                                       unsigned used) {
+                                       unsigned used, bool takes_integer) {
     size_t inputs[4], outputs[4];
     projection_inputs(d, inputs);
     projection_outputs(d, outputs);
@@ -97,8 +97,10 @@ edgeattn_status view_typed_mha_weights(const edgeattn_attention_dims &d,
     for (size_t i = 0; i < 4; ++i) {
         if (!(used >> i & 1u)) continue;
         const edgeattn_weight_matrix &m = *matrices[i];
-        if (edgeattn_status st = check_stored_matrix(m, outputs[i], inputs[i], view.spans, view.num_spans))
+        if (edgeattn_status st =
+                check_stored_matrix(m, outputs[i], inputs[i], view.spans, view.num_spans, takes_integer))
             return st;
+        if (with_int8_arithmetic && m.arithmetic == EDGEATTN_ARITHMETIC_INT8) view.integer |= 1u << i;  // checked
         view.W[i] = stored_matrix_of(m);
         view.b[i] = biases[i];
     }
@@ -148,8 +150,12 @@ edgeattn_status view_packed_mha_weights(const edgeattn_attention_dims &d, const 
 
 void project(const kernel_table &k, const mha_weights_view &w, projection which, size_t rows,
              size_t in_features, size_t out_features, const float *x, float *y,
-             float *packed_scratch, size_t max_threads) {
-    w.product(k, rows, in_features, out_features, x, w.W[which], w.b[which], y, packed_scratch, max_threads);
+             float *packed_scratch, size_t max_threads, size_t integer_slots) {
+    if (with_int8_arithmetic && w.integer >> which & 1u)
+        w.integer_product(k, rows, in_features, out_features, x, w.W[which], w.b[which], y, packed_scratch,
+                          integer_slots);
+    else
+        w.product(k, rows, in_features, out_features, x, w.W[which], w.b[which], y, packed_scratch, max_threads);
 }
 
 edgeattn_status copy_typed_weights(const edgeattn_weights *weights, unsigned used,

@@ -23,6 +23,13 @@ struct mha_weights_view {
     void (*product)(const kernel_table &k, size_t rows, size_t in_features, size_t out_features,
                     const float *x, const stored_matrix &W, const float *b, float *y, float *packed,
                     size_t max_threads) = &linear;
+    // The matrices in the int8 arithmetic (bit i: projection i), and their
+    // product (integer_linear), set only by an op that takes it (edgeattn_mha:
+    // the cache calls' images do not link it).
+    unsigned integer = 0;
+    void (*integer_product)(const kernel_table &k, size_t rows, size_t in_features, size_t out_features,
+                            const float *x, const stored_matrix &W, const float *b, float *y, void *scratch,
+                            size_t slots) = nullptr;
     // What the call reads besides its activations, for the alignment and
     // overlap checks: the matrices, scales and biases given, or the one
     // packed buffer.
@@ -74,11 +81,13 @@ constexpr unsigned key_value_projections = 1u << key_projection | 1u << value_pr
 constexpr unsigned query_output_projections = 1u << query_projection | 1u << output_projection;
 
 // Weights as given: checks the matrices `used` names (the others may be
-// NULL and are not read): sizes, each type, non-NULL data, and int8 scales
-// (aligned, finite and > 0). d's zero fields checked.
+// NULL and are not read): sizes, each type, non-NULL data, int8 scales
+// (aligned, finite and > 0), and the arithmetic (the int8 one only where
+// the op `takes_integer`: view.integer gets those matrices' bits). d's
+// zero fields checked.
 edgeattn_status view_typed_mha_weights(const edgeattn_attention_dims &d,
                                        const edgeattn_weights &w, mha_weights_view &view,
-                                       unsigned used = all_projections);
+                                       unsigned used = all_projections, bool takes_integer = false);
 
 // One stored matrix (out, in) as given: its type, data, int8 scales
 // (aligned, finite, > 0) and arithmetic (integer only where the op
@@ -94,10 +103,12 @@ edgeattn_status view_packed_mha_weights(const edgeattn_attention_dims &d, const 
 
 // One projection, y (rows, out) = x (rows, in) W^T + b, with the weights in
 // whichever form the call has them (packed_scratch: packed_floats(in, out)
-// floats, used for unpacked weights only), on at most max_threads threads.
+// floats, used for unpacked weights only), on at most max_threads threads;
+// a matrix in the int8 arithmetic on integer_slots threads, with their
+// slots (integer_linear_slot_bytes each) from packed_scratch.
 void project(const kernel_table &k, const mha_weights_view &w, projection which, size_t rows,
              size_t in_features, size_t out_features, const float *x, float *y,
-             float *packed_scratch, size_t max_threads);
+             float *packed_scratch, size_t max_threads, size_t integer_slots = 0);
 
 // The caller's weights copied into `w` (the descriptor may sit in the
 // workspace), with the type of each matrix `used` names read as an integer

@@ -9,6 +9,7 @@
 #include "op_workspace.hpp"
 #include "linear.hpp"
 #include "half_io.hpp"
+#include "integer_linear.hpp"
 #include "mha_weights.hpp"
 #include "parallel.hpp"
 
@@ -25,6 +26,40 @@ multi_head_layout layout_for(const edgeattn_attention_dims &d, size_t threads) {
     return make_multi_head_layout(d.batch, d.queries, d.keys, d.query_size, d.key_size,
                                   d.value_size, d.num_hiddens, d.num_heads, threads,
                                   kv_heads_of(d), value_hiddens_of(d));
+}
+
+// The int8 arithmetic's scratch: a slot per thread (integer_linear.hpp)
+// as large as the largest of the projections `integer` names (bit i:
+// projection i) needs, from where the packed W^T starts (the projections
+// run before the heads, whose scratch follows it). 0 slot bytes: none in
+// the int8 arithmetic. false when a size overflows.
+bool integer_slot_bytes(const edgeattn_attention_dims &d, unsigned integer, size_t &slot) {
+    size_t in[4], out[4], rows[4], q_rows = 0, kv_rows = 0;
+    projection_inputs(d, in);
+    projection_outputs(d, out);
+    if (mul_overflows(d.batch, d.queries, q_rows) || mul_overflows(d.batch, d.keys, kv_rows)) return false;
+    rows[query_projection] = rows[output_projection] = q_rows;
+    rows[key_projection] = rows[value_projection] = kv_rows;
+    slot = 0;
+    for (size_t i = 0; i < 4; ++i) {
+        size_t bytes = 0;
+        if (!(integer >> i & 1u)) continue;
+        if (!integer_linear_slot_bytes(rows[i], in[i], out[i], bytes)) return false;
+        if (bytes > slot) slot = bytes;
+    }
+    return true;
+}
+
+// The workspace of `threads` threads: the layout's, or more where the int8
+// arithmetic's slots need it. 0 when a size overflows.
+size_t workspace_for(const edgeattn_attention_dims &d, size_t threads, unsigned integer) {
+    const multi_head_layout l = layout_for(d, threads);
+    size_t slot = 0, slots = 0, bytes = 0;
+    if (!with_int8_arithmetic || !integer) return l.bytes;
+    if (l.bytes == 0 || !integer_slot_bytes(d, integer, slot) || mul_overflows(slot, threads > 1 ? threads : 1, slots) ||
+        add_overflows(l.packed_weights * sizeof(float), slots, bytes))
+        return 0;
+    return bytes > l.bytes ? bytes : l.bytes;
 }
 
 // The fp32 copies of fp16 tensors: queries, keys, values, the output (as
@@ -67,6 +102,8 @@ edgeattn_status multi_head_attention(const edgeattn_attention_dims &d, const att
     half_staging staging;
     if (edgeattn_status st = staging_for(d, io.half, staging)) return st;
     const multi_head_layout one = layout_for(d, 1);
+    const size_t one_bytes = workspace_for(d, 1, w.integer);
+    if (one_bytes == 0) return EDGEATTN_ERR_SIZE_OVERFLOW;
     attention_mask_view mask;
     tensor_span params[14];  // the mask's 2, the weights' 12
     size_t num_params = 0;
@@ -78,7 +115,7 @@ edgeattn_status multi_head_attention(const edgeattn_attention_dims &d, const att
     for (size_t i = 0; i < w.num_spans; ++i) params[num_params++] = w.spans[i];
     if (edgeattn_status st = check_attention_call(d, counts, params, num_params, io.queries, io.keys,
                                                   io.values, valid_lens, workspace, workspace_bytes,
-                                                  with_staging(staging, one.bytes), io.output, io.weights,
+                                                  with_staging(staging, one_bytes), io.output, io.weights,
                                                   mask.lens, io_element_bytes(io.half)))
         return st;
 
@@ -109,21 +146,28 @@ edgeattn_status multi_head_attention(const edgeattn_attention_dims &d, const att
     // has scratch slots for.
     const kernel_table &k = active_kernels();
     const size_t slots = scratch_slots(one.bytes, one.scratch.floats_per_slot, workspace_bytes);
+    // The int8 arithmetic's slots: as many as fit, at most the heads'
+    // (a workspace sized for one thread opens no parallel region).
+    size_t integer_slots = 0, slot = 0;
+    if (with_int8_arithmetic && w.integer && integer_slot_bytes(d, w.integer, slot)) {
+        integer_slots = (workspace_bytes - one.packed_weights * sizeof(float)) / slot;
+        if (integer_slots > slots) integer_slots = slots;
+    }
     const float *Q = queries, *K = keys, *V = values;
     float *packed = ws + one.packed_weights;  // each projection's W^T in turn (unpacked weights)
     if (!(none >> query_projection & 1u)) {
         project(k, w, query_projection, d.batch * d.queries, d.query_size, h, queries, ws + one.projected_queries,
-                packed, slots);
+                packed, slots, integer_slots);
         Q = ws + one.projected_queries;
     }
     if (!(none >> key_projection & 1u)) {
         project(k, w, key_projection, d.batch * d.keys, d.key_size, kv_h, keys, ws + one.projected_keys, packed,
-                slots);
+                slots, integer_slots);
         K = ws + one.projected_keys;
     }
     if (!(none >> value_projection & 1u)) {
         project(k, w, value_projection, d.batch * d.keys, d.value_size, kv_vh, values, ws + one.projected_values,
-                packed, slots);
+                packed, slots, integer_slots);
         V = ws + one.projected_values;
     }
     // (B, Q, hv), d2l's transpose_output: in the workspace, or (W_o NONE)
@@ -144,7 +188,8 @@ edgeattn_status multi_head_attention(const edgeattn_attention_dims &d, const att
             d.queries, d.keys, head_size, value_head, b, head};
         dot_product_attention_block(k, s, row0, rows, mask, slot);
     });
-    if (project_output) project(k, w, output_projection, d.batch * d.queries, vh, h, heads_out, output, packed, slots);
+    if (project_output)
+        project(k, w, output_projection, d.batch * d.queries, vh, h, heads_out, output, packed, slots, integer_slots);
     if (with_half && io.half) {
         round_to_half(output, counts.output, io.output);
         if (io.weights) round_to_half(attention_weights, counts.weights, io.weights);
@@ -155,11 +200,13 @@ edgeattn_status multi_head_attention(const edgeattn_attention_dims &d, const att
 }  // namespace
 
 edgeattn_status edgeattn::detail::mha_workspace_bytes(const edgeattn_attention_dims &d,
-                                                      size_t max_threads, bool half, size_t &bytes) {
+                                                      size_t max_threads, bool half, size_t &bytes,
+                                                      bool integer) {
     if (edgeattn_status st = check_dims(d)) return st;
     half_staging staging;
     if (edgeattn_status st = staging_for(d, half, staging)) return st;
-    bytes = with_staging(staging, layout_for(d, max_threads).bytes);
+    // The request has one arithmetic: any of the four matrices may take it.
+    bytes = with_staging(staging, workspace_for(d, max_threads, integer ? all_projections : 0u));
     return bytes ? EDGEATTN_OK : EDGEATTN_ERR_SIZE_OVERFLOW;
 }
 
@@ -187,7 +234,9 @@ extern "C" edgeattn_status edgeattn_mha(const edgeattn_attention_dims *dims, con
     out[output_projection] = in[output_projection];
     if (edgeattn_status st = check_unprojected(typed, none, in, out)) return st;
     mha_weights_view w;  // the weights' descriptor read into the view
-    if (edgeattn_status st = view_typed_mha_weights(d, typed, w, all_projections & ~none)) return st;
+    if (edgeattn_status st = view_typed_mha_weights(d, typed, w, all_projections & ~none, with_int8_arithmetic))
+        return st;
+    if (with_int8_arithmetic && w.integer) w.integer_product = &integer_linear;
     return multi_head_attention(d, io, valid_lens_of(options), mask_of(options), options, w, none, workspace,
                                 workspace_bytes);
 }

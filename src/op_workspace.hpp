@@ -19,8 +19,10 @@ edgeattn_status sdpa_workspace_bytes(const edgeattn_attention_dims &d, size_t ma
                                      size_t &bytes);
 edgeattn_status additive_workspace_bytes(const edgeattn_attention_dims &d, size_t max_threads,
                                          size_t &bytes);
+// integer: W_q, W_k, W_v or W_o in the int8 arithmetic (integer_linear's
+// slots where the packed W^T and the heads' scratch are).
 edgeattn_status mha_workspace_bytes(const edgeattn_attention_dims &d, size_t max_threads, bool half,
-                                    size_t &bytes);
+                                    size_t &bytes, bool integer = false);
 edgeattn_status kv_store_workspace_bytes(const edgeattn_attention_dims &d, size_t tokens, size_t max_threads,
                                          bool half, size_t &bytes);
 edgeattn_status kv_attend_workspace_bytes(const edgeattn_attention_dims &d, size_t max_threads, bool half,

@@ -68,10 +68,12 @@ inline edgeattn_status stored_type_status(int type) {
 constexpr size_t integer_max_features = 2147483647u / (127u * 128u);
 
 // An edgeattn_arithmetic read as an int (a C caller may store any):
-// `integer` for the int8 arithmetic; outside the enum BAD_OPTION.
+// `integer` for the int8 arithmetic; outside the enum BAD_OPTION; the int8
+// arithmetic in a build that left it out NOT_BUILT.
 inline edgeattn_status arithmetic_of(int arithmetic, bool &integer) {
     integer = arithmetic == EDGEATTN_ARITHMETIC_INT8;
-    return integer || arithmetic == EDGEATTN_ARITHMETIC_FLOAT ? EDGEATTN_OK : EDGEATTN_ERR_BAD_OPTION;
+    if (!integer && arithmetic != EDGEATTN_ARITHMETIC_FLOAT) return EDGEATTN_ERR_BAD_OPTION;
+    return integer && !with_int8_arithmetic ? EDGEATTN_ERR_NOT_BUILT : EDGEATTN_OK;
 }
 
 // A weight matrix's arithmetic: an enum value; integer only on int8

@@ -168,7 +168,7 @@ edgeattn_doctest_test(test_reduced_precision reference.cpp)
 # quantisation, every path bit for bit the plain one, any thread count,
 # zeros / NaN / inf rows, the largest input size, refusals (the test loops
 # over the paths itself).
-edgeattn_doctest_test(test_integer_arithmetic)
+edgeattn_doctest_test(test_integer_arithmetic reference.cpp)
 
 # Bits independent of the work split: every masked op at 1..8 threads and
 # workspaces sized for 1, 3 and 8, NaN / inf at masked positions (the test

@@ -1,8 +1,9 @@
-// The int8 arithmetic (EDGEATTN_ARITHMETIC_INT8) of edgeattn_dense: against a
-// float64 model of exactly its quantisation (written here, independently of
-// the library's quantiser), every kernel path bit for bit against the plain
-// one, any thread count the same bits, rows of zeros, NaN and infinities,
-// the largest input size, and every refusal (the test loops over the paths
+// The int8 arithmetic (EDGEATTN_ARITHMETIC_INT8) of edgeattn_dense and
+// edgeattn_mha's projections: against a float64 model of exactly its
+// quantisation (written here, independently of the library's quantiser),
+// every kernel path bit for bit against the plain one (dense layers), any
+// thread count the same bits, rows of zeros, NaN and infinities, the
+// largest input size, and every refusal (the test loops over the paths
 // itself).
 #include <doctest/doctest.h>
 #include <edgeattn/edgeattn.h>
@@ -10,10 +11,12 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "call_helpers.hpp"
 #include "path_helpers.hpp"
+#include "reference.hpp"
 
 namespace {
 
@@ -332,7 +335,169 @@ TEST_CASE("the int8 arithmetic: refusals, each writing nothing") {
     CHECK(packed[0] == 42.0f);
 }
 
-TEST_CASE("the int8 arithmetic: the attention calls refuse it; the workspace query takes it for dense layers only") {
+namespace {
+
+// Multi-head attention's sizes for the int8 arithmetic: grouped-query heads
+// (4 query heads over 2 key/value heads), feature sizes that are not
+// multiples of a vector step.
+const edgeattn_attention_dims mha_dims{2, 5, 7, 12, 10, 9, 16, 4, 2, 0};
+
+struct int8_matrix {
+    std::size_t out, in;
+    std::vector<int8_t> W;
+    std::vector<float> scales, b;
+};
+
+int8_matrix make_matrix(std::size_t out, std::size_t in, unsigned seed) {
+    const int8_layer l = make_layer(1, in, out, seed);
+    return {out, in, l.W, l.scales, random_floats(out, seed + 7)};
+}
+
+// W (out, in) applied to rows of x in the float64 model.
+std::vector<double> model_rows(const int8_matrix &m, std::size_t rows, const std::vector<float> &x) {
+    return model_dense(rows, m.in, m.out, x, m.W, m.scales, m.b.data());
+}
+
+struct mha_case {
+    std::vector<float> q, k, v;
+    int8_matrix Wq, Wk, Wv, Wo;
+    edgeattn_weights weights(bool integer_qkv, bool integer_o, bool heads_only) const {
+        const edgeattn_arithmetic a = integer_qkv ? EDGEATTN_ARITHMETIC_INT8 : EDGEATTN_ARITHMETIC_FLOAT;
+        const edgeattn_arithmetic o = integer_o ? EDGEATTN_ARITHMETIC_INT8 : EDGEATTN_ARITHMETIC_FLOAT;
+        edgeattn_weights w{};
+        w.W_q = {EDGEATTN_DTYPE_INT8, Wq.W.data(), Wq.scales.data(), a};
+        w.W_k = {EDGEATTN_DTYPE_INT8, Wk.W.data(), Wk.scales.data(), a};
+        w.W_v = {EDGEATTN_DTYPE_INT8, Wv.W.data(), Wv.scales.data(), a};
+        w.b_q = Wq.b.data();
+        w.b_k = Wk.b.data();
+        w.b_v = Wv.b.data();
+        w.W_o = {EDGEATTN_DTYPE_NONE, nullptr, nullptr, EDGEATTN_ARITHMETIC_FLOAT};  // the output is the heads
+        if (!heads_only) {
+            w.W_o = {EDGEATTN_DTYPE_INT8, Wo.W.data(), Wo.scales.data(), o};
+            w.b_o = Wo.b.data();
+        }
+        return w;
+    }
+};
+
+mha_case make_mha_case() {
+    const edgeattn_attention_dims &d = mha_dims;
+    mha_case c{random_floats(d.batch * d.queries * d.query_size, 41), random_floats(d.batch * d.keys * d.key_size, 42),
+               random_floats(d.batch * d.keys * d.value_size, 43), make_matrix(16, 12, 44), make_matrix(8, 10, 45),
+               make_matrix(8, 9, 46), make_matrix(16, 16, 47)};
+    for (std::size_t i = 0; i < d.query_size; ++i) c.q[i] *= 300.0f;  // a row far larger than the rest
+    return c;
+}
+
+std::size_t mha_workspace(std::size_t threads, edgeattn_arithmetic a) {
+    edgeattn_workspace_request r{};
+    r.op = EDGEATTN_OP_MHA;
+    r.dims = mha_dims;
+    r.arithmetic = a;
+    std::size_t bytes = 0;
+    REQUIRE(edgeattn_workspace_size(&r, 1, threads, &bytes) == EDGEATTN_OK);
+    return bytes;
+}
+
+std::vector<float> run_mha(const mha_case &c, const edgeattn_weights &w, std::size_t out_features,
+                           std::size_t threads = 1) {
+    const edgeattn_attention_dims &d = mha_dims;
+    std::vector<float> ws(mha_workspace(threads, EDGEATTN_ARITHMETIC_INT8) / 4), y(d.batch * d.queries * out_features);
+    REQUIRE(edgeattn_mha(&d, c.q.data(), c.k.data(), c.v.data(), &w, nullptr, ws.data(), ws.size() * 4, y.data(),
+                         nullptr) == EDGEATTN_OK);
+    return y;
+}
+
+}  // namespace
+
+TEST_CASE("multi-head attention in the int8 arithmetic: W_q, W_k, W_v and W_o each against the float64 model") {
+    path_guard guard;
+    const edgeattn_attention_dims &d = mha_dims;
+    const mha_case c = make_mha_case();
+    const std::size_t q_rows = d.batch * d.queries, kv_rows = d.batch * d.keys;
+    // The heads (W_o left out: the output is the concatenated heads) over
+    // the modelled projections, in float64.
+    const std::vector<double> Q = model_rows(c.Wq, q_rows, c.q), K = model_rows(c.Wk, kv_rows, c.k),
+                              V = model_rows(c.Wv, kv_rows, c.v);
+    std::vector<double> heads(q_rows * d.num_hiddens);
+    const edgeattn_ref::MhaSizes z{d.batch, d.queries, d.keys, d.num_hiddens, 8, 8, d.num_hiddens, d.num_heads,
+                                d.num_kv_heads, 0};
+    const edgeattn_ref::MhaWeights none{nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
+    edgeattn_ref::multi_head_attention_general(z, Q.data(), K.data(), V.data(), edgeattn_ref::ValidLens{}, edgeattn_ref::Mask{},
+                                            none, heads.data(), nullptr);
+    for (edgeattn_isa isa : paths()) {
+        CAPTURE(std::string(edgeattn_isa_name(isa)));
+        REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);
+        const std::vector<float> got_heads = run_mha(c, c.weights(true, false, true), d.num_hiddens);
+        CHECK(test_paths::rel_l2(got_heads.data(), heads) <= 1e-5);
+        // W_o's input is the heads as the call computes them (fp32): the
+        // model quantises those, so each element is held to roundings.
+        int8_layer o{q_rows, 16, 16, got_heads, c.Wo.scales, c.Wo.b, c.Wo.W};
+        const std::vector<double> want = model_dense(q_rows, 16, 16, got_heads, c.Wo.W, c.Wo.scales, c.Wo.b.data());
+        check_against_model(run_mha(c, c.weights(true, true, false), d.num_hiddens), want, magnitudes(o, c.Wo.b.data()));
+        // W_o alone in the int8 arithmetic: the fp32 projections' heads.
+        const std::vector<float> fp32_heads = run_mha(c, c.weights(false, false, true), d.num_hiddens);
+        const std::vector<double> want_o =
+            model_dense(q_rows, 16, 16, fp32_heads, c.Wo.W, c.Wo.scales, c.Wo.b.data());
+        o.x = fp32_heads;
+        check_against_model(run_mha(c, c.weights(false, true, false), d.num_hiddens), want_o,
+                            magnitudes(o, c.Wo.b.data()));
+    }
+}
+
+TEST_CASE("multi-head attention in the int8 arithmetic: the same bits on any thread count and workspace size") {
+    const mha_case c = make_mha_case();
+    const edgeattn_weights w = c.weights(true, true, false);
+    test_paths::set_threads(1);
+    const std::vector<float> one = run_mha(c, w, mha_dims.num_hiddens, 1);
+    for (int threads : {2, 3, 8}) {
+        test_paths::set_threads(threads);
+        for (std::size_t sized : {std::size_t{1}, std::size_t{2}, std::size_t{8}}) {
+            CAPTURE(threads);
+            CAPTURE(sized);
+            const std::vector<float> got = run_mha(c, w, mha_dims.num_hiddens, sized);
+            CHECK(std::memcmp(got.data(), one.data(), one.size() * sizeof(float)) == 0);
+        }
+    }
+    test_paths::set_threads(8);
+}
+
+TEST_CASE("multi-head attention in the int8 arithmetic: its workspace, and a short one refused with nothing written") {
+    const mha_case c = make_mha_case();
+    const edgeattn_weights w = c.weights(true, true, false);
+    for (std::size_t threads : {std::size_t{1}, std::size_t{4}})
+        CHECK(mha_workspace(threads, EDGEATTN_ARITHMETIC_INT8) >= mha_workspace(threads, EDGEATTN_ARITHMETIC_FLOAT));
+    // Exactly the queried bytes between guard bytes, for one and two
+    // threads, called with one and eight.
+    const std::vector<float> want = run_mha(c, w, mha_dims.num_hiddens);
+    for (std::size_t sized : {std::size_t{1}, std::size_t{2}})
+        for (int threads : {1, 8}) {
+            CAPTURE(sized);
+            CAPTURE(threads);
+            test_paths::set_threads(threads);
+            const std::size_t bytes = mha_workspace(sized, EDGEATTN_ARITHMETIC_INT8), guard = 256;
+            std::vector<unsigned char> buffer(bytes + 2 * guard + 64, 0xA5);
+            unsigned char *ws = buffer.data() + guard;
+            ws += (64 - reinterpret_cast<std::uintptr_t>(ws) % 64) % 64;
+            std::vector<float> y(mha_dims.batch * mha_dims.queries * mha_dims.num_hiddens, 42.0f);
+            REQUIRE(edgeattn_mha(&mha_dims, c.q.data(), c.k.data(), c.v.data(), &w, nullptr, ws, bytes, y.data(),
+                                 nullptr) == EDGEATTN_OK);
+            bool intact = true;
+            for (unsigned char *p = buffer.data(); p < ws; ++p) intact = intact && *p == 0xA5;
+            for (unsigned char *p = ws + bytes; p < buffer.data() + buffer.size(); ++p) intact = intact && *p == 0xA5;
+            CHECK(intact);
+            CHECK(std::memcmp(y.data(), want.data(), y.size() * sizeof(float)) == 0);
+            if (sized == 1) {
+                std::fill(y.begin(), y.end(), 42.0f);
+                CHECK(edgeattn_mha(&mha_dims, c.q.data(), c.k.data(), c.v.data(), &w, nullptr, ws, bytes - 4,
+                                   y.data(), nullptr) == EDGEATTN_ERR_WORKSPACE_TOO_SMALL);
+                CHECK(y[0] == 42.0f);
+            }
+        }
+    test_paths::set_threads(8);
+}
+
+TEST_CASE("the int8 arithmetic: refused by the KV cache's projections, packed weights and float weights") {
     // Multi-head attention with int8 weights in the int8 arithmetic.
     const std::size_t d = 8;
     edgeattn_attention_dims dims{};
@@ -342,7 +507,7 @@ TEST_CASE("the int8 arithmetic: the attention calls refuse it; the workspace que
     dims.num_hiddens = d;
     dims.num_heads = 2;
     std::vector<int8_t> W(d * d, 3);
-    std::vector<float> scales(d, 0.01f), x(2 * d, 0.5f), out(2 * d, 42.0f);
+    std::vector<float> scales(d, 0.01f), x(2 * d, 0.5f), out(2 * d, 42.0f), Wf(d * d, 0.1f);
     const edgeattn_weight_matrix plain = {EDGEATTN_DTYPE_INT8, W.data(), scales.data(), EDGEATTN_ARITHMETIC_FLOAT};
     edgeattn_weights w{plain, plain, plain, plain, nullptr, nullptr, nullptr, nullptr};
     std::vector<float> ws(test_calls::workspace_bytes(EDGEATTN_OP_MHA, dims, 1) / 4);
@@ -351,18 +516,40 @@ TEST_CASE("the int8 arithmetic: the attention calls refuse it; the workspace que
     std::fill(out.begin(), out.end(), 42.0f);
     for (edgeattn_weight_matrix *m : {&w.W_q, &w.W_k, &w.W_v, &w.W_o}) {
         m->arithmetic = EDGEATTN_ARITHMETIC_INT8;
+        CHECK(edgeattn_mha_packed_size(&dims, &w) == 0);
+        // fp32 weights cannot take it.
+        const edgeattn_weight_matrix saved = *m;
+        *m = {EDGEATTN_DTYPE_F32, Wf.data(), nullptr, EDGEATTN_ARITHMETIC_INT8};
         CHECK(edgeattn_mha(&dims, x.data(), x.data(), x.data(), &w, nullptr, ws.data(), ws.size() * 4, out.data(),
                            nullptr) == EDGEATTN_ERR_OPTION_NOT_SUPPORTED);
-        CHECK(edgeattn_mha_packed_size(&dims, &w) == 0);
+        *m = saved;
         m->arithmetic = EDGEATTN_ARITHMETIC_FLOAT;
     }
     CHECK(out[0] == 42.0f);
 
+    // The KV cache's projections refuse it: the store's W_k.
+    edgeattn_kv_cache_config config{};
+    config.batch = 1;
+    config.num_kv_heads = 2;
+    config.head_size = d / 2;
+    config.capacity = 4;
+    std::vector<float> memory(edgeattn_kv_cache_memory_size(&config) / 4 + 1, 0.0f);
+    edgeattn_kv_cache cache{};
+    REQUIRE(edgeattn_kv_cache_setup(&cache, &config, memory.data(), memory.size() * 4) == EDGEATTN_OK);
+    edgeattn_weights cw = w;
+    cw.W_k.arithmetic = EDGEATTN_ARITHMETIC_INT8;
+    std::vector<float> cws(test_calls::workspace_bytes(EDGEATTN_OP_KV_CACHE_STORE, dims, 1, 1) / 4 + 64);
+    CHECK(edgeattn_kv_cache_store(&cache, &dims, 1, x.data(), x.data(), &cw, nullptr, cws.data(), cws.size() * 4) ==
+          EDGEATTN_ERR_OPTION_NOT_SUPPORTED);
+    for (float m : memory) CHECK(m == 0.0f);
+
     edgeattn_workspace_request r{};
-    r.op = EDGEATTN_OP_MHA;
+    r.op = EDGEATTN_OP_KV_CACHE_ATTEND;
     r.dims = dims;
     r.arithmetic = EDGEATTN_ARITHMETIC_INT8;
     std::size_t bytes = 99;
+    CHECK(edgeattn_workspace_size(&r, 1, 1, &bytes) == EDGEATTN_ERR_OPTION_NOT_SUPPORTED);
+    r.op = EDGEATTN_OP_KV_CACHE_STORE;
     CHECK(edgeattn_workspace_size(&r, 1, 1, &bytes) == EDGEATTN_ERR_OPTION_NOT_SUPPORTED);
     r.op = EDGEATTN_OP_DENSE;
     r.dense = {4, 16, 8};

@@ -116,6 +116,29 @@ TEST_CASE("a workspace sized for one thread gives a serial call, projections inc
         REQUIRE(edgeattn_dense(&dense_dims, x.data(), &Wm, nullptr, ws, bytes, y.data()) == EDGEATTN_OK);
     });
 
+    // The int8 arithmetic's projections: their slots, one per thread the
+    // workspace is sized for.
+    std::vector<int8_t> W8(h * d);
+    for (size_t i = 0; i < W8.size(); ++i) W8[i] = static_cast<int8_t>(i * 37 % 255 - 127);
+    const std::vector<float> scales(h, 0.01f);
+    const edgeattn_weight_matrix M8 = {EDGEATTN_DTYPE_INT8, W8.data(), scales.data(), EDGEATTN_ARITHMETIC_INT8};
+    const edgeattn_weights w8{M8, M8, M8, M8, nullptr, nullptr, nullptr, nullptr};
+    const auto integer_bytes = [](edgeattn_workspace_request r, size_t threads) {
+        r.arithmetic = EDGEATTN_ARITHMETIC_INT8;
+        return test_calls::size_of(r, threads);
+    };
+    check_op("mha, int8 arithmetic", integer_bytes(test_calls::request(EDGEATTN_OP_MHA, mha_dims, 0), 1),
+             integer_bytes(test_calls::request(EDGEATTN_OP_MHA, mha_dims, 0), 4), [&](void *ws, size_t bytes) {
+        std::vector<float> out(rows * h);
+        REQUIRE(edgeattn_mha(&mha_dims, x.data(), x.data(), x.data(), &w8, nullptr, ws, bytes, out.data(), nullptr) ==
+                EDGEATTN_OK);
+    });
+    check_op("dense, int8 arithmetic", integer_bytes(test_calls::dense_request(dense_dims), 1),
+             integer_bytes(test_calls::dense_request(dense_dims), 4), [&](void *ws, size_t bytes) {
+        std::vector<float> y(rows * h);
+        REQUIRE(edgeattn_dense(&dense_dims, x.data(), &M8, nullptr, ws, bytes, y.data()) == EDGEATTN_OK);
+    });
+
     // A cache store projects its tokens; an attend projects its queries
     // and output.
     const size_t capacity = rows;

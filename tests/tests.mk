@@ -30,7 +30,7 @@ HARDENING_TESTS := test_numeric_edges test_alloc_free
 HARDENING_TESTS += test_kv_cache_module test_decoder
 # Reduced precision: int8 / fp16 weights.
 HARDENING_TESTS += test_reduced_precision
-# The int8 arithmetic of dense layers: float64 model, every path bit for bit.
+# The int8 arithmetic of dense layers and multi-head attention: float64 model, every path bit for bit.
 HARDENING_TESTS += test_integer_arithmetic
 # Bits independent of the work split (threads, workspace sizing, masks);
 # the threads a call uses by its workspace's size.
@@ -163,6 +163,11 @@ $(BUILD)/tests/%.o: tests/%.c
 	$(CC) -std=c99 $(CFLAGS) -Wall -Wextra -Iinclude -Itests -MMD -MP -c $< -o $@
 $(TEST_BIN)/test_argument_placement: $(BUILD)/tests/test_argument_placement.o $(BUILD)/tests/enum_args_from_c.o \
                                      $(BUILD)/tests/reference.o $(DOCTEST_MAIN) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CXX) $(filter %.o %.a,$^) $(TEST_LDFLAGS) -o $@
+
+# The int8 arithmetic: multi-head attention's heads against the float64 reference.
+$(TEST_BIN)/test_integer_arithmetic: $(BUILD)/tests/test_integer_arithmetic.o $(BUILD)/tests/reference.o $(DOCTEST_MAIN) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CXX) $(filter %.o %.a,$^) $(TEST_LDFLAGS) -o $@
 

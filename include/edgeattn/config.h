@@ -53,4 +53,11 @@
 #define EDGEATTN_WITH_INT8 1
 #endif
 
+/** The int8 arithmetic: a weight matrix's arithmetic =
+    EDGEATTN_ARITHMETIC_INT8 (edgeattn_dense, edgeattn_mha), and a workspace
+    request's. Left out with int8 too. */
+#ifndef EDGEATTN_WITH_INT8_ARITHMETIC
+#define EDGEATTN_WITH_INT8_ARITHMETIC 1
+#endif
+
 #endif

@@ -263,6 +263,25 @@ int main() {
         refused(packed_elsewhere(EDGEATTN_DTYPE_INT8), "int8 left out: int8 weights packed by another build");
     }
 #endif
+#if !EDGEATTN_WITH_INT8_ARITHMETIC
+    {
+        edgeattn_weights mw = fp32_weights();
+        mw.W_v = {EDGEATTN_DTYPE_INT8, W8, scales, EDGEATTN_ARITHMETIC_INT8};
+        refused(mha(d2l, mw), "the int8 arithmetic left out: multi-head attention");
+        spoil();
+        const edgeattn_dense_dims dims{8, 16, 16};
+        const edgeattn_weight_matrix Wm{EDGEATTN_DTYPE_INT8, W8, scales, EDGEATTN_ARITHMETIC_INT8};
+        refused(edgeattn_dense(&dims, q, &Wm, nullptr, workspace, sizeof workspace, out),
+                "the int8 arithmetic left out: a dense layer");
+        edgeattn_workspace_request r{};
+        r.op = EDGEATTN_OP_DENSE;
+        r.dense = dims;
+        r.arithmetic = EDGEATTN_ARITHMETIC_INT8;
+        std::size_t bytes = 0;
+        expect(edgeattn_workspace_size(&r, 1, 1, &bytes) == EDGEATTN_ERR_NOT_BUILT,
+               "the int8 arithmetic left out: its workspace");
+    }
+#endif
     firmware::Line() << (failures ? "features left out: FAILED" : "features left out: all calls as the build says");
     return failures ? 1 : 0;
 }
