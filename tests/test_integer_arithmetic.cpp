@@ -197,6 +197,42 @@ TEST_CASE("the int8 arithmetic: quotients on a half round to even, and those a f
     }
 }
 
+TEST_CASE("the int8 arithmetic: elements within a few ulps of every half quantise by the exact quotient, every path") {
+    // W = I with scales 1: y = (float)q * s_x, so each y gives back q. Rows
+    // of 256 elements: the largest sets the scale, the others lie 0 to 3
+    // ulps either side of (k + 1/2) * scale for k in -127..126.
+    path_guard guard;
+    const std::size_t in = 256, rows = 12;
+    int8_layer l{rows, in, in, std::vector<float>(rows * in), std::vector<float>(in, 1.0f), {}, std::vector<int8_t>(in * in, 0)};
+    for (std::size_t j = 0; j < in; ++j) l.W[j * in + j] = 1;
+    uint32_t state = 12345;
+    for (std::size_t r = 0; r < rows; ++r) {
+        state = state * 1664525u + 1013904223u;
+        const float largest = std::ldexp(1.0f + static_cast<float>(state >> 8) / 16777216.0f, static_cast<int>(r) * 9 - 50);
+        const float scale = largest / 127.0f;  // the rule's scale of this row
+        float *x = l.x.data() + r * in;
+        x[0] = largest;
+        for (std::size_t i = 1; i < in; ++i) {
+            const int k = static_cast<int>(i % 254) - 127, ulps = static_cast<int>(i % 7) - 3;
+            float v = (static_cast<float>(k) + 0.5f) * scale;
+            for (int u = 0; u < (ulps < 0 ? -ulps : ulps); ++u) v = std::nextafter(v, ulps < 0 ? -INFINITY : INFINITY);
+            x[i] = v;
+        }
+    }
+    for (edgeattn_isa isa : paths()) {
+        CAPTURE(std::string(edgeattn_isa_name(isa)));
+        REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);
+        const std::vector<float> y = run_dense(l, nullptr);
+        std::size_t wrong = 0;
+        for (std::size_t r = 0; r < rows; ++r) {
+            const quantised_row want = model_quantise(l.x.data() + r * in, in);
+            for (std::size_t i = 0; i < in; ++i)
+                wrong += y[r * in + i] != static_cast<float>(static_cast<float>(want.q[i]) * static_cast<float>(want.scale));
+        }
+        CHECK(wrong == 0);
+    }
+}
+
 TEST_CASE("the int8 arithmetic: near the fp32 arithmetic's answer, and an fp32 zero value keeps today's bits") {
     const int8_layer l = make_layer(24, 96, 20, 3);
     const edgeattn_dense_dims dims = {l.rows, l.in, l.out};

@@ -163,6 +163,10 @@ inline int8_acc int8_zero() { return 0; }
 inline int8_x int8_load_x(const int8_t *a) { return vld1q_s8(a); }
 inline int8_w int8_load_w(const int8_t *w) { return vld1q_s8(w); }
 inline int8_acc int8_accumulate(int8_acc acc, const int8_x &a, const int8_w &w) { return vmladavaq_s8(acc, a, w); }
+// The last n < 16 bytes as one more step: predicated loads zero the rest
+// (tail predication), so no byte goes through the plain loop.
+#define EDGEATTN_INT8_PREDICATED_TAIL 1
+inline int8x16_t int8_load_tail(const int8_t *p, size_t n) { return vld1q_z_s8(p, vctp8q(static_cast<uint32_t>(n))); }
 inline int32_t int8_total(int8_acc s) { return s; }
 #elif defined(__ARM_FEATURE_DSP) && !defined(__aarch64__)
 // Cortex-M4F, ARMv7: SMLAD multiplies two signed halfword pairs and adds
@@ -235,6 +239,17 @@ inline void int8_dots(const int8_t *const a[R], const int8_t *const w[4], size_t
             for (size_t r = 0; r < R; ++r) s[r][c] = int8_accumulate(s[r][c], x[r], v);
         }
     }
+#if defined(EDGEATTN_INT8_PREDICATED_TAIL)
+    if (i < K) {
+        int8_x x[R];
+        for (size_t r = 0; r < R; ++r) x[r] = int8_load_tail(a[r] + i, K - i);
+        for (size_t c = 0; c < 4; ++c) {
+            const int8_w v = int8_load_tail(w[c] + i, K - i);
+            for (size_t r = 0; r < R; ++r) s[r][c] = int8_accumulate(s[r][c], x[r], v);
+        }
+        i = K;
+    }
+#endif
     for (size_t r = 0; r < R; ++r)
 #pragma GCC unroll 4
         for (size_t c = 0; c < 4; ++c) sums[r][c] = int8_total(s[r][c]);
@@ -242,6 +257,7 @@ inline void int8_dots(const int8_t *const a[R], const int8_t *const w[4], size_t
     for (size_t r = 0; r < R; ++r) int8_dots4_from(a[r], w, i, K, sums[r]);
 }
 #undef EDGEATTN_INT8_LOOPS_ONLY
+#undef EDGEATTN_INT8_PREDICATED_TAIL
 
 // Every row of A against four rows of W at a time, int8_rows_per_pass rows
 // of A together (then one at a time); a last group of fewer columns

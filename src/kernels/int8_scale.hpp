@@ -83,43 +83,47 @@ inline int8_t quantize_int8(float x, float scale) {
     return static_cast<int8_t>(q > 127 ? 127 : q < -127 ? -127 : q);
 }
 
-// Whether t's rounding r = (t + 1.5 * 2^23) - 1.5 * 2^23 lies exactly half
-// a unit from t: r - t is exact, and |r - t| == 0.5 is a compare of its
-// bits (an integer one: the loop below then has no float compare, which
-// GCC, keeping float compares' exceptions, would not vectorise).
-inline bool int8_rounds_a_half(float t, float r) {
+// Whether r = t rounded (by (t + 1.5 * 2^23) - 1.5 * 2^23) lies within
+// 2^-14 of half a unit from t: |r - t| >= 0.5 - 2^-14, compared as bits (an
+// integer compare: the loop below then has no float compare, which GCC,
+// keeping float compares' exceptions, would not vectorise).
+inline bool int8_near_a_half(float t, float r) {
     const float d = r - t;
     int32_t bits;
     memcpy(&bits, &d, sizeof bits);
-    return (bits & 0x7fffffff) == 0x3f000000;
+    return (bits & 0x7fffffff) >= 0x3efff800;  // the bits of 0.5 - 2^-14
 }
 
-// quantize_int8 over a row, in two passes: the float quotient rounded to
-// nearest even with the 1.5 * 2^23 trick (exact for |t| < 2^22, and the
-// quotient of a row's element by its scale is at most 127 and a rounding),
-// then clamped to [-127, 127] as an integer -- quantize_int8's answer
-// unless t lies exactly on a half; then those elements again through
-// quantize_int8, whose exact tie rule decides. The first loop vectorises.
-// Tiny scales (rescaled there) take quantize_int8 throughout.
+// quantize_int8 over a row, in two passes. The first multiplies by the
+// scale's reciprocal, t = x * (1 / scale): within |x / scale| * 2^-23 <
+// 2^-16 of the exact quotient (two roundings, |x / scale| <= 127.5), so
+// its rounding r (the 1.5 * 2^23 trick, exact for |t| < 2^22), clamped to
+// [-127, 127] as an integer, is quantize_int8's answer unless a half lies
+// within 2^-16 of t; the second sends those elements (and any nearer
+// than 2^-14) through quantize_int8, whose division and exact tie rule
+// decide. No division and no float compare: the first loop vectorises on
+// every path (Helium has no vector division). Tiny scales (rescaled
+// there) take quantize_int8 throughout.
 inline void quantize_int8_values(const float *x, size_t n, float scale, int8_t *q) {
     if (scale < 0x1p-100f) {
         for (size_t i = 0; i < n; ++i) q[i] = quantize_int8(x[i], scale);
         return;
     }
     constexpr float round_constant = 12582912.0f;  // 1.5 * 2^23
-    int32_t halves = 0;
+    const float inverse = 1.0f / scale;
+    int32_t near = 0;
     for (size_t i = 0; i < n; ++i) {
-        const float t = x[i] / scale;
+        const float t = x[i] * inverse;
         const float r = (t + round_constant) - round_constant;
-        halves |= int8_rounds_a_half(t, r);
+        near |= int8_near_a_half(t, r);
         int32_t v = static_cast<int32_t>(r);
         v = v < 127 ? v : 127;
         v = v > -127 ? v : -127;
         q[i] = static_cast<int8_t>(v);
     }
-    for (size_t i = 0; halves && i < n; ++i) {
-        const float t = x[i] / scale;
-        if (int8_rounds_a_half(t, (t + round_constant) - round_constant)) q[i] = quantize_int8(x[i], scale);
+    for (size_t i = 0; near && i < n; ++i) {
+        const float t = x[i] * inverse;
+        if (int8_near_a_half(t, (t + round_constant) - round_constant)) q[i] = quantize_int8(x[i], scale);
     }
 }
 

@@ -275,6 +275,58 @@ bool mha_d2l() {
 #endif
 }
 
+// d2l's MultiHeadAttention example with int8 weights (edgeattn_quantize_int8):
+// the fp32 arithmetic (each weight widened) against the int8 arithmetic
+// (rows of x quantised, int32 sums: SMLAD, VMLADAVA). A line of its own,
+// `int8 arithmetic <path> mha <shape>: fp32 arithmetic <n> instructions,
+// int8 arithmetic <n> instructions (int8 / fp32 <r>), rel L2 <e>` (e: the
+// two outputs apart, the activations' quantisation: below 1e-2, else the
+// run fails).
+bool mha_int8_arithmetic() {
+    constexpr std::size_t B = 2, Q = 4, K = 6, d = 100, H = 5;
+    static float x[B * Q * d], kv[B * K * d], W[d * d], scales[4][d], y[B * Q * d], z[B * Q * d];
+    static std::int8_t W8[4][d * d];
+    fill(x, B * Q * d, 11, 2.0f);
+    fill(kv, B * K * d, 12, 2.0f);
+    bool ok = true;
+    for (std::size_t m = 0; m < 4; ++m) {
+        fill(W, d * d, 13 + static_cast<std::uint32_t>(m), 0.2f);
+        ok &= edgeattn_quantize_int8(d, d, W, W8[m], scales[m]) == EDGEATTN_OK;
+    }
+    static const std::int32_t lens[B] = {3, 2};
+    edgeattn_attention_options o{};
+    o.valid_lens = {EDGEATTN_VALID_LENS_PER_BATCH, lens};
+    const edgeattn_attention_dims dims{B, Q, K, d, d, d, d, H, 0, 0};
+    edgeattn_workspace_request r{};
+    r.op = EDGEATTN_OP_MHA;
+    r.dims = dims;
+    r.arithmetic = EDGEATTN_ARITHMETIC_INT8;
+    std::size_t bytes = 0;
+    ok &= edgeattn_workspace_size(&r, 1, 1, &bytes) == EDGEATTN_OK && bytes <= sizeof workspace;
+    std::size_t counts[2] = {0, 0};
+    float *outs[2] = {z, y};
+    for (int integer = 0; integer < 2 && ok; ++integer) {
+        const edgeattn_arithmetic a = integer ? EDGEATTN_ARITHMETIC_INT8 : EDGEATTN_ARITHMETIC_FLOAT;
+        edgeattn_weights w{};
+        w.W_q = {EDGEATTN_DTYPE_INT8, W8[0], scales[0], a};
+        w.W_k = {EDGEATTN_DTYPE_INT8, W8[1], scales[1], a};
+        w.W_v = {EDGEATTN_DTYPE_INT8, W8[2], scales[2], a};
+        w.W_o = {EDGEATTN_DTYPE_INT8, W8[3], scales[3], a};
+        edgeattn_status st = EDGEATTN_OK;
+        counts[integer] = instructions(
+            [&] { st = edgeattn_mha(&dims, x, kv, kv, &w, &o, workspace, sizeof workspace, outs[integer], nullptr); });
+        ok &= st == EDGEATTN_OK;
+    }
+    const double err = rel_l2(y, z, B * Q * d);
+    ok &= err < 1e-2;
+    firmware::Line() << "int8 arithmetic " << edgeattn_isa_name(edgeattn_current_isa())
+                     << " mha 2x4x6 d100 h5: fp32 arithmetic " << counts[0] << " instructions, int8 arithmetic "
+                     << counts[1] << " instructions (int8 / fp32 "
+                     << (counts[0] ? static_cast<double>(counts[1]) / counts[0] : 0.0) << "), rel L2 " << err
+                     << (ok ? "" : " FAILED");
+    return ok;
+}
+
 // d2l's PositionalEncoding example (60 steps, 32 features): X + P, the
 // table computed once beforehand by both.
 bool posenc_d2l() {
@@ -374,6 +426,7 @@ int main() {
         ok &= sdpa_d2l();
         ok &= additive_d2l();
         ok &= mha_d2l();
+        ok &= mha_int8_arithmetic();
         ok &= posenc_d2l();
         ok &= decode_step();
     }
