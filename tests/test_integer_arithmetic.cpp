@@ -97,13 +97,9 @@ int8_layer make_layer(std::size_t rows, std::size_t in, std::size_t out, unsigne
 }
 
 std::size_t integer_workspace_bytes(const edgeattn_dense_dims &dims, std::size_t threads) {
-    edgeattn_workspace_request r{};
-    r.op = EDGEATTN_OP_DENSE;
-    r.dense = dims;
+    edgeattn_workspace_request r = test_calls::dense_request(dims);
     r.arithmetic = EDGEATTN_ARITHMETIC_INT8;
-    std::size_t bytes = 0;
-    REQUIRE(edgeattn_workspace_size(&r, 1, threads, &bytes) == EDGEATTN_OK);
-    return bytes;
+    return test_calls::size_of(r, threads);
 }
 
 std::vector<float> run_dense(const int8_layer &l, const float *b, std::size_t threads = 1) {
@@ -426,13 +422,9 @@ mha_case make_mha_case() {
 }
 
 std::size_t mha_workspace(std::size_t threads, edgeattn_arithmetic a) {
-    edgeattn_workspace_request r{};
-    r.op = EDGEATTN_OP_MHA;
-    r.dims = mha_dims;
+    edgeattn_workspace_request r = test_calls::request(EDGEATTN_OP_MHA, mha_dims);
     r.arithmetic = a;
-    std::size_t bytes = 0;
-    REQUIRE(edgeattn_workspace_size(&r, 1, threads, &bytes) == EDGEATTN_OK);
-    return bytes;
+    return test_calls::size_of(r, threads);
 }
 
 std::vector<float> run_mha(const mha_case &c, const edgeattn_weights &w, std::size_t out_features,
