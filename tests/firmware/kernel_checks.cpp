@@ -387,6 +387,42 @@ void integer_checks(const kernel_table &k, const char *path) {
     check(ok, path, "int8 products (the int8 arithmetic): the exact int32 sums", 0);
 }
 
+// The int8 arithmetic's row quantiser (integer_kernel_table::quantize_row)
+// against the rule computed here: scale max|x| / 127 in float, q the
+// double quotient rounded to nearest even (two floats' quotient lands on a
+// half only where the exact one does), clamped to [-127, 127]. Rows of 67
+// elements 0 to 3 ulps either side of (k + 1/2) * scale at 8 scales, and a
+// row holding a NaN (scale NaN, q all 0).
+void quantize_checks(const kernel_table &k, const char *path) {
+    constexpr std::size_t n = 67;
+    static float x[n];
+    static int8_t q[n];
+    const edgeattn::detail::integer_kernel_table &ik = edgeattn::detail::integer_kernels_of(k);
+    bool ok = true;
+    for (int r = 0; r < 8; ++r) {
+        const float largest = std::ldexp(1.0f + 0.0917f * static_cast<float>(r), r * 11 - 40);
+        const float scale = largest / 127.0f;
+        x[0] = -largest;
+        for (std::size_t i = 1; i < n; ++i) {
+            const int kk = static_cast<int>(i * 37 % 254) - 127, ulps = static_cast<int>(i % 7) - 3;
+            float v = (static_cast<float>(kk) + 0.5f) * scale;
+            for (int u = 0; u < (ulps < 0 ? -ulps : ulps); ++u) v = std::nextafter(v, ulps < 0 ? -INFINITY : INFINITY);
+            x[i] = v;
+        }
+        const float got = ik.quantize_row(x, n, q);
+        ok = ok && got == scale;
+        for (std::size_t i = 0; i < n; ++i) {
+            double t = std::nearbyint(static_cast<double>(x[i]) / static_cast<double>(scale));
+            t = t > 127 ? 127 : t < -127 ? -127 : t;
+            ok = ok && q[i] == static_cast<int8_t>(t);
+        }
+    }
+    x[5] = NAN;
+    ok = ok && std::isnan(ik.quantize_row(x, n, q));
+    for (std::size_t i = 0; i < n; ++i) ok = ok && q[i] == 0;
+    check(ok, path, "int8 row quantiser (the int8 arithmetic): the rule's scale and q near every half", 0);
+}
+
 int main() {
     const edgeattn_isa paths[] = {EDGEATTN_ISA_HELIUM, EDGEATTN_ISA_SCALAR};
     std::size_t ran = 0;
@@ -412,6 +448,7 @@ int main() {
         decode_checks(k, name);
         softmax_checks(k, name);
         integer_checks(k, name);
+        quantize_checks(k, name);
     }
     edgeattn_set_isa(EDGEATTN_ISA_AUTO);
 #if defined(EDGEATTN_FIRMWARE_HELIUM)
