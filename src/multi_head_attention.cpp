@@ -50,11 +50,13 @@ bool integer_slot_bytes(const edgeattn_attention_dims &d, unsigned integer, size
     return true;
 }
 
-// The workspace of `threads` threads: the layout's, or more where the int8
-// arithmetic's slots need it. 0 when a size overflows.
-size_t workspace_for(const edgeattn_attention_dims &d, size_t threads, unsigned integer) {
-    const multi_head_layout l = layout_for(d, threads);
-    size_t slot = 0, slots = 0, bytes = 0;
+// The workspace of `threads` threads laid out as l (layout_for(d, threads)):
+// l's, or more where the int8 arithmetic's slots need it (`slot` gets one
+// slot's bytes, 0 without integer projections). 0 when a size overflows.
+size_t workspace_for(const edgeattn_attention_dims &d, const multi_head_layout &l, size_t threads,
+                     unsigned integer, size_t &slot) {
+    size_t slots = 0, bytes = 0;
+    slot = 0;
     if (!with_int8_arithmetic || !integer) return l.bytes;
     if (l.bytes == 0 || !integer_slot_bytes(d, integer, slot) || mul_overflows(slot, threads > 1 ? threads : 1, slots) ||
         add_overflows(l.packed_weights * sizeof(float), slots, bytes))
@@ -102,7 +104,8 @@ edgeattn_status multi_head_attention(const edgeattn_attention_dims &d, const att
     half_staging staging;
     if (edgeattn_status st = staging_for(d, io.half, staging)) return st;
     const multi_head_layout one = layout_for(d, 1);
-    const size_t one_bytes = workspace_for(d, 1, w.integer);
+    size_t integer_slot = 0;  // bytes of an integer projection's slot (0: none)
+    const size_t one_bytes = workspace_for(d, one, 1, w.integer, integer_slot);
     if (one_bytes == 0) return EDGEATTN_ERR_SIZE_OVERFLOW;
     attention_mask_view mask;
     tensor_span params[14];  // the mask's 2, the weights' 12
@@ -148,9 +151,9 @@ edgeattn_status multi_head_attention(const edgeattn_attention_dims &d, const att
     const size_t slots = scratch_slots(one.bytes, one.scratch.floats_per_slot, workspace_bytes);
     // The int8 arithmetic's slots: as many as fit, at most the heads'
     // (a workspace sized for one thread opens no parallel region).
-    size_t integer_slots = 0, slot = 0;
-    if (with_int8_arithmetic && w.integer && integer_slot_bytes(d, w.integer, slot)) {
-        integer_slots = (workspace_bytes - one.packed_weights * sizeof(float)) / slot;
+    size_t integer_slots = 0;
+    if (integer_slot) {
+        integer_slots = (workspace_bytes - one.packed_weights * sizeof(float)) / integer_slot;
         if (integer_slots > slots) integer_slots = slots;
     }
     const float *Q = queries, *K = keys, *V = values;
@@ -206,7 +209,9 @@ edgeattn_status edgeattn::detail::mha_workspace_bytes(const edgeattn_attention_d
     half_staging staging;
     if (edgeattn_status st = staging_for(d, half, staging)) return st;
     // The request has one arithmetic: any of the four matrices may take it.
-    bytes = with_staging(staging, workspace_for(d, max_threads, integer ? all_projections : 0u));
+    size_t slot = 0;
+    bytes = with_staging(staging, workspace_for(d, layout_for(d, max_threads), max_threads,
+                                                integer ? all_projections : 0u, slot));
     return bytes ? EDGEATTN_OK : EDGEATTN_ERR_SIZE_OVERFLOW;
 }
 

@@ -155,16 +155,19 @@ edgeattn_status edgeattn_additive(const edgeattn_attention_dims *dims, const flo
  * @param keys        (B, K, k)
  * @param values      (B, K, v)
  * @param weights     W_q (h, q), W_k (h_kv, k), W_v (hv_kv, v), W_o (h, hv), each
- *                    in any edgeattn_dtype (EDGEATTN_DTYPE_NONE: left out); biases or NULL
+ *                    in any edgeattn_dtype (EDGEATTN_DTYPE_NONE: left out); biases or NULL;
+ *                    an int8 matrix may take the int8 arithmetic (its `arithmetic`)
  * @param options     NULL, or valid lengths, a mask (bias_heads 1 or H, ALiBi
  *                    over H heads), every score option and a tensor_type
- * @param workspace   edgeattn_workspace_size() bytes for EDGEATTN_OP_MHA
+ * @param workspace   edgeattn_workspace_size() bytes for EDGEATTN_OP_MHA (with
+ *                    the int8 arithmetic in the request when a matrix takes it)
  * @param workspace_bytes its size in bytes
  * @param output      (B, Q, h), or (B, Q, hv) when W_o is EDGEATTN_DTYPE_NONE
  * @param attention_weights NULL, or (B, H, Q, K): every head's weights
  * @return ::EDGEATTN_OK, one of the common statuses above,
  *         ::EDGEATTN_ERR_HEADS_DO_NOT_DIVIDE, ::EDGEATTN_ERR_KV_HEADS_DO_NOT_DIVIDE,
- *         ::EDGEATTN_ERR_BAD_WEIGHT_TYPE, ::EDGEATTN_ERR_BAD_SCALE
+ *         ::EDGEATTN_ERR_BAD_WEIGHT_TYPE, ::EDGEATTN_ERR_BAD_SCALE,
+ *         ::EDGEATTN_ERR_BAD_OPTION (a matrix's arithmetic outside its enum)
  */
 edgeattn_status edgeattn_mha(const edgeattn_attention_dims *dims, const float *queries,
                              const float *keys, const float *values,

@@ -154,8 +154,10 @@ typedef struct edgeattn_weight_matrix {
     /** 0: fp32 arithmetic. ::EDGEATTN_ARITHMETIC_INT8 (int8 weights only,
         else ::EDGEATTN_ERR_OPTION_NOT_SUPPORTED; in <= 132104, so no int32
         sum can overflow, else ::EDGEATTN_ERR_SIZE_OVERFLOW): taken by
-        edgeattn_dense(), whose workspace request then names it; every
-        other call refuses it (::EDGEATTN_ERR_OPTION_NOT_SUPPORTED). Outside
+        edgeattn_dense() and edgeattn_mha(), whose workspace request then
+        names it; every other call refuses it
+        (::EDGEATTN_ERR_OPTION_NOT_SUPPORTED); a build without it
+        (EDGEATTN_WITH_INT8_ARITHMETIC 0): ::EDGEATTN_ERR_NOT_BUILT. Outside
         the enum: ::EDGEATTN_ERR_BAD_OPTION */
     edgeattn_arithmetic arithmetic;
 } edgeattn_weight_matrix;
@@ -489,9 +491,10 @@ typedef struct edgeattn_workspace_request {
         the fp32 copies of its fp16 tensors; 0 is fp32. Other values:
         ::EDGEATTN_ERR_BAD_OPTION */
     edgeattn_dtype tensor_type;
-    /** EDGEATTN_OP_DENSE: the arithmetic of the call's W
-        (::EDGEATTN_ARITHMETIC_INT8 adds room for the quantised rows of x
-        and their int32 sums); 0 is fp32. Other ops take 0 only (else
+    /** EDGEATTN_OP_DENSE and EDGEATTN_OP_MHA: the arithmetic of the call's
+        weights (::EDGEATTN_ARITHMETIC_INT8 adds room for the quantised rows
+        of x and their int32 sums; for multi-head attention, for any of its
+        four matrices in it); 0 is fp32. Other ops take 0 only (else
         ::EDGEATTN_ERR_OPTION_NOT_SUPPORTED); outside the enum:
         ::EDGEATTN_ERR_BAD_OPTION */
     edgeattn_arithmetic arithmetic;

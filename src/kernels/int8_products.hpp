@@ -62,6 +62,16 @@ inline void int8_dots4_from(const int8_t *a, const int8_t *const w[4], size_t i0
     }
 }
 
+#if EDGEATTN_INT8_PRODUCTS == EDGEATTN_INT8_SSE2 || EDGEATTN_INT8_PRODUCTS == EDGEATTN_INT8_AVX2 || \
+    EDGEATTN_INT8_PRODUCTS == EDGEATTN_INT8_AVX512
+// The sum of a 128-bit vector's four int32 lanes (the x86 paths' totals).
+inline int32_t int8_lanes_total(__m128i s) {
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+    return _mm_cvtsi128_si32(s);
+}
+#endif
+
 // Each path's step: int8_step bytes of A against as many of a W row.
 // int8_x is A's step loaded and int8_w a W row's (each widened or split
 // where the path needs it: a W row's step is prepared once for every row of
@@ -94,10 +104,7 @@ inline int8_acc int8_accumulate(int8_acc acc, const int8_x &a, const int8_w &w) 
 }
 
 inline int32_t int8_total(int8_acc v) {
-    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
-    return _mm_cvtsi128_si32(s);
+    return int8_lanes_total(_mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1)));
 }
 #elif EDGEATTN_INT8_PRODUCTS == EDGEATTN_INT8_SSE2
 // 16 products a step: both sides widened to int16 (bytes unpacked with
@@ -123,11 +130,7 @@ inline int8_acc int8_accumulate(int8_acc acc, const int8_x &a, const int8_w &w) 
     return _mm_add_epi32(acc, _mm_add_epi32(_mm_madd_epi16(a.low, w.low), _mm_madd_epi16(a.high, w.high)));
 }
 
-inline int32_t int8_total(int8_acc s) {
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
-    return _mm_cvtsi128_si32(s);
-}
+inline int32_t int8_total(int8_acc s) { return int8_lanes_total(s); }
 #elif EDGEATTN_INT8_PRODUCTS == EDGEATTN_INT8_NEON
 // 16 products a step: VMULL and VMLAL of the two halves into int16 lanes
 // (two products of at most 128 * 127 each: 32512, no overflow), then
