@@ -113,7 +113,7 @@ $(LIB): $(LIB_OBJECTS)
 
 # Each ISA file gets its own flags; everything else the common ones.
 # The RoPE table and rotation: no fused multiply-add (CMakeLists.txt says why).
-$(BUILD)/src/rope.o $(BUILD)/src/rope_rotate.o $(BUILD)/src/integer_linear.o: LIB_CXXFLAGS += -ffp-contract=off
+$(BUILD)/src/rope.o $(BUILD)/src/rope_rotate.o $(BUILD)/src/integer_linear.o $(BUILD)/src/integer_scores.o: LIB_CXXFLAGS += -ffp-contract=off
 $(BUILD)/src/%.o: src/%.cpp
 	@mkdir -p $(dir $@)
 	$(CXX) $(LIB_CXXFLAGS) $(foreach e,$(ISA_ENTRIES),$(if $(filter $<,$(call isa_file,$(e))),$(call isa_flags,$(e)))) -MMD -MP -c $< -o $@

@@ -15,6 +15,7 @@ set(EDGEATTN_CORE_SOURCES
   src/score_options.cpp
   src/linear.cpp
   src/integer_linear.cpp
+  src/integer_scores.cpp
   src/dense_api.cpp
   src/reduced_precision.cpp
   src/kv_cache_checks.cpp

@@ -25,10 +25,31 @@ struct stored_rows {
     const float *scales = nullptr;
 };
 
-// An int8 / fp16 KV cache head's keys and values in their type.
+// A slice's query rows quantised for the int8 arithmetic
+// (edgeattn_kv_cache_config::arithmetic): row r's int8 codes at
+// codes + r * query_stride (the slice's own stride), its scale at
+// scales[r * scales_stride]. codes nullptr: the fp32 arithmetic.
+struct quantised_rows {
+    const int8_t *codes = nullptr;
+    const float *scales = nullptr;
+    size_t scales_stride = 0;
+};
+
+// An int8 / fp16 KV cache head's keys and values in their type, and the
+// slice's queries when its scores are integer products.
 struct stored_head {
     stored_rows keys, values;
+    quantised_rows queries;
 };
+
+// Scores (rows, n) at `scores`, row stride ldc, of query rows
+// [row0, row0 + rows) of q against int8 keys [key0, key0 + n) of `keys`
+// (rows key_stride apart), d features: the int8 arithmetic's
+// ((float)sum * (query scale * scale)) * key scale, the int32 sums made in
+// `scores` first. The same bits on every path (src/integer_scores.cpp).
+void integer_scores(const kernel_table &k, const quantised_rows &q, size_t query_stride, size_t row0, size_t rows,
+                    size_t d, const stored_rows &keys, size_t key_stride, size_t key0, size_t n, float scale,
+                    float *scores, size_t ldc);
 
 struct attention_slice;
 struct scratch_slot;

@@ -86,13 +86,17 @@ const void *typed_row(const stored_rows &r, size_t row, size_t stride) {
     return static_cast<const unsigned char *>(r.data) + row * stride * element_bytes(r.type);
 }
 
-// scores (rows, n), row stride ld = scale * queries . keys [key0, key0 + n).
-void block_scores_of(const decode_kernel_table &dk, const attention_slice &s, size_t key0, size_t n, float scale,
-                     float *scores, size_t ld) {
+// scores (rows, n), row stride ld = scale * queries . keys [key0, key0 + n)
+// (in the int8 arithmetic: integer_scores).
+void block_scores_of(const kernel_table &k, const decode_kernel_table &dk, const attention_slice &s, size_t key0,
+                     size_t n, float scale, float *scores, size_t ld) {
     const edgeattn_dtype type = storage_type(s);
     const size_t rows = s.num_queries;
     for_each_run(s, key0, n, [&](size_t row, size_t col, size_t m) {
-        if (type == EDGEATTN_DTYPE_F32)
+        if (with_int8_arithmetic && type == EDGEATTN_DTYPE_INT8 && s.typed->queries.codes)
+            integer_scores(k, s.typed->queries, s.query_stride, 0, rows, s.d, s.typed->keys, s.key_stride, row, m,
+                           scale, scores + col, ld);
+        else if (type == EDGEATTN_DTYPE_F32)
             dk.f32_scores(rows, m, s.d, scale, s.queries, s.query_stride, s.keys + row * s.key_stride, s.key_stride,
                           nullptr, scores + col, ld);
         else
@@ -161,7 +165,7 @@ void chunk_into(const kernel_table &k, const decode_kernel_table &dk, const atte
     const float scale = mask.scale != 0.0f ? mask.scale : 1.0f / sqrtf(static_cast<float>(s.d));
     for (size_t key0 = keys.lo; key0 < keys.hi; key0 += block) {
         const size_t n = min_size(block, keys.hi - key0);
-        block_scores_of(dk, s, key0, n, scale, slot.scores, block);
+        block_scores_of(k, dk, s, key0, n, scale, slot.scores, block);
         decode_transform_scores(k, s, mask, key0, n, slot.scores, block);
         for (size_t r = 0; r < rows; ++r) {
             float *p = slot.scores + r * block;

@@ -121,10 +121,32 @@ size_t sinks_window_start(const stream_causal &s, size_t b, int64_t p, size_t w,
 }
 
 kv_attention_layout attention_layout(const edgeattn_attention_dims &d, size_t capacity,
-                                     size_t threads) {
+                                     size_t threads, bool integer) {
     return make_kv_attention_layout(d.batch, d.queries, capacity, d.query_size, d.num_hiddens,
-                                    d.num_heads, kv_heads_of(d), threads, value_hiddens_of(d));
+                                    d.num_heads, kv_heads_of(d), threads, value_hiddens_of(d), integer);
 }
+
+// The int8 arithmetic's queries: the query heads the slices read, `rows`
+// rows of head_size floats from `from`, quantised into the layout's codes
+// and scales once, before any slice runs (so a slice split over threads
+// reads one quantisation).
+struct quantised_queries {
+    const float *from = nullptr;
+    int8_t *codes = nullptr;
+    float *scales = nullptr;
+
+    void quantise(const kernel_table &k, size_t rows, size_t head_size) const {
+        const integer_kernel_table &ik = integer_kernels_of(k);
+        for (size_t r = 0; r < rows; ++r)
+            scales[r] = ik.quantize_row(from + r * head_size, head_size, codes + r * head_size);
+    }
+    // Slice s's rows among them (s reads `from`'s rows, typed is its *s.typed).
+    void read(stored_head &typed, const attention_slice &s) const {
+        if (!codes) return;
+        const size_t offset = static_cast<size_t>(s.queries - from);
+        typed.queries = {codes + offset, scales + offset / s.d, s.query_stride / s.d};
+    }
+};
 
 // As append: `weights` already copied (`none`: its projections given as
 // EDGEATTN_DTYPE_NONE); the cache struct, the dims and the mask are read
@@ -182,7 +204,8 @@ edgeattn_status attention(const edgeattn_kv_cache *cache, const edgeattn_attenti
     if (edgeattn_status st = check_long_rows(cap, attention_weights, mask)) return st;
     const stream_causal stream{c.positions, c.sinks, cap, &sinks_before, &sinks_window_start};
     if (c.window && c.sinks) mask.stream = &stream;  // causal past a wrapped window: by stream position
-    const kv_attention_layout one = attention_layout(d, cap, 1);
+    const bool integer = with_int8_arithmetic && c.arithmetic == EDGEATTN_ARITHMETIC_INT8;
+    const kv_attention_layout one = attention_layout(d, cap, 1, integer);
     const size_t required = with_staging(staging, one.bytes);
     if (required == 0) return EDGEATTN_ERR_SIZE_OVERFLOW;
     const void *tensors[] = {queries, output, attention_weights};
@@ -228,6 +251,11 @@ edgeattn_status attention(const edgeattn_kv_cache *cache, const edgeattn_attenti
     Q = rotate_batch(rv, Q, ws + one.projected_queries, d.batch, d.queries, heads, head_size, c.positions,
                      query_offset);
     float *heads_out = project_output ? ws + one.concatenated_heads : output;
+    quantised_queries quantised;
+    if (integer) {
+        quantised.codes = reinterpret_cast<int8_t *>(ws + one.query_codes);
+        quantised.scales = ws + one.query_scales;
+    }
 
     const size_t kv_heads = c.num_kv_heads, group = heads / kv_heads;
     const float flops_per_row = 2.0f * cap * (head_size + value_head);
@@ -243,7 +271,7 @@ edgeattn_status attention(const edgeattn_kv_cache *cache, const edgeattn_attenti
     if (dk) {
         // One query token: each slice (b, g) is the group's query heads
         // (grouped), or (b, j) one head; decode_rows.hpp splits its keys.
-        const kv_attention_layout two = attention_layout(d, cap, 2);
+        const kv_attention_layout two = attention_layout(d, cap, 2, integer);
         decode_workspace dws{ws, &one.scratch, one.scratch.first_slot, 1, nullptr};
         if (two.bytes && workspace_bytes >= two.bytes)  // sized for threads: room for the partials
             dws = {ws, &one.scratch, two.scratch.first_slot,
@@ -251,6 +279,8 @@ edgeattn_status attention(const edgeattn_kv_cache *cache, const edgeattn_attenti
         const size_t rows = one.grouped ? group : 1, slices = one.grouped ? d.batch * kv_heads : d.batch * heads;
         float *gathered = ws + one.grouped_queries, *gathered_out = ws + one.grouped_heads;
         if (one.grouped) regroup_heads(Q, gathered, d.batch, 1, heads, group, head_size, true);
+        quantised.from = one.grouped ? gathered : Q;
+        if (integer) quantised.quantise(k, d.batch * heads, head_size);
         decode_slices(k, *dk, slices, rows, head_size, cap, mask, dws,
                       [&](size_t slice, cache_slice_storage &storage) {
             const size_t b = slice / (slices / d.batch), head = slice % (slices / d.batch);
@@ -264,6 +294,7 @@ edgeattn_status attention(const edgeattn_kv_cache *cache, const edgeattn_attenti
                               one.grouped ? head * group : head};
             s.group = rows;
             read_cache_head(s, storage.typed, c, b * kv_heads + kv_head);
+            quantised.read(storage.typed, s);
             read_ring(s, storage.ring, c, b);
             return s;
         });
@@ -274,6 +305,8 @@ edgeattn_status attention(const edgeattn_kv_cache *cache, const edgeattn_attenti
         float *gathered = ws + one.grouped_queries, *gathered_out = ws + one.grouped_heads;
         const size_t rows = d.queries * group;
         regroup_heads(Q, gathered, d.batch, d.queries, heads, group, head_size, true);
+        quantised.from = gathered;
+        if (integer) quantised.quantise(k, d.batch * d.queries * heads, head_size);
         parallel_row_blocks(d.batch * kv_heads, rows, slots, flops_per_row, ws, one.scratch,
                             [&](size_t slice, size_t row0, size_t block_rows, const scratch_slot &slot) {
             const size_t b = slice / kv_heads, g = slice % kv_heads;
@@ -291,6 +324,7 @@ edgeattn_status attention(const edgeattn_kv_cache *cache, const edgeattn_attenti
             s.group = group;
             cache_slice_storage storage;
             read_cache_head(s, storage.typed, c, slice);
+            quantised.read(storage.typed, s);
             read_ring(s, storage.ring, c, b);
             dot_product_attention_block(k, s, row0, block_rows, mask, slot);
         });
@@ -298,6 +332,8 @@ edgeattn_status attention(const edgeattn_kv_cache *cache, const edgeattn_attenti
     } else {
         // Slice (b, j): query head j of batch element b over its lengths[b]
         // cached positions of key/value head j / group.
+        quantised.from = Q;
+        if (integer) quantised.quantise(k, d.batch * d.queries * heads, head_size);
         parallel_row_blocks(d.batch * heads, d.queries, slots, flops_per_row, ws, one.scratch,
                             [&](size_t slice, size_t row0, size_t rows, const scratch_slot &slot) {
             const size_t b = slice / heads, head = slice % heads, column = head * head_size;
@@ -320,6 +356,7 @@ edgeattn_status attention(const edgeattn_kv_cache *cache, const edgeattn_attenti
                                   cap, d.queries, length, head_size, value_head, b, head};
                 cache_slice_storage storage;
                 read_cache_head(s, storage.typed, c, b * kv_heads + head / group);
+                quantised.read(storage.typed, s);
                 read_ring(s, storage.ring, c, b);
                 dot_product_attention_block(k, s, row0, rows, mask, slot);
             }
@@ -336,7 +373,8 @@ edgeattn_status attention(const edgeattn_kv_cache *cache, const edgeattn_attenti
 }  // namespace
 
 edgeattn_status edgeattn::detail::kv_attend_workspace_bytes(const edgeattn_attention_dims &d,
-                                                            size_t max_threads, bool half, size_t &bytes) {
+                                                            size_t max_threads, bool half, size_t &bytes,
+                                                            bool integer) {
     const size_t sizes[2] = {d.queries, d.query_size};
     if (edgeattn_status st = check_call_dims(d, sizes, 2)) return st;
     // keys 0, which the call takes as the cache's capacity: the size for the
@@ -348,7 +386,7 @@ edgeattn_status edgeattn::detail::kv_attend_workspace_bytes(const edgeattn_atten
     if (edgeattn_status st = count_attention(d, d.keys ? d.keys : 1, d.num_hiddens, counts)) return st;
     half_staging staging;
     if (edgeattn_status st = staging_for(d, half, staging)) return st;
-    bytes = with_staging(staging, attention_layout(d, capacity, max_threads).bytes);
+    bytes = with_staging(staging, attention_layout(d, capacity, max_threads, integer).bytes);
     return bytes ? EDGEATTN_OK : EDGEATTN_ERR_SIZE_OVERFLOW;
 }
 

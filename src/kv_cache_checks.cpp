@@ -34,7 +34,8 @@ uint32_t cache_check_value(const edgeattn_kv_cache &c) {
                                reinterpret_cast<uintptr_t>(c.positions),
                                c.window,
                                c.sinks,
-                               c.value_head_size};
+                               c.value_head_size,
+                               c.arithmetic};
     uint64_t h = kv_cache_magic;
     for (uint64_t f : fields) {
         h = (h ^ f) * 0x9E3779B97F4A7C15u;  // odd: invertible modulo 2^64
@@ -65,7 +66,9 @@ edgeattn_status read_cache(const edgeattn_kv_cache *cache, edgeattn_kv_cache &c)
         return EDGEATTN_ERR_BAD_CACHE;
     const bool fp32 = c.storage == EDGEATTN_DTYPE_F32, int8 = c.storage == EDGEATTN_DTYPE_INT8;
     if ((fp32 && (c.keys != c.stored_keys || c.values != c.stored_values)) ||
-        (int8 && (!c.key_scales || !c.value_scales)))
+        (int8 && (!c.key_scales || !c.value_scales)) ||
+        (c.arithmetic != EDGEATTN_ARITHMETIC_FLOAT &&
+         (c.arithmetic != EDGEATTN_ARITHMETIC_INT8 || !int8 || !with_int8_arithmetic)))
         return EDGEATTN_ERR_BAD_CACHE;
     tensor_span spans[cache_span_count];
     cache_spans(c, spans);

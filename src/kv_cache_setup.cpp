@@ -25,6 +25,11 @@ edgeattn_status check_config(const edgeattn_kv_cache_config &c, size_t &bytes) {
                                  element_bytes(static_cast<edgeattn_dtype>(storage)), c.value_head_size)
                 .bytes;
     if (c.capacity > INT32_MAX || bytes == 0) return EDGEATTN_ERR_SIZE_OVERFLOW;
+    // The int8 arithmetic reads int8 keys, whose products it sums in int32.
+    bool integer = false;
+    if (edgeattn_status st = arithmetic_of(enum_as_int(c.arithmetic), integer)) return st;
+    if (integer && storage != EDGEATTN_DTYPE_INT8) return EDGEATTN_ERR_OPTION_NOT_SUPPORTED;
+    if (integer && c.head_size > integer_max_features) return EDGEATTN_ERR_SIZE_OVERFLOW;
     return EDGEATTN_OK;
 }
 
@@ -77,6 +82,7 @@ extern "C" edgeattn_status edgeattn_kv_cache_setup(edgeattn_kv_cache *cache,
     c.window = window;
     c.sinks = sinks;
     c.value_head_size = value_head_size;
+    c.arithmetic = static_cast<uint32_t>(given.arithmetic);
     c.magic = cache_check_value(c);
     for (size_t b = 0; b < batch; ++b) c.lengths[b] = c.positions[b] = 0;
     *cache = c;

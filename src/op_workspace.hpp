@@ -25,8 +25,9 @@ edgeattn_status mha_workspace_bytes(const edgeattn_attention_dims &d, size_t max
                                     size_t &bytes, bool integer = false);
 edgeattn_status kv_store_workspace_bytes(const edgeattn_attention_dims &d, size_t tokens, size_t max_threads,
                                          bool half, size_t &bytes);
+// integer: the cache's int8 arithmetic (the quantised query heads).
 edgeattn_status kv_attend_workspace_bytes(const edgeattn_attention_dims &d, size_t max_threads, bool half,
-                                          size_t &bytes);
+                                          size_t &bytes, bool integer = false);
 // integer: W in the int8 arithmetic (a slot of quantised rows and sums per
 // thread instead of the packed W^T).
 edgeattn_status dense_workspace_bytes(const edgeattn_dense_dims &d, size_t max_threads,

@@ -86,6 +86,11 @@ void stored_block_scores(const kernel_table &k, const attention_slice &s, size_t
                          const scratch_slot &slot) {
     const float *queries = s.queries + row0 * s.query_stride;
     const stored_rows &stored = s.typed->keys;
+    if (with_int8_arithmetic && s.typed->queries.codes) {
+        integer_scores(k, s.typed->queries, s.query_stride, row0, rows, s.d, stored, s.key_stride, key0, n, scale,
+                       scores, ldc);
+        return;
+    }
     if (reads_in_place(k, s)) {
         stored_kernels(k, stored.type)
             .gemm_nt_direct(rows, n, s.d, scale, queries, s.query_stride,

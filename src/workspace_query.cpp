@@ -15,16 +15,18 @@ edgeattn_status one_call(const edgeattn_workspace_request &r, size_t threads, si
     const int op = enum_as_int(r.op);  // a C caller may store any int there
     // Additive attention and dense layers take fp32 tensors only.
     if (half && (op == EDGEATTN_OP_ADDITIVE || op == EDGEATTN_OP_DENSE)) return EDGEATTN_ERR_OPTION_NOT_SUPPORTED;
-    // The int8 arithmetic: dense layers and multi-head attention only.
+    // The int8 arithmetic: dense layers, multi-head attention and the
+    // cache's attend only.
     bool integer = false;
     if (edgeattn_status st = arithmetic_of(enum_as_int(r.arithmetic), integer)) return st;
-    if (integer && op != EDGEATTN_OP_DENSE && op != EDGEATTN_OP_MHA) return EDGEATTN_ERR_OPTION_NOT_SUPPORTED;
+    if (integer && op != EDGEATTN_OP_DENSE && op != EDGEATTN_OP_MHA && op != EDGEATTN_OP_KV_CACHE_ATTEND)
+        return EDGEATTN_ERR_OPTION_NOT_SUPPORTED;
     switch (op) {
         case EDGEATTN_OP_SDPA: return sdpa_workspace_bytes(r.dims, threads, half, bytes);
         case EDGEATTN_OP_ADDITIVE: return additive_workspace_bytes(r.dims, threads, bytes);
         case EDGEATTN_OP_MHA: return mha_workspace_bytes(r.dims, threads, half, bytes, integer);
         case EDGEATTN_OP_KV_CACHE_STORE: return kv_store_workspace_bytes(r.dims, r.tokens, threads, half, bytes);
-        case EDGEATTN_OP_KV_CACHE_ATTEND: return kv_attend_workspace_bytes(r.dims, threads, half, bytes);
+        case EDGEATTN_OP_KV_CACHE_ATTEND: return kv_attend_workspace_bytes(r.dims, threads, half, bytes, integer);
         case EDGEATTN_OP_DENSE: return dense_workspace_bytes(r.dense, threads, bytes, integer);
         default: return EDGEATTN_ERR_OPTION_NOT_SUPPORTED;
     }

@@ -170,6 +170,12 @@ edgeattn_doctest_test(test_reduced_precision reference.cpp)
 # over the paths itself).
 edgeattn_doctest_test(test_integer_arithmetic reference.cpp)
 
+# The int8 arithmetic of an attend over an int8 KV cache: against a float64
+# model of its query quantisation, each score's bits the rule's on every
+# path, decode and prefill, a wrapped window, any thread count, NaN rows,
+# refusals (the test loops over the paths itself).
+edgeattn_doctest_test(test_integer_cache_scores)
+
 # Bits independent of the work split: every masked op at 1..8 threads and
 # workspaces sized for 1, 3 and 8, NaN / inf at masked positions (the test
 # loops over the paths itself).

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "call_helpers.hpp"
+#include "int8_model.hpp"
 #include "path_helpers.hpp"
 #include "reference.hpp"
 
@@ -23,36 +24,8 @@ namespace {
 using test_paths::path_guard;
 using test_paths::paths;
 using test_paths::random_floats;
-
-// The quantisation rule of docs/reduced-precision.md, in float64: the scale
-// max|x| / 127 rounded to float (1 for zeros, 2^-149 when it underflows), q
-// the exact quotient x / scale rounded to nearest even (the double quotient
-// of two floats of at most 127 in magnitude cannot land on a half unless
-// the exact one does), clamped to [-127, 127]. NaN or inf: scale NaN.
-struct quantised_row {
-    std::vector<int> q;
-    double scale;
-};
-
-quantised_row model_quantise(const float *x, std::size_t n) {
-    quantised_row r{std::vector<int>(n, 0), 0.0};
-    float largest = 0.0f;
-    for (std::size_t i = 0; i < n; ++i) {
-        if (!std::isfinite(x[i])) {
-            r.scale = NAN;
-            return r;
-        }
-        largest = std::fmax(largest, std::fabs(x[i]));
-    }
-    float scale = largest == 0.0f ? 1.0f : static_cast<float>(static_cast<double>(largest) / 127.0);
-    if (scale == 0.0f) scale = std::ldexp(1.0f, -149);
-    r.scale = scale;
-    for (std::size_t i = 0; i < n; ++i) {
-        const double t = std::nearbyint(static_cast<double>(x[i]) / scale);
-        r.q[i] = static_cast<int>(t > 127 ? 127 : t < -127 ? -127 : t);
-    }
-    return r;
-}
+using test_int8::model_quantise;
+using test_int8::quantised_row;
 
 // y = ((sum q_x q_w) * sx * sw + b) in float64, the sums in int64.
 std::vector<double> model_dense(std::size_t rows, std::size_t in, std::size_t out, const std::vector<float> &x,
@@ -572,12 +545,10 @@ TEST_CASE("the int8 arithmetic: refused by the KV cache's projections, packed we
     for (float m : memory) CHECK(m == 0.0f);
 
     edgeattn_workspace_request r{};
-    r.op = EDGEATTN_OP_KV_CACHE_ATTEND;
+    r.op = EDGEATTN_OP_KV_CACHE_STORE;
     r.dims = dims;
     r.arithmetic = EDGEATTN_ARITHMETIC_INT8;
     std::size_t bytes = 99;
-    CHECK(edgeattn_workspace_size(&r, 1, 1, &bytes) == EDGEATTN_ERR_OPTION_NOT_SUPPORTED);
-    r.op = EDGEATTN_OP_KV_CACHE_STORE;
     CHECK(edgeattn_workspace_size(&r, 1, 1, &bytes) == EDGEATTN_ERR_OPTION_NOT_SUPPORTED);
     r.op = EDGEATTN_OP_DENSE;
     r.dense = {4, 16, 8};

@@ -32,6 +32,8 @@ HARDENING_TESTS += test_kv_cache_module test_decoder
 HARDENING_TESTS += test_reduced_precision
 # The int8 arithmetic of dense layers and multi-head attention: float64 model, every path bit for bit.
 HARDENING_TESTS += test_integer_arithmetic
+# The int8 arithmetic of an attend's scores over an int8 KV cache.
+HARDENING_TESTS += test_integer_cache_scores
 # Bits independent of the work split (threads, workspace sizing, masks);
 # the threads a call uses by its workspace's size.
 HARDENING_TESTS += test_split_invariance test_thread_use
@@ -168,6 +170,10 @@ $(TEST_BIN)/test_argument_placement: $(BUILD)/tests/test_argument_placement.o $(
 
 # The int8 arithmetic: multi-head attention's heads against the float64 reference.
 $(TEST_BIN)/test_integer_arithmetic: $(BUILD)/tests/test_integer_arithmetic.o $(BUILD)/tests/reference.o $(DOCTEST_MAIN) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CXX) $(filter %.o %.a,$^) $(TEST_LDFLAGS) -o $@
+
+$(TEST_BIN)/test_integer_cache_scores: $(BUILD)/tests/test_integer_cache_scores.o $(DOCTEST_MAIN) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CXX) $(filter %.o %.a,$^) $(TEST_LDFLAGS) -o $@
 

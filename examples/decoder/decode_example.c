@@ -224,7 +224,8 @@ int main(void) {
         const edgeattn_attention_dims prefill = {B, PROMPT, CAPACITY, D, D, D, D, HEADS, KV_HEADS, 0};
         const edgeattn_attention_dims one = {B, 1, CAPACITY, D, D, D, D, HEADS, KV_HEADS, 0};
         const edgeattn_dense_dims ldims = {B, D, VOCAB};
-        const edgeattn_kv_cache_config config = {B, KV_HEADS, HEAD, CAPACITY, EDGEATTN_DTYPE_F32, 0, 0, 0};
+        const edgeattn_kv_cache_config config = {B, KV_HEADS, HEAD, CAPACITY, EDGEATTN_DTYPE_F32, 0, 0, 0,
+                                                 EDGEATTN_ARITHMETIC_FLOAT};
         edgeattn_workspace_request step[5];
         size_t need = 0;
         const size_t cache_bytes = edgeattn_kv_cache_memory_size(&config);

@@ -377,6 +377,7 @@ static inline edgeattn_kv_cache_config edgeattn_detail_cache_config(size_t batch
     c.storage = storage;
     c.window = c.sinks = 0;
     c.value_head_size = 0;
+    c.arithmetic = EDGEATTN_ARITHMETIC_FLOAT;
     return c;
 }
 

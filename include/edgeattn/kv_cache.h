@@ -42,6 +42,20 @@ typedef struct edgeattn_kv_cache_config {
         wide as a key head (dims.value_hiddens / num_heads of the calls);
         0 means head_size */
     size_t value_head_size;
+    /** 0: fp32 arithmetic. ::EDGEATTN_ARITHMETIC_INT8 (an int8 cache only,
+        else ::EDGEATTN_ERR_OPTION_NOT_SUPPORTED; head_size <= 132104, else
+        ::EDGEATTN_ERR_SIZE_OVERFLOW): an attend's scores are integer
+        products. Each query head's row (after W_q and the rope) is
+        quantised by the rule of edgeattn_quantize_int8() to int8 codes and
+        a scale s_q; a score is ((float)(codes . key codes) * (s_q * scale))
+        * key scale, the int32 sum exact, so every kernel path gives the
+        same bits (scale: options.scale, else 1/sqrt(head_size)). A query
+        row of zeros scores 0 against every key; one holding a NaN or +-inf
+        gives its head NaN. The weighted sum of the values stays fp32. The
+        attend's workspace must be sized with this arithmetic in its request.
+        A build without it (EDGEATTN_WITH_INT8_ARITHMETIC 0):
+        ::EDGEATTN_ERR_NOT_BUILT. Outside the enum: ::EDGEATTN_ERR_BAD_OPTION */
+    edgeattn_arithmetic arithmetic;
 } edgeattn_kv_cache_config;
 
 /**
@@ -74,6 +88,7 @@ typedef struct edgeattn_kv_cache {
     size_t window;         /**< W, 0 without a window */
     size_t sinks;          /**< S */
     size_t value_head_size; /**< dv: features of a value row (head_size unless the config set it) */
+    uint32_t arithmetic;    /**< the edgeattn_arithmetic of an attend's scores */
 } edgeattn_kv_cache;
 
 /**
@@ -84,7 +99,8 @@ typedef struct edgeattn_kv_cache {
  * @param config the cache
  * @return bytes, or 0 when config is NULL, a size is 0, capacity > INT32_MAX,
  *         the storage is not an edgeattn_dtype, window and sinks break their
- *         rule, or the size overflows size_t
+ *         rule, the arithmetic is refused (as setup refuses it), or the
+ *         size overflows size_t
  */
 size_t edgeattn_kv_cache_memory_size(const edgeattn_kv_cache_config *config);
 
@@ -99,7 +115,9 @@ size_t edgeattn_kv_cache_memory_size(const edgeattn_kv_cache_config *config);
  * @return ::EDGEATTN_OK, or ::EDGEATTN_ERR_NULL_POINTER, ::EDGEATTN_ERR_ZERO_DIMENSION,
  *         ::EDGEATTN_ERR_SIZE_OVERFLOW, ::EDGEATTN_ERR_MISALIGNED,
  *         ::EDGEATTN_ERR_WORKSPACE_TOO_SMALL, ::EDGEATTN_ERR_OVERLAP,
- *         ::EDGEATTN_ERR_BAD_WEIGHT_TYPE (storage), ::EDGEATTN_ERR_BAD_WINDOW
+ *         ::EDGEATTN_ERR_BAD_WEIGHT_TYPE (storage), ::EDGEATTN_ERR_BAD_WINDOW,
+ *         ::EDGEATTN_ERR_BAD_OPTION, ::EDGEATTN_ERR_OPTION_NOT_SUPPORTED and
+ *         ::EDGEATTN_ERR_NOT_BUILT (the arithmetic)
  */
 edgeattn_status edgeattn_kv_cache_setup(edgeattn_kv_cache *cache,
                                         const edgeattn_kv_cache_config *config, void *memory,
@@ -256,6 +274,7 @@ edgeattn_status edgeattn_kv_cache_store_packed(edgeattn_kv_cache *cache,
  *                    no attention_weights are taken); valid
  *                    lengths are not taken (the cache's lengths are)
  * @param workspace   edgeattn_workspace_size() bytes for EDGEATTN_OP_KV_CACHE_ATTEND
+ *                    (its request naming the cache's arithmetic)
  * @param workspace_bytes its size
  * @param output      (B, Q, h), or (B, Q, hv) when W_o is EDGEATTN_DTYPE_NONE
  * @param attention_weights NULL, or (B, H, Q, capacity): columns past lengths[b] are 0
@@ -286,6 +305,7 @@ edgeattn_status edgeattn_kv_cache_attend(const edgeattn_kv_cache *cache,
  * @param packed_bytes its size
  * @param options     NULL, or a mask, a rope, the score options and a tensor_type as for edgeattn_kv_cache_attend()
  * @param workspace   edgeattn_workspace_size() bytes for EDGEATTN_OP_KV_CACHE_ATTEND
+ *                    (its request naming the cache's arithmetic)
  * @param workspace_bytes its size
  * @param output      (B, Q, h), or (B, Q, hv) when W_o is EDGEATTN_DTYPE_NONE
  * @param attention_weights NULL, or (B, H, Q, capacity)

@@ -243,8 +243,8 @@ class KVCache {
 
   private:
     static Status setup(edgeattn_kv_cache &cache, unsigned char *memory) noexcept {
-        const edgeattn_kv_cache_config config{Batch,   KvHeads, HeadSize, Capacity, EDGEATTN_DTYPE_F32,
-                                              Window, Sinks,   ValueHeadSize};
+        const edgeattn_kv_cache_config config{Batch,  KvHeads, HeadSize,      Capacity, EDGEATTN_DTYPE_F32,
+                                              Window, Sinks,   ValueHeadSize, EDGEATTN_ARITHMETIC_FLOAT};
         return edgeattn_kv_cache_setup(&cache, &config, memory, memory_bytes);
     }
 

@@ -494,7 +494,9 @@ typedef struct edgeattn_workspace_request {
     /** EDGEATTN_OP_DENSE and EDGEATTN_OP_MHA: the arithmetic of the call's
         weights (::EDGEATTN_ARITHMETIC_INT8 adds room for the quantised rows
         of x and their int32 sums; for multi-head attention, for any of its
-        four matrices in it); 0 is fp32. Other ops take 0 only (else
+        four matrices in it); EDGEATTN_OP_KV_CACHE_ATTEND: the cache's
+        arithmetic (INT8 adds room for the quantised query heads);
+        0 is fp32. Other ops take 0 only (else
         ::EDGEATTN_ERR_OPTION_NOT_SUPPORTED); outside the enum:
         ::EDGEATTN_ERR_BAD_OPTION */
     edgeattn_arithmetic arithmetic;

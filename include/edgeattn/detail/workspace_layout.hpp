@@ -272,8 +272,10 @@ constexpr size_t decode_split_keys = 512;
 // Attention of Q queries over a KV cache of `capacity` positions: the
 // projected queries (B,Q,h), the concatenated heads (B,Q,h), one packed
 // projection matrix; when grouped, the queries and head outputs gathered
-// per key/value head (B, H_kv, Q * H / H_kv, h / H); for a decode step
-// (Q 1) with more than one thread, the chunks' partials
+// per key/value head (B, H_kv, Q * H / H_kv, h / H); in the int8
+// arithmetic (edgeattn_kv_cache_config::arithmetic), the query heads
+// quantised: int8 codes (B, Q, h) bytes and a scale per head (B, Q, H);
+// for a decode step (Q 1) with more than one thread, the chunks' partials
 // (B, H, decode_max_splits, h / H + 2); then per-thread scratch as
 // multi-head attention's, for blocks of Q (grouped: Q * H / H_kv) rows.
 struct kv_attention_layout {
@@ -283,6 +285,8 @@ struct kv_attention_layout {
     bool grouped = false;
     size_t grouped_queries = 0;
     size_t grouped_heads = 0;
+    size_t query_codes = 0;      // int8 arithmetic only (else 0)
+    size_t query_scales = 0;
     size_t decode_partials = 0;  // 0: none (one thread, or Q > 1)
     attention_scratch scratch;
     size_t bytes = 0;
@@ -293,7 +297,8 @@ constexpr kv_attention_layout make_kv_attention_layout(size_t batch, size_t quer
                                                        size_t capacity, size_t query_size,
                                                        size_t num_hiddens, size_t num_heads,
                                                        size_t num_kv_heads, size_t threads,
-                                                       size_t value_hiddens = 0) {
+                                                       size_t value_hiddens = 0,
+                                                       bool integer = false) {
     layout_builder b;
     kv_attention_layout l;
     size_t packed = 0;
@@ -312,6 +317,16 @@ constexpr kv_attention_layout make_kv_attention_layout(size_t batch, size_t quer
         l.grouped_queries = b.add(batch, queries, num_hiddens);
         l.grouped_heads = b.add(batch, queries, vh);
         rows = queries * (num_heads / num_kv_heads);
+    }
+    // Before the partials, which only a layout for threads has: the codes
+    // lie where a one-thread layout puts them (a decode call quantises by
+    // it, then finds room for the partials).
+    if (integer) {
+        size_t code_bytes = 0;
+        if (mul_overflows(batch, queries, code_bytes) || mul_overflows(code_bytes, num_hiddens, code_bytes))
+            b.overflow = true;
+        l.query_codes = b.add(code_bytes / sizeof(float) + (code_bytes % sizeof(float) != 0));
+        l.query_scales = b.add(batch, queries, num_heads);
     }
     if (queries == 1 && threads > 1) {
         size_t per_head = 0;
