@@ -2,6 +2,8 @@
 // (bench/NOTES.md), one query per batch element over a full KV cache of L
 // positions, projection-free (edgeattn_kv_cache_attend, W_q / W_o NONE):
 //   decode_f32, decode_f16, decode_int8   the cache stored in that type;
+//   decode_int8_integer                   the int8 cache in the int8
+//                                         arithmetic (integer scores);
 //   read_kv                               the same fp32 keys and values
 //                                         summed plainly (the bandwidth bound
 //                                         of decode_f32);
@@ -95,12 +97,13 @@ double element_bytes_of(edgeattn_dtype storage) {
 }
 
 // threads 0: the program's thread count, its workspace from workspace_size.
-void decode(benchmark::State &state, DecoderShape s, edgeattn_dtype storage, int threads) {
+void decode_in(benchmark::State &state, DecoderShape s, edgeattn_dtype storage, int threads,
+               edgeattn_arithmetic arithmetic) {
     const size_t h = s.d_model, h_kv = s.kv_heads * s.head_dim();
     edgeattn_attention_dims dims = decode_dims(s, s.len);
     PackedWeights w(s, dims);
     if (w.status) return fail(state, "edgeattn_mha_pack", w.status);
-    FilledCache c(s, s.len, dims, w, storage);
+    FilledCache c(s, s.len, dims, w, storage, 0, 0, 0, arithmetic);
     if (c.status) return fail(state, c.failed, c.status);
     dims.key_size = dims.value_size = h_kv;
     edgeattn_weights none{};
@@ -109,6 +112,7 @@ void decode(benchmark::State &state, DecoderShape s, edgeattn_dtype storage, int
     edgeattn_workspace_request request{};
     request.op = EDGEATTN_OP_KV_CACHE_ATTEND;
     request.dims = dims;
+    request.arithmetic = arithmetic;
     size_t bytes = 0;
     const size_t team = threads > 0 ? static_cast<size_t>(threads) : max_threads();
     if (edgeattn_status st = edgeattn_workspace_size(&request, 1, team, &bytes))
@@ -131,6 +135,14 @@ void decode(benchmark::State &state, DecoderShape s, edgeattn_dtype storage, int
 #endif
     set_bytes(state, s.cache_bytes() / 4.0 * element_bytes_of(storage));
     set_flops(state, decode_flops(s));
+}
+
+void decode(benchmark::State &state, DecoderShape s, edgeattn_dtype storage, int threads) {
+    decode_in(state, s, storage, threads, EDGEATTN_ARITHMETIC_FLOAT);
+}
+
+void decode_integer(benchmark::State &state, DecoderShape s) {
+    decode_in(state, s, EDGEATTN_DTYPE_INT8, 0, EDGEATTN_ARITHMETIC_INT8);
 }
 
 void read_kv(benchmark::State &state, DecoderShape s) {
@@ -181,6 +193,8 @@ void register_decode_speed_benchmarks() {
                                                EDGEATTN_DTYPE_F16, 0));
         configure(benchmark::RegisterBenchmark(name("decode_int8", "edgeattn", s).c_str(), decode, s,
                                                EDGEATTN_DTYPE_INT8, 0));
+        configure(benchmark::RegisterBenchmark(name("decode_int8_integer", "edgeattn", s).c_str(),
+                                               decode_integer, s));
         configure(benchmark::RegisterBenchmark(name("read_kv", "edgeattn", s).c_str(), read_kv, s));
         configure(benchmark::RegisterBenchmark(name("fma_peak", "edgeattn", s).c_str(), fma_peak, s));
         configure(benchmark::RegisterBenchmark(name("decode_f32_threads1", "edgeattn", s).c_str(), decode, s,

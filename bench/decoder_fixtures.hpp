@@ -77,8 +77,10 @@ struct FilledCache {
 
     FilledCache(const DecoderShape &s, size_t capacity, const edgeattn_attention_dims &dims,
                 const PackedWeights &w, edgeattn_dtype storage = EDGEATTN_DTYPE_F32, size_t window = 0,
-                size_t sinks = 0, size_t tokens = 0) {
+                size_t sinks = 0, size_t tokens = 0,
+                edgeattn_arithmetic arithmetic = EDGEATTN_ARITHMETIC_FLOAT) {
         edgeattn_kv_cache_config config{};
+        config.arithmetic = arithmetic;
         config.batch = s.batch;
         config.num_kv_heads = s.kv_heads;
         config.head_size = s.head_dim();

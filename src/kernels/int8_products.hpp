@@ -290,19 +290,69 @@ void int8_products(size_t M, size_t N, size_t K, const int8_t *A, size_t lda, co
     }
 }
 
+#if EDGEATTN_INT8_PRODUCTS == EDGEATTN_INT8_AVX2 || EDGEATTN_INT8_PRODUCTS == EDGEATTN_INT8_AVX512
+// Short products (a decode step's query heads against a block of cached
+// keys of a head's 64 features; a token's projection): a row of A against
+// eight rows of W at a time, the eight accumulators summed together into
+// one vector of the eight sums by horizontal adds, 7 instructions where
+// int8_total takes 6 for each sum (at K = 64, two steps of products a sum:
+// the totals were a third of the work).
+constexpr size_t int8_short_columns = 8;
+
+// The eight sums of eight accumulators, sum c in element c.
+inline __m256i int8_eight_totals(const __m256i s[8]) {
+    const __m256i t0 = _mm256_hadd_epi32(s[0], s[1]), t1 = _mm256_hadd_epi32(s[2], s[3]);
+    const __m256i t2 = _mm256_hadd_epi32(s[4], s[5]), t3 = _mm256_hadd_epi32(s[6], s[7]);
+    // Element c (c < 4) of each 128-bit lane: that lane's part of sum c (u0)
+    // and of sum c + 4 (u1).
+    const __m256i u0 = _mm256_hadd_epi32(t0, t1), u1 = _mm256_hadd_epi32(t2, t3);
+    return _mm256_add_epi32(_mm256_permute2x128_si256(u0, u1, 0x20), _mm256_permute2x128_si256(u0, u1, 0x31));
+}
+
+void int8_products_short(size_t M, size_t N, size_t K, const int8_t *A, size_t lda, const int8_t *W, size_t ldw,
+                         int32_t *C, size_t ldc) {
+    constexpr size_t cols = int8_short_columns;
+    const size_t full = K / int8_step * int8_step;
+    for (size_t r = 0; r < M; ++r) {
+        const int8_t *a = A + r * lda;
+        for (size_t j = 0; j < N; j += cols) {
+            const size_t n = N - j < cols ? N - j : cols;
+            const int8_t *w[cols];
+            for (size_t c = 0; c < cols; ++c) w[c] = W + (j + (c < n ? c : n - 1)) * ldw;
+            __m256i s[cols];
+            for (size_t c = 0; c < cols; ++c) s[c] = int8_zero();
+            for (size_t i = 0; i < full; i += int8_step) {
+                const int8_x x = int8_load_x(a + i);
+#pragma GCC unroll 8
+                for (size_t c = 0; c < cols; ++c) s[c] = int8_accumulate(s[c], x, int8_load_w(w[c] + i));
+            }
+            alignas(32) int32_t sums[cols];
+            _mm256_store_si256(reinterpret_cast<__m256i *>(sums), int8_eight_totals(s));
+            int8_dots4_from(a, w, full, K, sums);
+            int8_dots4_from(a, w + 4, full, K, sums + 4);
+            for (size_t c = 0; c < n; ++c) C[r * ldc + j + c] = sums[c];
+        }
+    }
+}
+
+// Where the short kernel beats the tiles of two rows (which prepare each W
+// step once for both, but total each sum on its own): few rows, or a short K.
+inline bool int8_takes_short(size_t M, size_t K) { return M < 4 || K <= 128; }
+#endif
+
 // The row rule with this path's flags (the compiler vectorises its loops).
 float quantize_row_of_path(const float *x, size_t n, int8_t *q) { return quantize_int8_row(x, n, q); }
 
 #if EDGEATTN_INT8_PRODUCTS == EDGEATTN_INT8_AVX512
 // AVX512-VNNI (Ice Lake, Zen 4): VPDPBUSD adds four products of unsigned by
 // signed bytes into each int32 lane, 64 products an instruction, without
-// saturation. A's rows go in as unsigned q + 128 (q xor 0x80), and
-// 128 * sum(W row) comes off each sum afterwards, in modular int32
-// arithmetic, whose true result fits. Tiles of 4 rows x 4 columns: 16
-// accumulators fed by 8 loads a step, their 256 lanes summed into one
-// vector of the tile's 16 sums by shuffles (vnni_columns, vnni_rows). Compiled for these instructions
-// alone (a target attribute): the path's other code keeps its flags, and
-// the kernel runs only where the CPU reports them.
+// saturation. W's rows go in as the unsigned side, w + 128 (w xor 0x80: -128
+// is 0), A's rows as the signed side, and 128 * sum(A row), one number per
+// row, comes off each sum afterwards, in modular int32 arithmetic, whose
+// true result fits (|128 * sum| <= 128 * 127 * K, within int32 by
+// integer_max_features). Compiled for these instructions alone (a target
+// attribute): the path's other code keeps its flags, and the kernels run
+// only where the CPU reports them.
 #define EDGEATTN_VNNI_TARGET __attribute__((target("avx512f,avx512bw,avx512vnni")))
 
 // The four columns' sums of four accumulators (each lane a partial sum of
@@ -325,27 +375,28 @@ EDGEATTN_VNNI_TARGET inline __m512i vnni_rows(__m512i r0, __m512i r1, __m512i r2
                             _mm512_shuffle_i32x4(v01, v23, _MM_SHUFFLE(3, 1, 3, 1)));
 }
 
-EDGEATTN_VNNI_TARGET void int8_products_vnni(size_t M, size_t N, size_t K, const int8_t *A, size_t lda,
-                                             const int8_t *W, size_t ldw, int32_t *C, size_t ldc) {
+// Tiles of 4 rows x 4 columns (M a multiple of 4): 16 accumulators fed by
+// 8 loads a step, their 256 lanes summed into one vector of the tile's 16
+// sums by shuffles. corrections[r]: 128 * sum(A row r); M <= 64.
+EDGEATTN_VNNI_TARGET void int8_products_vnni_tiles(size_t M, size_t N, size_t K, const int8_t *A, size_t lda,
+                                                   const int8_t *W, size_t ldw, const int32_t *corrections,
+                                                   int32_t *C, size_t ldc) {
     constexpr size_t tile = 4;
-    const __m512i flip = _mm512_set1_epi8(-128), ones = _mm512_set1_epi8(1);
+    const __m512i flip = _mm512_set1_epi8(-128);
     const size_t full = K / 64 * 64;
     const __mmask64 tail = K == full ? 0 : ~0ull >> (64 - (K - full));
+    // 128-bit lane k: row r + k's correction (M <= 64: at most 16 tiles).
+    __m512i tile_corrections[16];
+    for (size_t r = 0; r < M; r += tile) {
+        const __m128i four = _mm_loadu_si128(reinterpret_cast<const __m128i *>(corrections + r));
+        tile_corrections[r / tile] = _mm512_permutexvar_epi32(
+            _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3), _mm512_castsi128_si512(four));
+    }
     for (size_t j = 0; j < N; j += tile) {
         const size_t n = N - j < tile ? N - j : tile;
         const int8_t *w[tile];
-        __m512i s[tile];
-        for (size_t c = 0; c < tile; ++c) {
-            w[c] = W + (j + (c < n ? c : n - 1)) * ldw;
-            s[c] = _mm512_setzero_si512();
-            for (size_t i = 0; i < full; i += 64) s[c] = _mm512_dpbusd_epi32(s[c], ones, _mm512_loadu_si512(w[c] + i));
-            if (tail) s[c] = _mm512_dpbusd_epi32(s[c], ones, _mm512_maskz_loadu_epi8(tail, w[c] + full));
-        }
-        // 128 * sum(W row c) in element c of every 128-bit lane.
-        const __m512i zero = _mm512_setzero_si512();
-        const __m512i correction = _mm512_slli_epi32(vnni_rows(vnni_columns(s[0], s[1], s[2], s[3]), zero, zero, zero), 7);
-        const __m512i corrections = _mm512_broadcast_i32x4(_mm512_castsi512_si128(correction));
-        for (size_t r = 0; r < M; r += tile) {  // M a multiple of 4 (the caller's)
+        for (size_t c = 0; c < tile; ++c) w[c] = W + (j + (c < n ? c : n - 1)) * ldw;
+        for (size_t r = 0; r < M; r += tile) {
             const int8_t *a[tile];
             for (size_t k = 0; k < tile; ++k) a[k] = A + (r + k) * lda;
             __m512i acc[tile][tile];
@@ -354,28 +405,107 @@ EDGEATTN_VNNI_TARGET void int8_products_vnni(size_t M, size_t N, size_t K, const
             for (size_t i = 0; i < K; i += 64) {
                 __m512i x[tile], v[tile];
                 if (i < full) {
-                    for (size_t k = 0; k < tile; ++k) x[k] = _mm512_xor_si512(_mm512_loadu_si512(a[k] + i), flip);
-                    for (size_t c = 0; c < tile; ++c) v[c] = _mm512_loadu_si512(w[c] + i);
-                } else {  // the tail: absent bytes are 0 in W, whatever x's are
-                    for (size_t k = 0; k < tile; ++k)
-                        x[k] = _mm512_xor_si512(_mm512_maskz_loadu_epi8(tail, a[k] + i), flip);
-                    for (size_t c = 0; c < tile; ++c) v[c] = _mm512_maskz_loadu_epi8(tail, w[c] + i);
+                    for (size_t k = 0; k < tile; ++k) x[k] = _mm512_loadu_si512(a[k] + i);
+                    for (size_t c = 0; c < tile; ++c) v[c] = _mm512_xor_si512(_mm512_loadu_si512(w[c] + i), flip);
+                } else {  // the tail: absent bytes are 0 in A, so W's 128 there adds nothing
+                    for (size_t k = 0; k < tile; ++k) x[k] = _mm512_maskz_loadu_epi8(tail, a[k] + i);
+                    for (size_t c = 0; c < tile; ++c)
+                        v[c] = _mm512_xor_si512(_mm512_maskz_loadu_epi8(tail, w[c] + i), flip);
                 }
                 for (size_t k = 0; k < tile; ++k)
-                    for (size_t c = 0; c < tile; ++c) acc[k][c] = _mm512_dpbusd_epi32(acc[k][c], x[k], v[c]);
+                    for (size_t c = 0; c < tile; ++c) acc[k][c] = _mm512_dpbusd_epi32(acc[k][c], v[c], x[k]);
             }
-            // Modular int32 arithmetic: the true sums fit, so wrapping is exact.
+            // 128-bit lane k: row k's four sums, less its correction.
             const __m512i sums = _mm512_sub_epi32(
                 vnni_rows(vnni_columns(acc[0][0], acc[0][1], acc[0][2], acc[0][3]),
                           vnni_columns(acc[1][0], acc[1][1], acc[1][2], acc[1][3]),
                           vnni_columns(acc[2][0], acc[2][1], acc[2][2], acc[2][3]),
                           vnni_columns(acc[3][0], acc[3][1], acc[3][2], acc[3][3])),
-                corrections);
-            alignas(64) int32_t out[tile * tile];
-            _mm512_store_si512(out, sums);
-            for (size_t k = 0; k < tile; ++k)
-                for (size_t c = 0; c < n; ++c) C[(r + k) * ldc + j + c] = out[k * tile + c];
+                tile_corrections[r / tile]);
+            int32_t *out = C + r * ldc + j;
+            if (n == tile) {
+                _mm_storeu_si128(reinterpret_cast<__m128i *>(out), _mm512_castsi512_si128(sums));
+                _mm_storeu_si128(reinterpret_cast<__m128i *>(out + ldc), _mm512_extracti32x4_epi32(sums, 1));
+                _mm_storeu_si128(reinterpret_cast<__m128i *>(out + 2 * ldc), _mm512_extracti32x4_epi32(sums, 2));
+                _mm_storeu_si128(reinterpret_cast<__m128i *>(out + 3 * ldc), _mm512_extracti32x4_epi32(sums, 3));
+            } else {
+                alignas(64) int32_t lanes[tile * tile];
+                _mm512_store_si512(lanes, sums);
+                for (size_t k = 0; k < tile; ++k)
+                    for (size_t c = 0; c < n; ++c) out[k * ldc + c] = lanes[k * tile + c];
+            }
         }
+    }
+}
+
+// One row against 16 rows of W at a time (rows fewer than a tile: a decode
+// step's query head against cached keys): 16 accumulators, a load, an xor
+// and a VPDPBUSD per W row's 64 bytes, summed into one vector of the 16
+// sums by shuffles.
+EDGEATTN_VNNI_TARGET void int8_products_vnni_short(size_t M, size_t N, size_t K, const int8_t *A, size_t lda,
+                                                   const int8_t *W, size_t ldw, const int32_t *corrections,
+                                                   int32_t *C, size_t ldc) {
+    constexpr size_t cols = 16;
+    const __m512i flip = _mm512_set1_epi8(-128);
+    const size_t full = K / 64 * 64;
+    const __mmask64 tail = K == full ? 0 : ~0ull >> (64 - (K - full));
+    for (size_t r = 0; r < M; ++r) {
+        const int8_t *a = A + r * lda;
+        const __m512i correction = _mm512_set1_epi32(corrections[r]);
+        for (size_t j = 0; j < N; j += cols) {
+            const size_t n = N - j < cols ? N - j : cols;
+            const int8_t *w[cols];
+            __m512i s[cols];
+            for (size_t c = 0; c < cols; ++c) {
+                w[c] = W + (j + (c < n ? c : n - 1)) * ldw;
+                s[c] = _mm512_setzero_si512();
+            }
+            for (size_t i = 0; i < full; i += 64) {
+                const __m512i x = _mm512_loadu_si512(a + i);
+#pragma GCC unroll 16
+                for (size_t c = 0; c < cols; ++c)
+                    s[c] = _mm512_dpbusd_epi32(s[c], _mm512_xor_si512(_mm512_loadu_si512(w[c] + i), flip), x);
+            }
+            if (tail) {  // absent bytes: 0 in the row, so W's 128 there adds nothing
+                const __m512i x = _mm512_maskz_loadu_epi8(tail, a + full);
+                for (size_t c = 0; c < cols; ++c)
+                    s[c] = _mm512_dpbusd_epi32(
+                        s[c], _mm512_xor_si512(_mm512_maskz_loadu_epi8(tail, w[c] + full), flip), x);
+            }
+            const __m512i sums = _mm512_sub_epi32(vnni_rows(vnni_columns(s[0], s[1], s[2], s[3]),
+                                                            vnni_columns(s[4], s[5], s[6], s[7]),
+                                                            vnni_columns(s[8], s[9], s[10], s[11]),
+                                                            vnni_columns(s[12], s[13], s[14], s[15])),
+                                                  correction);
+            if (n == cols) {
+                _mm512_storeu_si512(C + r * ldc + j, sums);
+            } else {
+                alignas(64) int32_t out[cols];
+                _mm512_store_si512(out, sums);
+                for (size_t c = 0; c < n; ++c) C[r * ldc + j + c] = out[c];
+            }
+        }
+    }
+}
+
+// Up to 64 rows at a time: their corrections first (on the stack), then
+// the tiles over whole groups of four and the short kernel over the rest.
+EDGEATTN_VNNI_TARGET void int8_products_vnni(size_t M, size_t N, size_t K, const int8_t *A, size_t lda,
+                                             const int8_t *W, size_t ldw, int32_t *C, size_t ldc) {
+    constexpr size_t chunk = 64;
+    int32_t corrections[chunk];
+    for (size_t r0 = 0; r0 < M; r0 += chunk) {
+        const size_t m = M - r0 < chunk ? M - r0 : chunk, tiled = m / 4 * 4;
+        const int8_t *a = A + r0 * lda;
+        for (size_t r = 0; r < m; ++r) {
+            int32_t sum = 0;
+            for (size_t i = 0; i < K; ++i) sum += a[r * lda + i];
+            corrections[r] = sum * 128;
+        }
+        if (tiled) int8_products_vnni_tiles(tiled, N, K, a, lda, W, ldw, corrections, C + r0 * ldc, ldc);
+        if (tiled < m)
+            int8_products_vnni_short(m - tiled, N, K, a + tiled * lda, lda, W, ldw, corrections + tiled,
+                                     C + (r0 + tiled) * ldc, ldc);
     }
 }
 
@@ -384,14 +514,14 @@ EDGEATTN_VNNI_TARGET void int8_products_vnni(size_t M, size_t N, size_t K, const
 // which a C program linking the library does not have.
 bool cpu_has_vnni() { return __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vnni"); }
 
-// VNNI's tiles take whole groups of four rows; the rows left over, and
-// calls of fewer rows (where the W row sums VNNI's correction needs would
-// cost as much as the products), take AVX2's kernel, which needs none.
+// VNNI's kernels where the CPU has them, else AVX2's.
 void int8_products_of_path(size_t M, size_t N, size_t K, const int8_t *A, size_t lda, const int8_t *W,
                            size_t ldw, int32_t *C, size_t ldc) {
-    const size_t tiled = cpu_has_vnni() ? M / 4 * 4 : 0;
-    if (tiled) int8_products_vnni(tiled, N, K, A, lda, W, ldw, C, ldc);
-    if (tiled < M) int8_products(M - tiled, N, K, A + tiled * lda, lda, W, ldw, C + tiled * ldc, ldc);
+    if (!cpu_has_vnni()) {
+        (int8_takes_short(M, K) ? int8_products_short : int8_products)(M, N, K, A, lda, W, ldw, C, ldc);
+        return;
+    }
+    int8_products_vnni(M, N, K, A, lda, W, ldw, C, ldc);
 }
 
 constexpr integer_kernel_table make_integer_kernel_table() { return {int8_products_of_path, quantize_row_of_path}; }
@@ -453,6 +583,13 @@ void int8_products_of_path(size_t M, size_t N, size_t K, const int8_t *A, size_t
                            size_t ldw, int32_t *C, size_t ldc) {
     if (cpu_has_dotprod()) return int8_products_sdot(M, N, K, A, lda, W, ldw, C, ldc);
     int8_products(M, N, K, A, lda, W, ldw, C, ldc);
+}
+
+constexpr integer_kernel_table make_integer_kernel_table() { return {int8_products_of_path, quantize_row_of_path}; }
+#elif EDGEATTN_INT8_PRODUCTS == EDGEATTN_INT8_AVX2
+void int8_products_of_path(size_t M, size_t N, size_t K, const int8_t *A, size_t lda, const int8_t *W,
+                           size_t ldw, int32_t *C, size_t ldc) {
+    (int8_takes_short(M, K) ? int8_products_short : int8_products)(M, N, K, A, lda, W, ldw, C, ldc);
 }
 
 constexpr integer_kernel_table make_integer_kernel_table() { return {int8_products_of_path, quantize_row_of_path}; }
