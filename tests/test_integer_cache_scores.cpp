@@ -208,6 +208,17 @@ void check_heads(const std::vector<float> &got, const std::vector<double> &want,
     CHECK(test_paths::rel_l2(finite_got.data(), finite_want) <= 1e-5);
 }
 
+// f() once on each kernel path, the path named in its failures.
+template <class F>
+void on_every_path(F f) {
+    for (edgeattn_isa isa : paths()) {
+        const std::string path = edgeattn_isa_name(isa);
+        CAPTURE(path);
+        REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);
+        f();
+    }
+}
+
 bool same_bits(const std::vector<float> &a, const std::vector<float> &b) {
     return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
@@ -226,13 +237,10 @@ TEST_CASE("int8-cache scores in the int8 arithmetic: decode steps against the fl
         fill(f, EDGEATTN_ARITHMETIC_INT8, s.capacity - 3, 7, 11, 5);
         const std::vector<float> q = make_queries(s, 1, 5);
         const std::vector<double> want = model_attend(f, 1, q, 1.0 / std::sqrt(float(s.d)), false);
-        for (edgeattn_isa isa : paths()) {
-            const std::string path = edgeattn_isa_name(isa);
-            CAPTURE(path);
+        on_every_path([&] {
             CAPTURE(s.d);
-            REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);
             check_heads(attend(f, 1, q, nullptr), want, s.d);
-        }
+        });
     }
     test_paths::set_threads(8);
 }
@@ -248,12 +256,9 @@ TEST_CASE("int8-cache scores in the int8 arithmetic: causal blocks of queries an
         fill(f, EDGEATTN_ARITHMETIC_INT8, 50, 10, 21, 4);
         const std::vector<float> q = make_queries(s, 5, 9);
         const std::vector<double> want = model_attend(f, 5, q, 1.0 / std::sqrt(float(s.d)), true);
-        for (edgeattn_isa isa : paths()) {
-            const std::string path = edgeattn_isa_name(isa);
-            CAPTURE(path);
-            REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);
+        on_every_path([&] {
             check_heads(attend(f, 5, q, &causal), want, s.d);
-        }
+        });
     }
     // A window of 24 and 4 sinks after 90 tokens: its ring has wrapped.
     const cache_shape w{1, 4, 2, 16, 28, 24, 4};
@@ -262,12 +267,9 @@ TEST_CASE("int8-cache scores in the int8 arithmetic: causal blocks of queries an
     REQUIRE(f.cache.positions[0] == 90);
     const std::vector<float> q = make_queries(w, 1, 13);
     const std::vector<double> want = model_attend(f, 1, q, 1.0 / std::sqrt(float(w.d)), false);
-    for (edgeattn_isa isa : paths()) {
-        const std::string path = edgeattn_isa_name(isa);
-            CAPTURE(path);
-        REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);
+    on_every_path([&] {
         check_heads(attend(f, 1, q, nullptr), want, w.d);
-    }
+    });
     test_paths::set_threads(8);
 }
 
@@ -296,17 +298,14 @@ TEST_CASE("int8-cache scores in the int8 arithmetic: each score's bits are the r
                     want[((b * s.heads + head) * Q + i) * s.capacity + j] = (sum * factor) * k.scale;
                 }
             }
-    for (edgeattn_isa isa : paths()) {
-        const std::string path = edgeattn_isa_name(isa);
-            CAPTURE(path);
-        REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);
+    on_every_path([&] {
         for (int threads : {1, 3}) {
             test_paths::set_threads(threads);
             std::vector<float> got(want.size(), -7.0f);
             attend(f, Q, q, &options, std::size_t(threads), got.data());
             CHECK(same_bits(got, want));
         }
-    }
+    });
     test_paths::set_threads(8);
 }
 
@@ -318,10 +317,7 @@ TEST_CASE("int8-cache scores in the int8 arithmetic: the same bits on any thread
     filled_cache f{s, {}, {}};
     fill(f, EDGEATTN_ARITHMETIC_INT8, 1500, 250, 51);
     const std::vector<float> q = make_queries(s, 1, 23);
-    for (edgeattn_isa isa : paths()) {
-        const std::string path = edgeattn_isa_name(isa);
-            CAPTURE(path);
-        REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);
+    on_every_path([&] {
         test_paths::set_threads(1);
         const std::vector<float> one = attend(f, 1, q, nullptr, 1);
         check_heads(one, model_attend(f, 1, q, 1.0 / std::sqrt(float(s.d)), false), s.d);
@@ -332,7 +328,7 @@ TEST_CASE("int8-cache scores in the int8 arithmetic: the same bits on any thread
                 CAPTURE(sized_for);
                 CHECK(same_bits(attend(f, 1, q, nullptr, sized_for), one));
             }
-    }
+    });
     test_paths::set_threads(8);
 }
 
@@ -345,14 +341,11 @@ TEST_CASE("int8-cache scores in the int8 arithmetic: a NaN or inf query row give
         std::vector<float> q = make_queries(s, 1, 29);
         q[1 * s.d + 3] = bad;  // head 1
         const std::vector<double> want = model_attend(f, 1, q, 1.0 / std::sqrt(float(s.d)), false);
-        for (edgeattn_isa isa : paths()) {
-            const std::string path = edgeattn_isa_name(isa);
-            CAPTURE(path);
-            REQUIRE(edgeattn_set_isa(isa) == EDGEATTN_OK);
+        on_every_path([&] {
             const std::vector<float> got = attend(f, 1, q, nullptr);
             for (std::size_t c = 0; c < s.d; ++c) CHECK(std::isnan(got[s.d + c]));
             check_heads(got, want, s.d);
-        }
+        });
     }
 }
 
