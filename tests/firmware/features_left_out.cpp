@@ -87,9 +87,11 @@ edgeattn_status mha(const edgeattn_attention_options &o, const edgeattn_weights 
     return edgeattn_mha(&dims, q, k, k, &mw, &o, workspace, sizeof workspace, out, nullptr);
 }
 
-// Sets up a small KV cache stored as `storage`.
-[[maybe_unused]] edgeattn_status cache_setup(edgeattn_dtype storage) {
+// Sets up a small KV cache stored as `storage`, its scores in `arithmetic`.
+[[maybe_unused]] edgeattn_status cache_setup(edgeattn_dtype storage,
+                                             edgeattn_arithmetic arithmetic = EDGEATTN_ARITHMETIC_FLOAT) {
     edgeattn_kv_cache_config config{};
+    config.arithmetic = arithmetic;
     config.batch = 1;
     config.num_kv_heads = 2;
     config.head_size = 8;
@@ -280,6 +282,8 @@ int main() {
         std::size_t bytes = 0;
         expect(edgeattn_workspace_size(&r, 1, 1, &bytes) == EDGEATTN_ERR_NOT_BUILT,
                "the int8 arithmetic left out: its workspace");
+        expect(cache_setup(EDGEATTN_DTYPE_INT8, EDGEATTN_ARITHMETIC_INT8) == EDGEATTN_ERR_NOT_BUILT,
+               "the int8 arithmetic left out: an int8 cache's scores");
     }
 #endif
     firmware::Line() << (failures ? "features left out: FAILED" : "features left out: all calls as the build says");
