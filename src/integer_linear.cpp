@@ -29,7 +29,7 @@ bool make_slot_layout(size_t rows, size_t in_features, size_t out_features, slot
     size_t quantised_bytes = 0;
     if (mul_overflows(r, in_features, quantised_bytes)) return false;
     layout_builder b;
-    l.quantised = b.add(quantised_bytes / sizeof(float) + (quantised_bytes % sizeof(float) != 0)) * sizeof(float);
+    l.quantised = b.add(floats_for_bytes(quantised_bytes)) * sizeof(float);
     l.scales = b.add(r) * sizeof(float);
     l.sums = b.add(r, out_features) * sizeof(float);  // int32, as wide as a float
     l.bytes = b.bytes();

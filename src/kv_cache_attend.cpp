@@ -126,16 +126,19 @@ kv_attention_layout attention_layout(const edgeattn_attention_dims &d, size_t ca
                                     d.num_heads, kv_heads_of(d), threads, value_hiddens_of(d), integer);
 }
 
-// The int8 arithmetic's queries: the query heads the slices read, `rows`
-// rows of head_size floats from `from`, quantised into the layout's codes
-// and scales once, before any slice runs (so a slice split over threads
-// reads one quantisation).
+// The int8 arithmetic's queries (codes nullptr: the fp32 arithmetic, and
+// nothing to do): the query heads the slices read, `rows` rows of
+// head_size floats from `from`, quantised into the layout's codes and
+// scales once, before any slice runs (so a slice split over threads reads
+// one quantisation).
 struct quantised_queries {
     const float *from = nullptr;
     int8_t *codes = nullptr;
     float *scales = nullptr;
 
-    void quantise(const kernel_table &k, size_t rows, size_t head_size) const {
+    void quantise(const kernel_table &k, const float *rows_from, size_t rows, size_t head_size) {
+        from = rows_from;
+        if (!codes) return;
         const integer_kernel_table &ik = integer_kernels_of(k);
         for (size_t r = 0; r < rows; ++r)
             scales[r] = ik.quantize_row(from + r * head_size, head_size, codes + r * head_size);
@@ -279,8 +282,7 @@ edgeattn_status attention(const edgeattn_kv_cache *cache, const edgeattn_attenti
         const size_t rows = one.grouped ? group : 1, slices = one.grouped ? d.batch * kv_heads : d.batch * heads;
         float *gathered = ws + one.grouped_queries, *gathered_out = ws + one.grouped_heads;
         if (one.grouped) regroup_heads(Q, gathered, d.batch, 1, heads, group, head_size, true);
-        quantised.from = one.grouped ? gathered : Q;
-        if (integer) quantised.quantise(k, d.batch * heads, head_size);
+        quantised.quantise(k, one.grouped ? gathered : Q, d.batch * heads, head_size);
         decode_slices(k, *dk, slices, rows, head_size, cap, mask, dws,
                       [&](size_t slice, cache_slice_storage &storage) {
             const size_t b = slice / (slices / d.batch), head = slice % (slices / d.batch);
@@ -305,8 +307,7 @@ edgeattn_status attention(const edgeattn_kv_cache *cache, const edgeattn_attenti
         float *gathered = ws + one.grouped_queries, *gathered_out = ws + one.grouped_heads;
         const size_t rows = d.queries * group;
         regroup_heads(Q, gathered, d.batch, d.queries, heads, group, head_size, true);
-        quantised.from = gathered;
-        if (integer) quantised.quantise(k, d.batch * d.queries * heads, head_size);
+        quantised.quantise(k, gathered, d.batch * d.queries * heads, head_size);
         parallel_row_blocks(d.batch * kv_heads, rows, slots, flops_per_row, ws, one.scratch,
                             [&](size_t slice, size_t row0, size_t block_rows, const scratch_slot &slot) {
             const size_t b = slice / kv_heads, g = slice % kv_heads;
@@ -332,8 +333,7 @@ edgeattn_status attention(const edgeattn_kv_cache *cache, const edgeattn_attenti
     } else {
         // Slice (b, j): query head j of batch element b over its lengths[b]
         // cached positions of key/value head j / group.
-        quantised.from = Q;
-        if (integer) quantised.quantise(k, d.batch * d.queries * heads, head_size);
+        quantised.quantise(k, Q, d.batch * d.queries * heads, head_size);
         parallel_row_blocks(d.batch * heads, d.queries, slots, flops_per_row, ws, one.scratch,
                             [&](size_t slice, size_t row0, size_t rows, const scratch_slot &slot) {
             const size_t b = slice / heads, head = slice % heads, column = head * head_size;

@@ -339,6 +339,12 @@ void int8_products_short(size_t M, size_t N, size_t K, const int8_t *A, size_t l
 // step once for both but total each sum on its own: fewer rows than 4 (at 8
 // rows of 100, d2l's block, the tiles were faster: 15.1 against 16.4 us).
 inline bool int8_takes_short(size_t M) { return M < 4; }
+
+// AVX2's products: the short kernel or the tiles of two rows.
+void int8_products_avx2(size_t M, size_t N, size_t K, const int8_t *A, size_t lda, const int8_t *W, size_t ldw,
+                        int32_t *C, size_t ldc) {
+    (int8_takes_short(M) ? int8_products_short : int8_products)(M, N, K, A, lda, W, ldw, C, ldc);
+}
 #endif
 
 // The row rule with this path's flags (the compiler vectorises its loops).
@@ -518,11 +524,7 @@ bool cpu_has_vnni() { return __builtin_cpu_supports("avx512bw") && __builtin_cpu
 // VNNI's kernels where the CPU has them, else AVX2's.
 void int8_products_of_path(size_t M, size_t N, size_t K, const int8_t *A, size_t lda, const int8_t *W,
                            size_t ldw, int32_t *C, size_t ldc) {
-    if (!cpu_has_vnni()) {
-        (int8_takes_short(M) ? int8_products_short : int8_products)(M, N, K, A, lda, W, ldw, C, ldc);
-        return;
-    }
-    int8_products_vnni(M, N, K, A, lda, W, ldw, C, ldc);
+    (cpu_has_vnni() ? int8_products_vnni : int8_products_avx2)(M, N, K, A, lda, W, ldw, C, ldc);
 }
 
 constexpr integer_kernel_table make_integer_kernel_table() { return {int8_products_of_path, quantize_row_of_path}; }
@@ -588,12 +590,7 @@ void int8_products_of_path(size_t M, size_t N, size_t K, const int8_t *A, size_t
 
 constexpr integer_kernel_table make_integer_kernel_table() { return {int8_products_of_path, quantize_row_of_path}; }
 #elif EDGEATTN_INT8_PRODUCTS == EDGEATTN_INT8_AVX2
-void int8_products_of_path(size_t M, size_t N, size_t K, const int8_t *A, size_t lda, const int8_t *W,
-                           size_t ldw, int32_t *C, size_t ldc) {
-    (int8_takes_short(M) ? int8_products_short : int8_products)(M, N, K, A, lda, W, ldw, C, ldc);
-}
-
-constexpr integer_kernel_table make_integer_kernel_table() { return {int8_products_of_path, quantize_row_of_path}; }
+constexpr integer_kernel_table make_integer_kernel_table() { return {int8_products_avx2, quantize_row_of_path}; }
 #else
 constexpr integer_kernel_table make_integer_kernel_table() { return {int8_products, quantize_row_of_path}; }
 #endif

@@ -31,7 +31,7 @@ struct stored_element_bytes {
 constexpr bool packed_stored_floats(size_t in, size_t out, size_t bytes, size_t &floats) {
     size_t elements = 0, total = 0;
     if (!packed_floats(in, out, elements) || mul_overflows(elements, bytes, total)) return false;
-    floats = total / sizeof(float) + (total % sizeof(float) != 0);
+    floats = floats_for_bytes(total);
     return true;
 }
 

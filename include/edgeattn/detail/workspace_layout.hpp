@@ -81,6 +81,11 @@ struct layout_builder {
     }
 };
 
+// Floats that hold `bytes` bytes (int8 or binary16 elements), rounded up.
+constexpr size_t floats_for_bytes(size_t bytes) {
+    return bytes / sizeof(float) + (bytes % sizeof(float) != 0);
+}
+
 constexpr size_t round_to_panels(size_t n) {
     return (n + max_panel_width - 1) / max_panel_width * max_panel_width;
 }
@@ -325,7 +330,7 @@ constexpr kv_attention_layout make_kv_attention_layout(size_t batch, size_t quer
         size_t code_bytes = 0;
         if (mul_overflows(batch, queries, code_bytes) || mul_overflows(code_bytes, num_hiddens, code_bytes))
             b.overflow = true;
-        l.query_codes = b.add(code_bytes / sizeof(float) + (code_bytes % sizeof(float) != 0));
+        l.query_codes = b.add(floats_for_bytes(code_bytes));
         l.query_scales = b.add(batch, queries, num_heads);
     }
     if (queries == 1 && threads > 1) {
@@ -368,8 +373,8 @@ constexpr kv_cache_layout make_kv_cache_layout(size_t batch, size_t num_kv_heads
         mul_overflows(positions, value_head_size ? value_head_size : head_size, value_elements) ||
         mul_overflows(value_elements, element_bytes, value_bytes))
         b.overflow = true;
-    const size_t floats = bytes / sizeof(float) + (bytes % sizeof(float) != 0);
-    const size_t value_floats = value_bytes / sizeof(float) + (value_bytes % sizeof(float) != 0);
+    const size_t floats = floats_for_bytes(bytes);
+    const size_t value_floats = floats_for_bytes(value_bytes);
     l.keys = b.add(floats);
     l.values = b.add(value_floats);
     l.lengths = b.add(batch);  // int32, as many bytes as floats
